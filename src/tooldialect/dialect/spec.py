@@ -1,0 +1,435 @@
+"""``DialectSpec``: a model family's tool-call wire format, as data.
+
+This is the one place a dialect is described. Detection and derivation produce a spec; the grammar
+builder, the parsers, the prompt polyfill and :meth:`DialectSpec.render_call` only *read* it. Nothing
+about a dialect is written twice, so whatever the grammar permits, the parser reads back.
+
+Anatomy of what a model writes (every piece optional except the body)::
+
+    [reasoning.open ... reasoning.close]  free content
+    section_open
+        call_open  <body of call 0>  call_close
+        separator
+        call_open  <body of call 1>  call_close
+    section_close
+
+Bodies come in four shapes (``body.kind``):
+
+* ``json``    - the whole call is a JSON object: ``{"name": ..., "arguments": {...}}``; key names
+  vary, the name may be the key itself (Apertus), arguments may be a JSON string.
+* ``tagged``  - a *head* template holds the name (``<function={name}>``, ``{name}[ARGS]``,
+  ``functions.{name}:{index}<|tool_call_argument_begin|>``), then JSON arguments (optionally
+  fenced by ``args_open``/``args_close``), then a *tail*.
+* ``element`` - head, then one element per argument (``<parameter={key}>\\n{value}\\n</parameter>``)
+  whose value is raw text typed by the tool's JSON Schema, then tail.
+* ``python``  - ``name(k=v, ...)`` calls with Python literal values, or Gemma 4's
+  ``call:name{k:<|"|>v<|"|>}`` variant (``value_codec="gemma4"``).
+
+Templates inside markers use ``{name}``, ``{id}``, ``{index}`` (and ``{key}``, ``{value}``,
+``{is_string}`` in element templates). Literal braces are doubled as in ``str.format``.
+Leading/trailing whitespace written by ``render_call`` is tolerated (optional) by parsers.
+
+Specs serialise with ``model_dump_json()``; unknown fields are ignored on load and new fields always
+have defaults, so specs written by older or newer versions still load.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import secrets
+import string
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import DialectError
+
+__all__ = [
+    "Body",
+    "CallFormat",
+    "DialectSpec",
+    "ElementBody",
+    "JsonBody",
+    "Origin",
+    "Polyfill",
+    "PythonBody",
+    "ReasoningMarkers",
+    "TaggedBody",
+    "Trigger",
+    "encode_python_value",
+    "format_template",
+    "new_call_id",
+]
+
+Origin = Literal["builtin", "derived", "polyfill", "user"]
+"""How a spec was obtained."""
+
+IdFormat = Literal["openai", "alnum9", "numeric"]
+"""How fresh tool-call ids are generated when the model writes none."""
+
+
+class _Model(BaseModel):
+    # ignore unknown fields: specs written by newer versions still load
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class JsonBody(_Model):
+    """The call is one JSON object."""
+
+    kind: Literal["json"] = "json"
+    name_key: str | None = "name"
+    """Key holding the function name; ``None`` means the name *is* the single key (Apertus)."""
+    arguments_key: str = "arguments"
+    """Key holding the arguments (``parameters`` for Llama 3 and Command R)."""
+    id_key: str | None = None
+    """Key holding a call id the model writes (Mistral ``id``, Command R7B ``tool_call_id``)."""
+    id_first: bool = False
+    """Write ``id_key`` before the name (Command R7B) instead of after the arguments (Mistral)."""
+    arguments_as_string: bool = False
+    """Arguments are a JSON-encoded string rather than an object."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Constant keys written before the name, e.g. ``{"type": "function"}``."""
+
+
+class TaggedBody(_Model):
+    """A head template naming the function, then JSON arguments, then a tail."""
+
+    kind: Literal["tagged"] = "tagged"
+    head: str = "{name}"
+    """Template before the arguments; must contain ``{name}``, may contain ``{id}``/``{index}``."""
+    args_open: str = ""
+    """Text right before the JSON arguments (e.g. a code fence ``\\n```json\\n``)."""
+    args_close: str = ""
+    """Text right after the JSON arguments."""
+    tail: str = ""
+    """Text after ``args_close``."""
+
+
+class ElementBody(_Model):
+    """A head, then one element per argument with a raw text value, then a tail."""
+
+    kind: Literal["element"] = "element"
+    head: str = "<function={name}>\n"
+    """Template before the first parameter; must contain ``{name}``."""
+    param: str = "<parameter={key}>\n{value}\n</parameter>\n"
+    """Template of one parameter: ``{key}``, ``{value}`` and optionally ``{is_string}``."""
+    tail: str = "</function>\n"
+    """Text after the last parameter."""
+    trim_value: bool = True
+    """Strip one newline on each side of a value when parsing (Qwen3-Coder writes them)."""
+
+
+class PythonBody(_Model):
+    """A Python-style call: ``name(k=v, ...)`` or Gemma 4's ``call:name{k:v}``."""
+
+    kind: Literal["python"] = "python"
+    call_open: str = "{name}("
+    """Template before the first argument; must contain ``{name}``."""
+    call_close: str = ")"
+    """Text after the last argument."""
+    assign: str = "="
+    """Between key and value."""
+    arg_separator: str = ", "
+    """Between two arguments."""
+    value_codec: Literal["python", "gemma4"] = "python"
+    """How values are written: Python literals, or Gemma 4's ``<|"|>``-quoted strings."""
+
+
+Body = Annotated[JsonBody | TaggedBody | ElementBody | PythonBody, Field(discriminator="kind")]
+
+
+class Trigger(_Model):
+    """What makes a lazy grammar start constraining."""
+
+    kind: Literal["word", "pattern", "pattern_full"] = "word"
+    """``word``: literal text (matched as a token when it is one); ``pattern``: an ECMAScript regex
+    searched in the output, the grammar starting at its first capture group; ``pattern_full``: a
+    regex that must match the whole output so far."""
+    value: str
+    """The literal text or the regex."""
+
+
+class CallFormat(_Model):
+    """One layout in which calls are written: envelope markers around a body."""
+
+    body: Body = Field(default_factory=JsonBody)
+    """How one call is encoded."""
+    section_open: str = ""
+    """Written once before all calls (``[TOOL_CALLS]``, ``functools[``, ``<|tool_calls_section_begin|>``)."""
+    section_close: str = ""
+    """Written once after all calls."""
+    call_open: str = ""
+    """Written before each call (``<tool_call>\\n``)."""
+    call_close: str = ""
+    """Written after each call (``\\n</tool_call>``)."""
+    separator: str = ""
+    """Written between two calls (``\\n``, ``, ``, ``; ``)."""
+    triggers: list[Trigger] = Field(default_factory=list)
+    """Lazy-grammar triggers; empty means the first literal of the envelope, as a word."""
+    at_start_only: bool = False
+    """Calls in this layout are only recognised at the start of the reply (markerless formats)."""
+
+    def opener(self) -> str:
+        """The literal text every emission in this layout starts with ('' if none)."""
+        if self.section_open:
+            return self.section_open
+        if self.call_open:
+            return self.call_open
+        return _literal_prefix(_body_head(self.body))
+
+    def effective_triggers(self) -> list[Trigger]:
+        """``triggers`` if given, else the opener as a word trigger (none for bare layouts)."""
+        if self.triggers:
+            return list(self.triggers)
+        opener = self.opener().strip()
+        return [Trigger(kind="word", value=opener)] if opener else []
+
+
+class ReasoningMarkers(_Model):
+    """Markers around reasoning text, which becomes ``reasoning_content``."""
+
+    open: str = "<think>"
+    """Opening marker, e.g. ``<think>``, ``<seed:think>``, ``[THINK]``."""
+    close: str = "</think>"
+    """Closing marker."""
+
+
+class Polyfill(_Model):
+    """How tools are carried through a template that has no tool support.
+
+    The guide goes into the system prompt, assistant calls are written into the assistant content
+    with ``render_call``, and tool results become ``result_role`` turns.
+    """
+
+    guide: str = (
+        "You can call these tools. Tool signatures, as JSON Schema:\n{tools}\n\n"
+        "To call a tool, reply with exactly this and nothing after it:\n{example}\n"
+        "Call a tool only when it is needed; otherwise answer normally."
+    )
+    """System-prompt text; ``{tools}`` gets the JSON tool list and ``{example}`` a rendered call."""
+    result_role: Literal["user", "tool", "system"] = "user"
+    """Role of the turn that carries tool results."""
+    result_template: str = "<tool_response>\n{content}\n</tool_response>"
+    """Wraps one tool result; may use ``{content}``, ``{name}``, ``{id}``."""
+    result_separator: str = "\n"
+    """Between results merged into one turn."""
+
+
+class DialectSpec(_Model):
+    """A model family's tool-call dialect, as data. See the module docstring for the anatomy."""
+
+    id: str
+    """Registry name, e.g. ``hermes``."""
+    family: str = ""
+    """Human-readable family name."""
+    origin: Origin = "user"
+    """How the spec was obtained: ``builtin``, ``derived``, ``polyfill`` or ``user``."""
+    description: str = ""
+    """One line on where the format comes from."""
+    formats: list[CallFormat] = Field(min_length=1)
+    """Layouts the parser accepts; the first is canonical (``render_call`` writes it, forced
+    grammars use it); later ones are tolerated variants (e.g. a bare JSON call without tags)."""
+    reasoning: ReasoningMarkers | None = None
+    """Reasoning markers, if the family reasons in-band."""
+    strip: list[str] = Field(default_factory=list)
+    """Marker text removed from content (channel headers, end-of-turn markers)."""
+    stop: list[str] = Field(default_factory=list)
+    """Extra stop strings that end a turn (``<|eom_id|>``, ``<|call|>``)."""
+    id_template: str | None = None
+    """Template of a native call id (Kimi ``functions.{name}:{index}``); parsed calls get it."""
+    id_format: IdFormat = "openai"
+    """Format of generated ids when the model writes none."""
+    polyfill: Polyfill | None = None
+    """Set when the template has no tool support and tools are carried as text."""
+    forcible: bool = True
+    """Whether ``tool_choice="required"``/named can be enforced by a grammar."""
+    unforcible_reason: str = ""
+    """Why not, when ``forcible`` is false."""
+
+    @property
+    def primary(self) -> CallFormat:
+        """The canonical layout."""
+        return self.formats[0]
+
+    @classmethod
+    def builtin(cls, name: str) -> DialectSpec:
+        """The builtin dialect called ``name``; raises ``DialectError`` listing the valid names."""
+        from .builtins import get_builtin
+
+        return get_builtin(name)
+
+    def new_id(self, *, name: str = "", index: int = 0) -> str:
+        """A fresh call id in this dialect's style."""
+        if self.id_template:
+            return format_template(self.id_template, name=name, index=index, id="")
+        return new_call_id(self.id_format, index=index)
+
+    def render_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str,
+        *,
+        call_id: str | None = None,
+        index: int = 0,
+    ) -> str:
+        """One call exactly as the model writes it, section markers included."""
+        return self.render_calls([(name, arguments, call_id)], start_index=index)
+
+    def render_calls(
+        self,
+        calls: Sequence[tuple[str, Mapping[str, Any] | str, str | None]],
+        *,
+        start_index: int = 0,
+    ) -> str:
+        """Several ``(name, arguments, id)`` calls as one emission in the canonical layout."""
+        fmt = self.primary
+        parts = []
+        for i, (name, arguments, call_id) in enumerate(calls):
+            args = _as_mapping(arguments)
+            index = start_index + i
+            cid = call_id if call_id is not None else self.new_id(name=name, index=index)
+            parts.append(fmt.call_open + render_body(fmt.body, name, args, cid, index) + fmt.call_close)
+        return fmt.section_open + fmt.separator.join(parts) + fmt.section_close
+
+
+def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, index: int) -> str:
+    """Encode one call's body (no envelope)."""
+    fields = {"name": name, "id": call_id, "index": index}
+    if isinstance(body, JsonBody):
+        return _dumps(_json_body_object(body, name, args, call_id))
+    if isinstance(body, TaggedBody):
+        return (
+            format_template(body.head, **fields) + body.args_open + _dumps(dict(args))
+            + body.args_close + body.tail
+        )
+    if isinstance(body, ElementBody):
+        params = "".join(
+            format_template(
+                body.param,
+                key=k,
+                value=v if isinstance(v, str) else _dumps(v),
+                is_string="true" if isinstance(v, str) else "false",
+            )
+            for k, v in args.items()
+        )
+        return format_template(body.head, **fields) + params + body.tail
+    encode = encode_python_value if body.value_codec == "python" else encode_gemma4_value
+    inner = body.arg_separator.join(f"{k}{body.assign}{encode(v)}" for k, v in args.items())
+    return format_template(body.call_open, **fields) + inner + body.call_close
+
+
+def _json_body_object(
+    body: JsonBody, name: str, args: Mapping[str, Any], call_id: str
+) -> dict[str, Any]:
+    arguments: Any = _dumps(dict(args)) if body.arguments_as_string else dict(args)
+    if body.name_key is None:
+        return {name: arguments}
+    obj: dict[str, Any] = {}
+    if body.id_key and body.id_first:
+        obj[body.id_key] = call_id
+    obj.update(body.extra)
+    obj[body.name_key] = name
+    obj[body.arguments_key] = arguments
+    if body.id_key and not body.id_first:
+        obj[body.id_key] = call_id
+    return obj
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _as_mapping(arguments: Mapping[str, Any] | str) -> Mapping[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            decoded = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise DialectError(f"arguments are not valid JSON: {arguments!r} ({exc})") from None
+        arguments = decoded
+    if not isinstance(arguments, Mapping):
+        raise DialectError(f"arguments must be a JSON object, got {arguments!r}")
+    return arguments
+
+
+_FIELD_RE = re.compile(r"\{\{|\}\}|\{(\w+)\}")
+
+
+def format_template(template: str, **values: Any) -> str:
+    """``str.format``-like substitution that leaves unknown ``{fields}`` untouched."""
+
+    def sub(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        key = m.group(1)
+        return str(values[key]) if key in values else token
+
+    return _FIELD_RE.sub(sub, template)
+
+
+def _literal_prefix(template: str) -> str:
+    """The literal text of a template before its first ``{field}``."""
+    m = _FIELD_RE.search(template)
+    while m and m.group(0) in ("{{", "}}"):
+        m = _FIELD_RE.search(template, m.end())
+    prefix = template[: m.start()] if m else template
+    return prefix.replace("{{", "{").replace("}}", "}")
+
+
+def _body_head(body: Body) -> str:
+    if isinstance(body, (TaggedBody, ElementBody)):
+        return body.head
+    if isinstance(body, PythonBody):
+        return body.call_open
+    return ""
+
+
+def encode_python_value(value: Any) -> str:
+    """A Python literal for a JSON value (double-quoted strings, ``True``/``None``)."""
+    if value is None:
+        return "None"
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DialectError(f"non-finite number {value!r} cannot be written as an argument")
+    if isinstance(value, (int, float, str)):
+        return _dumps(value)
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{_dumps(str(k))}: {encode_python_value(v)}" for k, v in value.items())
+        return "{" + inner + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(encode_python_value(v) for v in value) + "]"
+    raise DialectError(f"cannot encode {value!r} as a Python literal")
+
+
+GEMMA4_QUOTE = '<|"|>'
+
+
+def encode_gemma4_value(value: Any) -> str:
+    """Gemma 4's value syntax: strings in ``<|"|>``, bare keys, JSON-ish scalars."""
+    if isinstance(value, str):
+        return GEMMA4_QUOTE + value + GEMMA4_QUOTE
+    if value is None or isinstance(value, (bool, int, float)):
+        return _dumps(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}:{encode_gemma4_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(encode_gemma4_value(v) for v in value) + "]"
+    raise DialectError(f"cannot encode {value!r} in Gemma 4 syntax")
+
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def new_call_id(id_format: IdFormat = "openai", *, index: int = 0) -> str:
+    """A fresh tool-call id: ``call_`` + 24 characters, Mistral's 9 characters, or the index."""
+    if id_format == "alnum9":
+        return "".join(secrets.choice(_ALNUM) for _ in range(9))
+    if id_format == "numeric":
+        return str(index)
+    return "call_" + "".join(secrets.choice(_ALNUM) for _ in range(24))

@@ -1,0 +1,94 @@
+"""The one exception tree of tooldialect.
+
+Every error the library raises on purpose is a ``ToolDialectError``; callers can catch that one
+class. Messages quote the offending value and say what to do about it.
+
+    ToolDialectError
+    ├── ModelMetadataError        a GGUF header cannot be read, or lacks what is needed
+    ├── TemplateError             a chat template fails to compile or raises while rendering
+    │   ├── TemplateSecurityError a template tried to escape the sandbox
+    │   └── MissingTemplateError  the model carries no chat template and none was given
+    ├── DialectError              a dialect spec is unknown, invalid or cannot be derived
+    │   └── UnsupportedToolChoiceError  a dialect cannot honour the requested tool_choice
+    ├── ToolSpecError             ``tools`` / ``tool_choice`` given by the user are malformed
+    ├── GrammarError              a GBNF grammar is invalid (validated before llama.cpp sees it)
+    │   └── UnsupportedSchemaError a JSON Schema keyword cannot be honoured (has a JSON pointer)
+    ├── ToolCallParseError        strict parsing of model output failed
+    └── ContextOverflowError      the prompt does not fit in ``n_ctx``
+
+``ToolSpecError``, ``UnsupportedSchemaError``, ``ContextOverflowError`` and
+``UnsupportedToolChoiceError`` also derive from ``ValueError`` so code written against
+llama-cpp-python's own ``ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ContextOverflowError",
+    "DialectError",
+    "GrammarError",
+    "MissingTemplateError",
+    "ModelMetadataError",
+    "TemplateError",
+    "TemplateSecurityError",
+    "ToolCallParseError",
+    "ToolDialectError",
+    "ToolSpecError",
+    "UnsupportedSchemaError",
+    "UnsupportedToolChoiceError",
+]
+
+
+class ToolDialectError(Exception):
+    """Base class of every error tooldialect raises on purpose."""
+
+
+class ModelMetadataError(ToolDialectError):
+    """A GGUF header cannot be read, or lacks a field that is needed."""
+
+
+class TemplateError(ToolDialectError):
+    """A chat template fails to compile, or raised while rendering."""
+
+
+class TemplateSecurityError(TemplateError):
+    """A chat template tried to reach outside the sandbox; nothing of it ran."""
+
+
+class MissingTemplateError(TemplateError):
+    """The model carries no chat template and the caller gave none."""
+
+
+class DialectError(ToolDialectError):
+    """A dialect spec is unknown, invalid, or cannot be derived from a template."""
+
+
+class UnsupportedToolChoiceError(DialectError, ValueError):
+    """The dialect cannot honour the requested ``tool_choice``."""
+
+
+class ToolSpecError(ToolDialectError, ValueError):
+    """The ``tools`` or ``tool_choice`` given by the caller are malformed."""
+
+
+class GrammarError(ToolDialectError):
+    """A GBNF grammar is invalid. Raised before llama.cpp could abort on it."""
+
+
+class UnsupportedSchemaError(GrammarError, ValueError):
+    """A JSON Schema keyword cannot be compiled into a grammar.
+
+    ``pointer`` is the JSON pointer of the offending keyword inside the schema.
+    """
+
+    def __init__(self, message: str, *, pointer: str = "") -> None:
+        super().__init__(message)
+        self.pointer = pointer
+
+
+class ToolCallParseError(ToolDialectError):
+    """Strict parsing of model output failed."""
+
+
+class ContextOverflowError(ToolDialectError, ValueError):
+    """The prompt (plus the requested completion) does not fit in the context window."""

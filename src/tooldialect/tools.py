@@ -1,0 +1,129 @@
+"""Validation and normalisation of OpenAI ``tools`` and ``tool_choice``, done once at the entrance.
+
+Everything downstream (grammar, parser, polyfill) receives ``list[ToolDef]`` and a ``ToolChoice``
+and never re-inspects the raw request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import ToolSpecError
+
+__all__ = ["ToolChoice", "ToolDef", "normalize_tool_choice", "normalize_tools"]
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:")
+
+
+class ToolDef(BaseModel):
+    """One function tool, validated."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """Function name."""
+    description: str = ""
+    """What the tool does, shown to the model."""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments object."""
+    strict: bool = False
+    """OpenAI's ``strict`` flag (the grammar is always strict; kept for round-tripping)."""
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI ``{"type": "function", "function": {...}}`` form."""
+        fn: dict[str, Any] = {"name": self.name, "parameters": self.parameters}
+        if self.description:
+            fn["description"] = self.description
+        return {"type": "function", "function": fn}
+
+
+class ToolChoice(BaseModel):
+    """A normalised ``tool_choice``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: Literal["auto", "none", "required", "named"]
+    """``named`` forces the single function ``name``."""
+    name: str | None = None
+    """The forced function for ``named``."""
+
+    @property
+    def forced(self) -> bool:
+        """True when a call must be made from the first token."""
+        return self.mode in ("required", "named")
+
+
+def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
+    """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts) into ``ToolDef`` s."""
+    if tools is None:
+        return []
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise ToolSpecError(f"tools must be a list of tool objects, got {tools!r}")
+    out: list[ToolDef] = []
+    seen: set[str] = set()
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise ToolSpecError(f"tools[{i}] must be an object, got {tool!r}")
+        kind = tool.get("type", "function")
+        if kind != "function":
+            raise ToolSpecError(f"tools[{i}].type must be 'function', got {kind!r}")
+        fn = tool.get("function", tool if "name" in tool else None)
+        if not isinstance(fn, Mapping):
+            raise ToolSpecError(f"tools[{i}] needs a 'function' object, got {tool!r}")
+        name = fn.get("name")
+        if not isinstance(name, str) or not name or not set(name) <= _NAME_CHARS:
+            raise ToolSpecError(
+                f"tools[{i}].function.name must be a non-empty string of letters, digits, "
+                f"'_', '-', '.' or ':', got {name!r}"
+            )
+        if name in seen:
+            raise ToolSpecError(f"tools[{i}]: duplicate function name {name!r}")
+        seen.add(name)
+        params = fn.get("parameters")
+        if params is None:
+            params = {"type": "object", "properties": {}}
+        if not isinstance(params, Mapping):
+            raise ToolSpecError(f"tools[{i}].function.parameters must be a JSON Schema object, got {params!r}")
+        if params.get("type", "object") != "object":
+            raise ToolSpecError(
+                f"tools[{i}].function.parameters must describe an object, got type {params.get('type')!r}"
+            )
+        desc = fn.get("description") or ""
+        if not isinstance(desc, str):
+            raise ToolSpecError(f"tools[{i}].function.description must be a string, got {desc!r}")
+        out.append(
+            ToolDef(name=name, description=desc, parameters=dict(params), strict=bool(fn.get("strict")))
+        )
+    return out
+
+
+def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolChoice:
+    """Normalise ``tool_choice`` against the tools. No tools means ``none``."""
+    if tool_choice is None:
+        tool_choice = "auto"
+    if isinstance(tool_choice, str):
+        if tool_choice not in ("auto", "none", "required"):
+            raise ToolSpecError(
+                f"tool_choice must be 'auto', 'none', 'required' or a function object, got {tool_choice!r}"
+            )
+        if tool_choice == "required" and not tools:
+            raise ToolSpecError("tool_choice='required' needs at least one tool in tools")
+        if not tools:
+            return ToolChoice(mode="none")
+        return ToolChoice(mode=tool_choice)  # type: ignore[arg-type]
+    if isinstance(tool_choice, Mapping):
+        fn = tool_choice.get("function")
+        name = fn.get("name") if isinstance(fn, Mapping) else None
+        if tool_choice.get("type", "function") != "function" or not isinstance(name, str):
+            raise ToolSpecError(
+                "tool_choice object must be {'type': 'function', 'function': {'name': ...}}, "
+                f"got {tool_choice!r}"
+            )
+        known = [t.name for t in tools]
+        if name not in known:
+            raise ToolSpecError(f"tool_choice names unknown function {name!r}; tools are {known}")
+        return ToolChoice(mode="named", name=name)
+    raise ToolSpecError(f"tool_choice must be a string or an object, got {tool_choice!r}")
