@@ -1,0 +1,1 @@
+"""Reproducible speed and accuracy benchmarks for tooldialect (run ``python bench/run.py``)."""
