@@ -244,6 +244,10 @@ class DialectSpec(_Model):
     """Format of generated ids when the model writes none."""
     polyfill: Polyfill | None = None
     """Set when the template has no tool support and tools are carried as text."""
+    parallel_calls: bool = True
+    """Whether one reply may hold several calls. False where the template renders only the first
+    call of a turn (GigaChat 3) or the model stops after one call (gpt-oss ends at ``<|call|>``);
+    grammars then allow one call and parsers read one."""
     forcible: bool = True
     """Whether ``tool_choice="required"``/named can be enforced by a grammar."""
     unforcible_reason: str = ""
