@@ -1,0 +1,352 @@
+"""One pass over the model: prompt decode with KV-cache reuse, then sample with an optional grammar.
+
+The loop keeps llama-cpp-python's own bookkeeping (``llama.input_ids``/``n_tokens``, KV cache)
+exactly as ``Llama.generate`` leaves it, so our turns and plain ``create_completion`` calls can be
+interleaved and each reuses the other's prefix.
+
+Output text is detokenized with special tokens *visible* (control markers such as ``[TOOL_CALLS]``
+reach the parser) with a buffer that grows for long tokens, through an incremental UTF-8 decoder.
+End-of-generation tokens stop and are never emitted.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import ContextOverflowError, GrammarError
+from .sampling import (
+    CandidateBuffer,
+    GrammarLike,
+    GrammarSampler,
+    SamplerChain,
+    SamplingParams,
+    draw_seed,
+    word_pattern,
+)
+
+__all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
+
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass
+class GenerationResult:
+    """What one generation did, for usage accounting, tests and benchmarks."""
+
+    text: str = ""
+    """The full generated text (stop string excluded, special tokens visible)."""
+    finish_reason: FinishReason = "length"
+    """``stop`` (end-of-generation token or stop string) or ``length`` (max_tokens / n_ctx)."""
+    prompt_tokens: int = 0
+    """Length of the whole prompt in tokens."""
+    completion_tokens: int = 0
+    """Tokens sampled (the end-of-generation token not counted)."""
+    last_prompt_eval_tokens: int = 0
+    """Prompt tokens actually decoded; the rest came from the KV cache."""
+    grammar_resamples: int = 0
+    """Steps where the grammar rejected the freely sampled token and the step was resampled."""
+    stopped_by: str | None = None
+    """The stop string that ended generation, if one did."""
+
+
+class Generation:
+    """An iterator of text pieces; :attr:`result` is complete once it is exhausted."""
+
+    def __init__(self, pieces: Iterator[str], result: GenerationResult) -> None:
+        self._pieces = pieces
+        self.result = result
+
+    def __iter__(self) -> Iterator[str]:
+        return self._pieces
+
+    def __next__(self) -> str:
+        return next(self._pieces)
+
+    def text(self) -> str:
+        """Run to the end and return the whole text."""
+        for _ in self._pieces:
+            pass
+        return self.result.text
+
+    def close(self) -> None:
+        """Stop early (frees the samplers)."""
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
+
+
+class Engine:
+    """Per-``Llama`` state: vocab handles, a token-piece cache, the slow-path candidate buffer."""
+
+    def __init__(self, llama: Any) -> None:
+        import llama_cpp
+
+        self._lib = llama_cpp
+        self._llama_ref = weakref.ref(llama)
+        self.vocab = llama._model.vocab
+        self.n_vocab = int(llama.n_vocab())
+        self._pieces: dict[int, bytes] = {}
+        self._buffer: CandidateBuffer | None = None
+        self._piece_buf = ctypes.create_string_buffer(256)
+
+    @property
+    def llama(self) -> Any:
+        llama = self._llama_ref()
+        if llama is None:
+            raise RuntimeError("the Llama this engine served has been garbage-collected")
+        return llama
+
+    # ---- tokens ------------------------------------------------------------------------------
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of ``token`` with special tokens rendered, of any length."""
+        cached = self._pieces.get(token)
+        if cached is not None:
+            return cached
+        buf = self._piece_buf
+        n = self._lib.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n + 1)
+            n = self._lib.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+        data = bytes(buf.raw[: max(n, 0)])
+        self._pieces[token] = data
+        return data
+
+    def tokenize_prompt(self, prompt: str) -> list[int]:
+        """Tokens of a rendered prompt: special tokens parsed, one BOS when the model wants it."""
+        llama = self.llama
+        tokens: list[int] = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        bos = int(llama.token_bos())
+        if bos >= 0 and llama._model.add_bos_token() and (not tokens or tokens[0] != bos):
+            tokens.insert(0, bos)
+        return tokens
+
+    def trigger_arguments(self, grammar: GrammarLike) -> tuple[list[int], list[str]]:
+        """Trigger words that are one token in this vocab become trigger tokens (cheap, and they
+        work for CONTROL tokens); other words become full-match patterns as llama.cpp has them."""
+        tokens: list[int] = []
+        patterns: list[str] = list(grammar.trigger_patterns)
+        llama = self.llama
+        for word in grammar.trigger_words:
+            ids = llama.tokenize(word.encode("utf-8"), add_bos=False, special=True)
+            if len(ids) == 1 and self.piece(ids[0]) == word.encode("utf-8"):
+                tokens.append(int(ids[0]))
+            else:
+                patterns.append(word_pattern(word))
+        return tokens, patterns
+
+    def grammar_sampler(self, grammar: GrammarLike) -> GrammarSampler:
+        """A validated grammar sampler; raises ``GrammarError`` instead of handing llama.cpp a
+        grammar it would crash on."""
+        _validate(grammar, self.vocab)
+        tokens, patterns = self.trigger_arguments(grammar) if grammar.lazy else ([], [])
+        if grammar.lazy and not tokens and not patterns:
+            raise GrammarError("a lazy grammar needs trigger words or patterns; it has none")
+        return GrammarSampler(self.vocab, grammar, trigger_tokens=tokens, trigger_patterns=patterns)
+
+    # ---- prompt ------------------------------------------------------------------------------
+
+    def _decode_prompt(self, tokens: Sequence[int]) -> int:
+        """Decode what the KV cache lacks of ``tokens`` as ``Llama.generate`` would; returns the
+        number of tokens decoded."""
+        llama = self.llama
+        cached = llama._input_ids
+        n = min(len(cached), len(tokens))
+        prefix = n
+        if n:
+            diff = np.nonzero(cached[:n] != np.asarray(tokens[:n], dtype=cached.dtype))[0]
+            prefix = int(diff[0]) if len(diff) else n
+        # keep at least one token to decode: its logits are what we sample from
+        reuse = min(prefix, len(tokens) - 1)
+        if reuse > 0 and llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
+            llama.n_tokens = reuse
+        else:
+            reuse = 0
+            llama.reset()
+        llama._requires_eval = True
+        llama.eval(list(tokens[reuse:]))
+        return len(tokens) - reuse
+
+    # ---- generation --------------------------------------------------------------------------
+
+    def generate(
+        self,
+        prompt: str | Sequence[int],
+        *,
+        grammar: GrammarLike | None = None,
+        sampling: SamplingParams | None = None,
+        max_tokens: int | None = None,
+        stop: str | Sequence[str] | None = None,
+    ) -> Generation:
+        """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
+        here, before the first token is decoded; the returned iterator then only generates."""
+        llama = self.llama
+        params = sampling or SamplingParams()
+        tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
+        n_ctx = int(llama.n_ctx())
+        if not tokens:
+            raise ContextOverflowError("the prompt is empty; render at least one token")
+        if len(tokens) + 1 > n_ctx:
+            raise ContextOverflowError(
+                f"the prompt is {len(tokens)} tokens but n_ctx is {n_ctx}; load the model with a "
+                f"larger n_ctx (Llama(..., n_ctx=...)) or send fewer messages"
+            )
+        budget = n_ctx - len(tokens)
+        limit = budget if max_tokens is None or max_tokens <= 0 else min(max_tokens, budget)
+        stops = [stop] if isinstance(stop, str) else list(stop or [])
+        stops = [s for s in dict.fromkeys(stops) if s]
+        gsampler = self.grammar_sampler(grammar) if grammar is not None else None
+        seed = draw_seed(int(llama._seed), params.seed)
+        llama.set_seed(seed)
+        chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
+        result = GenerationResult(prompt_tokens=len(tokens))
+        pieces = self._run(tokens, chain, gsampler, limit, stops, result)
+        return Generation(pieces, result)
+
+    def _candidates(self) -> CandidateBuffer:
+        if self._buffer is None:
+            self._buffer = CandidateBuffer(self.n_vocab)
+        return self._buffer
+
+    def _sample(self, chain: SamplerChain, grammar: GrammarSampler | None, ctx: Any,
+                result: GenerationResult) -> int:
+        lib = self._lib
+        if not chain.stateful:
+            # fast path: the chain runs in C over the logits; its accept is a no-op
+            token = int(lib.llama_sampler_sample(chain.ptr, ctx, -1))
+            if grammar is None or grammar.allows(token):
+                return token
+        else:
+            # penalties remember accepted tokens, so sample without accepting, then accept
+            buf = self._candidates()
+            buf.fill(ctx)
+            lib.llama_sampler_apply(chain.ptr, buf.ref)
+            token, _ = buf.selected()
+            if grammar is None or grammar.allows(token):
+                lib.llama_sampler_accept(chain.ptr, token)
+                return token
+        # slow path, taken only when the grammar rejected the free choice
+        assert grammar is not None
+        result.grammar_resamples += 1
+        buf = self._candidates()
+        buf.fill(ctx)
+        lib.llama_sampler_apply(grammar.ptr, buf.ref)
+        lib.llama_sampler_apply(chain.ptr, buf.ref)
+        token, logit = buf.selected()
+        if token < 0 or logit == float("-inf"):
+            raise GrammarError("the grammar allows no token here; the generation cannot continue")
+        if chain.stateful:
+            lib.llama_sampler_accept(chain.ptr, token)
+        return token
+
+    def _run(
+        self,
+        tokens: list[int],
+        chain: SamplerChain,
+        grammar: GrammarSampler | None,
+        limit: int,
+        stops: list[str],
+        result: GenerationResult,
+    ) -> Iterator[str]:
+        lib = self._lib
+        llama = self.llama
+        vocab = self.vocab
+        ctx = llama._ctx.ctx
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        hold = max((len(s) for s in stops), default=1) - 1
+        text: list[str] = []
+        pending = ""  # decoded text not yet emitted (might begin a stop string)
+        try:
+            result.last_prompt_eval_tokens = self._decode_prompt(tokens)
+            n = 0
+            while n < limit:
+                token = self._sample(chain, grammar, ctx, result)
+                if lib.llama_vocab_is_eog(vocab, token):
+                    result.finish_reason = "stop"
+                    break
+                if grammar is not None:
+                    grammar.accept(token)
+                n += 1
+                result.completion_tokens = n
+                pending += decoder.decode(self.piece(token))
+                if stops:
+                    hit = _find_stop(pending, stops)
+                    if hit is not None:
+                        cut, which = hit
+                        pending = pending[:cut]
+                        result.finish_reason = "stop"
+                        result.stopped_by = which
+                        break
+                    emit_to = _safe_emit(pending, stops, hold)
+                else:
+                    emit_to = len(pending)
+                if emit_to:
+                    out, pending = pending[:emit_to], pending[emit_to:]
+                    text.append(out)
+                    yield out
+                if n >= limit:
+                    result.finish_reason = "length"
+                    break
+                llama.eval([token])
+            else:
+                result.finish_reason = "length"
+            pending += decoder.decode(b"", final=True)
+            if pending and result.stopped_by is None:
+                hit = _find_stop(pending, stops) if stops else None
+                if hit is not None:
+                    pending = pending[: hit[0]]
+                    result.finish_reason = "stop"
+                    result.stopped_by = hit[1]
+            if pending:
+                text.append(pending)
+                yield pending
+        finally:
+            result.text = "".join(text)
+            chain.close()
+            if grammar is not None:
+                grammar.close()
+
+
+def _find_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
+    best: tuple[int, str] | None = None
+    for s in stops:
+        i = text.find(s)
+        if i >= 0 and (best is None or i < best[0]):
+            best = (i, s)
+    return best
+
+
+def _safe_emit(pending: str, stops: Sequence[str], hold: int) -> int:
+    """How much of ``pending`` can go out: all but a tail that might start a stop string."""
+    for k in range(min(hold, len(pending)), 0, -1):
+        tail = pending[-k:]
+        if any(s.startswith(tail) for s in stops):
+            return len(pending) - k
+    return len(pending)
+
+
+def _validate(grammar: GrammarLike, vocab: Any) -> None:
+    try:
+        from .grammar_check import validate_grammar
+    except ImportError:  # the grammar engineer's checker is optional; the NULL check still runs
+        return
+    validate_grammar(grammar.gbnf, root=grammar.root, vocab=vocab)
+
+
+_ENGINES: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()
+
+
+def engine_for(llama: Any) -> Engine:
+    """The (cached) engine of a ``Llama``."""
+    engine = _ENGINES.get(llama)
+    if engine is None:
+        engine = Engine(llama)
+        _ENGINES[llama] = engine
+    return engine
