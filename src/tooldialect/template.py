@@ -1,0 +1,532 @@
+"""Sandboxed, transformers-compatible rendering of a model's own chat template.
+
+Chat templates come from GGUF files, i.e. from strangers (CVE-2024-34359 ran one unsandboxed). The
+environment copies Hugging Face transformers' ``_compile_jinja_template`` (trim/lstrip blocks, the
+``{% generation %}`` tag, loop controls, ``tojson`` without ASCII/HTML escaping,
+``raise_exception``, ``strftime_now``, the guarded ``dict``/``namespace``) so a prompt renders
+byte for byte as ``tokenizer.apply_chat_template`` would. Beyond transformers, because real
+templates need it:
+
+* container methods that mutate (``list.append``, ``dict.update`` ...) are allowed. Everything the
+  template sees is a fresh copy made for this render, so nothing leaks back to the caller;
+* ``from_json`` / ``fromjson`` filters (a vLLM/llama.cpp extension);
+* reaching for an unsafe attribute (``__class__``, ``__globals__``, ``mro`` ...) raises
+  :class:`~tooldialect.TemplateSecurityError` at once instead of rendering an empty string.
+
+Messages go through :func:`normalize_messages` first (see there for the rules).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Literal
+
+import jinja2
+import jinja2.ext
+import jinja2.nodes
+import jinja2.parser
+import jinja2.runtime
+import jinja2.utils
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
+from pydantic import BaseModel, ConfigDict
+
+from .errors import TemplateError, TemplateSecurityError
+from .tools import ToolDef
+
+__all__ = ["ArgumentForm", "ChatTemplate", "TemplateCapabilities", "normalize_messages"]
+
+Message = dict[str, Any]
+
+_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+"""Names a message's reasoning arrives under; the first is the one templates read (transformers)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The sandbox (after transformers.utils.chat_template_utils._cached_compile_jinja_template)
+
+
+class _GenerationTag(jinja2.ext.Extension):
+    """Accepts ``{% generation %}...{% endgeneration %}`` and renders its body unchanged."""
+
+    tags = {"generation"}  # noqa: RUF012 - jinja's Extension API declares this as a class set
+
+    def parse(self, parser: jinja2.parser.Parser) -> jinja2.nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        call = self.call_method("_render_body")
+        return jinja2.nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+
+    def _render_body(self, caller: Callable[[], str]) -> str:
+        return caller()
+
+
+class _TemplateDict:
+    """``dict`` as transformers exposes it: callable, but with no reachable type internals."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
+
+
+class _TemplateNamespace(jinja2.utils.Namespace):
+    """``namespace`` refusing underscore-prefixed names, as in transformers."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:
+        self, rest = args[0], args[1:]
+        attrs = dict(*rest, **kwargs)
+        for name in attrs:
+            _TemplateNamespace._check_name(name)
+        jinja2.utils.Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _TemplateNamespace._check_name(name)
+        jinja2.utils.Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check_name(name: object) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise SecurityError(f"templates cannot store underscore-prefixed attribute {name!r}")
+
+
+class _Sandbox(SandboxedEnvironment):
+    """transformers' sandbox, minus immutability of the (copied) containers, plus loud refusals."""
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
+        # Jinja returns a silent Undefined here; an escape attempt should stop the render instead.
+        raise SecurityError(
+            f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
+        )
+
+
+def _raise_exception(message: str) -> None:
+    raise jinja2.exceptions.TemplateError(message)
+
+
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | str | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    # transformers' override: jinja's own filter escapes HTML characters, which templates don't want
+    return json.dumps(
+        value,
+        ensure_ascii=ensure_ascii,
+        indent=indent,
+        separators=separators,
+        sort_keys=sort_keys,
+        default=_json_default,
+    )
+
+
+def _json_default(value: object) -> object:
+    # `tools | map(attribute="function") | tojson` (llama.cpp's deepseek-r1 template) hands json a
+    # lazy iterator; minja serialises it as a list, transformers fails. Only called for such values.
+    if isinstance(value, Iterator):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _from_json(text: str) -> Any:
+    return json.loads(text)
+
+
+def _strftime_now(format: str) -> str:
+    return datetime.now().strftime(format)
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(source: str) -> jinja2.Template:
+    """Compile once per template text: the handler renders the same template on every request."""
+    env = _Sandbox(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=[_GenerationTag, jinja2.ext.loopcontrols],
+    )
+    env.filters["tojson"] = _tojson
+    env.filters["from_json"] = _from_json
+    env.filters["fromjson"] = _from_json
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    env.globals["dict"] = _TemplateDict()
+    env.globals["namespace"] = _TemplateNamespace
+    try:
+        return env.from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"chat template does not compile: {exc.message} (line {exc.lineno}); "
+            "fix the template or pass another one"
+        ) from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# Input normalisation
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy built only of JSON-like types (as transformers' ``_plain_template_data``).
+
+    Objects with methods the sandbox cannot vet become an inert ``"<TypeName>"`` placeholder.
+    """
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    if isinstance(value, ToolDef):
+        return _plain(value.to_openai())
+    if isinstance(value, BaseModel):
+        return _plain(value.model_dump())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return f"<{type(value).__name__}>"
+
+
+def _flatten_parts(content: list[Any], *, role: object) -> str:
+    texts: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and part.get("type", "text") == "text" and "text" in part:
+            texts.append(str(part["text"]))
+        else:
+            raise TemplateError(
+                f"cannot render content part {part!r} of a {role!r} message: only text parts "
+                '({"type": "text", "text": ...}) are supported'
+            )
+    # vLLM joins text parts with a newline for string-content templates; so do we.
+    return "\n".join(texts)
+
+
+ArgumentForm = Literal["object", "string", "as_given"]
+"""How ``tool_calls[].function.arguments`` reach the template (see :func:`normalize_messages`)."""
+
+
+def _convert_arguments(call: Any, form: ArgumentForm) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or "arguments" not in function:
+        return call
+    arguments = function["arguments"]
+    if form == "object" and isinstance(arguments, str):
+        try:
+            decoded = json.loads(arguments)
+        except ValueError:
+            return call
+        if isinstance(decoded, dict):
+            function["arguments"] = decoded
+    elif form == "string" and isinstance(arguments, dict):
+        function["arguments"] = json.dumps(arguments, ensure_ascii=False)
+    return call
+
+
+def normalize_messages(
+    messages: Sequence[Mapping[str, Any]], *, arguments: ArgumentForm = "object"
+) -> list[Message]:
+    """Copy OpenAI-shaped messages into the form chat templates expect. Input is never mutated.
+
+    * ``content: None`` (an assistant message that only calls tools) becomes ``""``. Across the
+      44 corpus templates this is the one choice that renders every tool-call turn: dropping the
+      key (what ``tokenizer.apply_chat_template`` does) breaks Qwen3, QwQ, Granite 3.3, LFM2 and
+      others on ``message.content`` operations, and keeping ``None`` prints "None" (GLM 4.6,
+      MiniMax M2) or breaks Qwen3, gpt-oss, Ministral 3. Other keys whose value is ``None`` are
+      dropped, as transformers does.
+    * ``tool_calls[].function.arguments`` given as a JSON string is decoded to an object
+      (``arguments="object"``, the default), so ``arguments | tojson`` does not double-encode it;
+      a string that does not decode to an object stays a string. ``arguments="string"`` encodes
+      mappings to JSON text instead (for templates that concatenate arguments as a string, such as
+      Functionary v3.2), and ``"as_given"`` leaves them alone.
+    * List-of-parts content (``[{"type": "text", "text": ...}]``) is flattened to one string,
+      parts joined by ``"\\n"``. Non-text parts raise :class:`~tooldialect.TemplateError`.
+    * Reasoning given as ``reasoning_content``, ``thinking`` or ``reasoning`` is copied to
+      ``reasoning_content`` and ``thinking`` (transformers does the same; gpt-oss reads
+      ``thinking``).
+    """
+    normalized: list[Message] = []
+    for index, raw in enumerate(messages):
+        if not isinstance(raw, Mapping | BaseModel):
+            raise TemplateError(
+                f"message {index} is {raw!r}; pass a mapping such as "
+                '{"role": "user", "content": "..."}'
+            )
+        plain = _plain(raw)
+        message = {key: value for key, value in plain.items() if value is not None}
+        if "content" in plain and plain["content"] is None:
+            message["content"] = ""
+        content = message.get("content")
+        if isinstance(content, list | tuple):
+            message["content"] = _flatten_parts(list(content), role=message.get("role"))
+        calls = message.get("tool_calls")
+        if isinstance(calls, list):
+            message["tool_calls"] = [_convert_arguments(call, arguments) for call in calls]
+        reasoning = next((message[key] for key in _REASONING_FIELDS if key in message), None)
+        if reasoning is not None:
+            message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        normalized.append(message)
+    return normalized
+
+
+# ---------------------------------------------------------------------------------------------
+# Capabilities
+
+
+class TemplateCapabilities(BaseModel):
+    """What a chat template renders, found by rendering probe conversations (never by grepping)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system_role: bool
+    """A system message renders (its text appears) without the template raising."""
+    tools: bool
+    """Tool definitions passed as ``tools=`` appear in the prompt (the tool's name is rendered)."""
+    tool_calls: bool
+    """An assistant message's ``tool_calls`` render (the called function's name appears)."""
+    tool_role: bool
+    """A ``role: "tool"`` message's content appears."""
+    parallel_calls: bool
+    """Two tool calls in one assistant message both render."""
+    object_arguments: bool
+    """Arguments given as a mapping render their values."""
+    string_arguments: bool
+    """Arguments given as a JSON string appear verbatim (neither dropped nor re-encoded)."""
+    reasoning: bool
+    """The template reads reasoning: a ``reasoning_content`` appears, or ``enable_thinking`` /
+    ``thinking`` change the prompt."""
+
+
+_PROBE_USER = {"role": "user", "content": "probe-user-text"}
+_PROBE_ARGS = {"probe_key": "probe-value-7"}
+_PROBE_ARGS_JSON = json.dumps(_PROBE_ARGS)
+_PROBE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": f"probe_tool_{suffix}",
+            "description": f"Probe tool {suffix}.",
+            "parameters": {
+                "type": "object",
+                "properties": {"probe_key": {"type": "string"}},
+                "required": ["probe_key"],
+            },
+        },
+    }
+    for suffix in ("one", "two")
+]
+
+
+def _probe_call(name: str, call_id: str, arguments: object) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _probe_turn(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """user, assistant with ``calls``, one tool result per call, then the generation prompt."""
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "name": call["function"]["name"],
+            "content": f"probe-result-{i}",
+        }
+        for i, call in enumerate(calls)
+    ]
+    return [_PROBE_USER, {"role": "assistant", "content": None, "tool_calls": calls}, *results]
+
+
+# Ids are 9 alphanumerics so Mistral templates, which validate them, accept the probes. Called
+# names differ from the declared tools' names, so a declaration is never mistaken for a call.
+_ONE_CALL = [_probe_call("probe_call_one", "probe0001", _PROBE_ARGS)]
+_TWO_CALLS = [*_ONE_CALL, _probe_call("probe_call_two", "probe0002", _PROBE_ARGS)]
+_STRING_CALL = [_probe_call("probe_call_one", "probe0001", _PROBE_ARGS_JSON)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The public class
+
+
+class ChatTemplate:
+    """A chat template, compiled once, rendered in the sandbox.
+
+    ``now`` is the clock ``strftime_now`` reads (templates that print today's date); pin it to keep
+    prompts, and the KV cache they prefix, stable.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        bos_token: str = "",
+        eos_token: str = "",
+        now: Callable[[], datetime] = datetime.now,
+    ) -> None:
+        self.source = source
+        self.bos_token = bos_token
+        self.eos_token = eos_token
+        self.now = now
+        self._template = _compile(source)
+
+    def __repr__(self) -> str:
+        head = self.source[:40] + ("..." if len(self.source) > 40 else "")
+        return f"ChatTemplate({head!r}, bos_token={self.bos_token!r}, eos_token={self.eos_token!r})"
+
+    def render(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
+        add_generation_prompt: bool = True,
+        **template_kwargs: Any,
+    ) -> str:
+        """Render ``messages`` (normalised first) as ``tokenizer.apply_chat_template`` would.
+
+        ``template_kwargs`` (``enable_thinking=False``, ``date_string=...``) become template
+        variables and override ``bos_token``/``eos_token``. Raises
+        :class:`~tooldialect.TemplateError` when the template raises, quoting its message, and
+        :class:`~tooldialect.TemplateSecurityError` when it reaches outside the sandbox.
+        """
+        return self._render(
+            normalize_messages(messages, arguments=self.argument_form),
+            tools=tools,
+            add_generation_prompt=add_generation_prompt,
+            template_kwargs=template_kwargs,
+        )
+
+    def _render(
+        self,
+        messages: list[Message],
+        *,
+        tools: Sequence[Mapping[str, Any] | ToolDef] | None,
+        add_generation_prompt: bool,
+        template_kwargs: Mapping[str, Any],
+    ) -> str:
+        context: dict[str, Any] = {
+            "strftime_now": self._strftime_now,
+            "bos_token": self.bos_token,
+            "eos_token": self.eos_token,
+            **_plain(dict(template_kwargs)),
+            "messages": messages,
+            "tools": _plain(list(tools)) if tools is not None else None,
+            "documents": None,
+            "add_generation_prompt": add_generation_prompt,
+        }
+        with _template_errors():
+            return self._template.render(context)
+
+    def _strftime_now(self, format: str) -> str:
+        return self.now().strftime(format)
+
+    @functools.cached_property
+    def argument_form(self) -> ArgumentForm:
+        """How :meth:`render` passes tool-call arguments: ``"object"`` unless the template can only
+        render JSON-string arguments (Functionary v3.2), then ``"string"``."""
+        caps = self.capabilities
+        if caps.string_arguments and not caps.object_arguments:
+            return "string"
+        return "object"
+
+    @functools.cached_property
+    def capabilities(self) -> TemplateCapabilities:
+        """What this template renders; probed once per instance (see :class:`TemplateCapabilities`).
+
+        Call probes run with arguments as objects and again as JSON strings, so a template that
+        only takes one form (Functionary v3.2 concatenates strings) still shows its tool calls.
+        """
+        system = self._probe([{"role": "system", "content": "probe-system-text"}, _PROBE_USER])
+        tools = self._probe([_PROBE_USER], tools=_PROBE_TOOLS)
+        one = self._probe(_probe_turn(_ONE_CALL), tools=_PROBE_TOOLS)
+        one_string = self._probe(
+            _probe_turn(_STRING_CALL), tools=_PROBE_TOOLS, arguments="as_given"
+        )
+        two = self._probe(_probe_turn(_TWO_CALLS), tools=_PROBE_TOOLS)
+        two_string = self._probe(_probe_turn(_TWO_CALLS), tools=_PROBE_TOOLS, arguments="string")
+        calls = one + one_string
+        return TemplateCapabilities(
+            system_role="probe-system-text" in system,
+            tools="probe_tool_one" in tools,
+            tool_calls="probe_call_one" in calls,
+            tool_role="probe-result-0" in calls,
+            parallel_calls=any(
+                "probe_call_two" in r and "probe_call_one" in r for r in (two, two_string)
+            ),
+            object_arguments="probe-value-7" in one,
+            string_arguments=_PROBE_ARGS_JSON in one_string,
+            reasoning=self._reads_reasoning(),
+        )
+
+    def _probe(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        arguments: ArgumentForm = "object",
+        add_generation_prompt: bool = True,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
+        """The render, or ``""`` when the template refuses the probe.
+
+        Without tools, ``tools=[]`` is tried after ``None``: tool_use variants (Hermes 2 Pro,
+        Command R+) iterate ``tools`` unconditionally.
+        """
+        normalized = normalize_messages(messages, arguments=arguments)
+        for tools_value in (tools,) if tools is not None else (None, []):
+            try:
+                return self._render(
+                    normalized,
+                    tools=tools_value,
+                    add_generation_prompt=add_generation_prompt,
+                    template_kwargs=template_kwargs or {},
+                )
+            except TemplateError:
+                continue
+        return ""
+
+    def _reads_reasoning(self) -> bool:
+        answered = [
+            _PROBE_USER,
+            {"role": "assistant", "content": "probe-answer", "reasoning_content": "probe-thought"},
+        ]
+        if "probe-thought" in self._probe(answered, add_generation_prompt=False):
+            return True
+        for flag in ("enable_thinking", "thinking"):
+            on = self._probe([_PROBE_USER], template_kwargs={flag: True})
+            off = self._probe([_PROBE_USER], template_kwargs={flag: False})
+            if on != off:
+                return True
+        return False
+
+
+@contextmanager
+def _template_errors() -> Iterator[None]:
+    """Map whatever a render raises to the library's error tree, keeping the template's message."""
+    try:
+        yield
+    except SecurityError as exc:
+        raise TemplateSecurityError(
+            f"chat template tried to escape the sandbox and was stopped: {exc}; "
+            "the template is unsafe, use another one"
+        ) from exc
+    except jinja2.TemplateError as exc:
+        raise TemplateError(f"chat template raised: {exc.message or exc!s}") from exc
+    except TemplateError:
+        raise
+    except Exception as exc:
+        # A template's own bug (e.g. `None + "x"`, a bad index) surfaces as a plain Python error.
+        raise TemplateError(f"chat template failed: {type(exc).__name__}: {exc}") from exc
