@@ -1,0 +1,165 @@
+"""Shared pieces of the benchmarks: model paths, Llama factories, perf counters, statistics."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).parent / "results"
+N_THREADS = 2  # the machine has 2 cores; Llama's default would use one
+
+MODEL_FILES = {
+    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "qwen": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "gemma3": "gemma-3-270m-q4_k_m.gguf",
+}
+MODEL_LABELS = {"smollm2": "SmolLM2-135M", "qwen": "Qwen2.5-Coder-0.5B", "gemma3": "Gemma-3-270M"}
+
+
+def models_dir() -> Path:
+    env = os.environ.get("TOOLDIALECT_MODELS")
+    return Path(env) if env else Path.home() / ".cache" / "tooldialect" / "models"
+
+
+def model_path(key: str) -> Path:
+    """Path of a test model; raises with the fetch command when it is missing."""
+    path = models_dir() / MODEL_FILES[key]
+    if not path.exists():
+        raise FileNotFoundError(
+            f"model {key!r} missing at {path}; run `python scripts/fetch_models.py {key}`"
+        )
+    return path
+
+
+def ensure_importable() -> None:
+    """Make ``bench`` importable when a script is run as ``python bench/x.py``."""
+    root = str(ROOT)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+
+
+SYSTEMS = ("tooldialect", "default", "chatml-fc")
+"""Llama set-ups compared: our handler, the GGUF template handler, chatml-function-calling."""
+
+
+def make_llama(model: str, system: str, *, n_ctx: int = 4096) -> Any:
+    """A quiet Llama on ``model`` wired for ``system`` (see :data:`SYSTEMS`)."""
+    from llama_cpp import Llama
+
+    kwargs: dict[str, Any] = {
+        "model_path": str(model_path(model)),
+        "n_ctx": n_ctx,
+        "n_threads": N_THREADS,
+        "n_threads_batch": N_THREADS,
+        "verbose": False,
+        "seed": 0,
+    }
+    if system == "tooldialect":
+        import tooldialect
+
+        kwargs["chat_handler"] = tooldialect.ToolChatHandler()
+    elif system == "chatml-fc":
+        kwargs["chat_format"] = "chatml-function-calling"
+    elif system != "default":
+        raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS}")
+    return Llama(**kwargs)
+
+
+@dataclass(frozen=True)
+class Perf:
+    """llama.cpp context counters: prompt-batch and single-token decode time and tokens."""
+
+    t_p_eval_ms: float
+    t_eval_ms: float
+    n_p_eval: int
+    n_eval: int
+
+    def __sub__(self, other: Perf) -> Perf:
+        return Perf(
+            self.t_p_eval_ms - other.t_p_eval_ms,
+            self.t_eval_ms - other.t_eval_ms,
+            self.n_p_eval - other.n_p_eval,
+            self.n_eval - other.n_eval,
+        )
+
+
+def read_perf(llm: Any) -> Perf:
+    """Cumulative counters of ``llm``'s context (batches of more than one token count as prompt)."""
+    import llama_cpp
+
+    data = llama_cpp.llama_perf_context(llm._ctx.ctx)
+    return Perf(data.t_p_eval_ms, data.t_eval_ms, data.n_p_eval, data.n_eval)
+
+
+def handler_prompt_tokens(llm: Any) -> int | None:
+    """Prompt tokens the tooldialect handler decoded on its last request, if it reports them."""
+    handler = getattr(llm, "chat_handler", None)
+    for name in (
+        "last_prompt_tokens_decoded",
+        "prompt_tokens_decoded",
+        "last_decoded_prompt_tokens",
+        "n_prompt_decoded",
+        "last_n_prompt_decoded",
+    ):
+        value = getattr(handler, name, None)
+        if isinstance(value, int):
+            return value
+    stats = getattr(handler, "last_stats", None) or getattr(handler, "stats", None)
+    if stats is not None:
+        for name in ("prompt_tokens_decoded", "decoded_prompt_tokens", "n_decoded"):
+            value = getattr(stats, name, None)
+            if value is None and isinstance(stats, dict):
+                value = stats.get(name)
+            if isinstance(value, int):
+                return value
+    return None
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def machine() -> dict[str, str]:
+    """What the figures were measured on."""
+    import llama_cpp
+
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "python": platform.python_version(),
+        "llama_cpp_python": llama_cpp.__version__,
+        "n_threads": str(N_THREADS),
+    }
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+
+
+@contextlib.contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """Silence llama.cpp's C-level logging for the block (file descriptor 2)."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
