@@ -17,16 +17,21 @@ from .errors import (
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
 )
+from .gguf import ModelInfo, read_gguf_metadata
+from .template import ChatTemplate, TemplateCapabilities, normalize_messages
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ChatTemplate",
     "ContextOverflowError",
     "DialectError",
     "DialectSpec",
     "GrammarError",
     "MissingTemplateError",
+    "ModelInfo",
     "ModelMetadataError",
+    "TemplateCapabilities",
     "TemplateError",
     "TemplateSecurityError",
     "ToolCallParseError",
@@ -37,4 +42,6 @@ __all__ = [
     "__version__",
     "builtin_dialects",
     "detect_dialect",
+    "normalize_messages",
+    "read_gguf_metadata",
 ]
