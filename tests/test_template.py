@@ -370,3 +370,8 @@ def test_capabilities(name: str) -> None:
 def test_compiled_once_per_source() -> None:
     source = read_template("SmolLM2-135M-Instruct.jinja")
     assert ChatTemplate(source)._template is ChatTemplate(source)._template
+
+
+def test_capabilities_probed_once_per_source() -> None:
+    source = read_template("Qwen-Qwen3-0.6B.jinja")
+    assert ChatTemplate(source).capabilities is ChatTemplate(source).capabilities

@@ -444,11 +444,13 @@ class ChatTemplate:
 
     @functools.cached_property
     def capabilities(self) -> TemplateCapabilities:
-        """What this template renders; probed once per instance (see :class:`TemplateCapabilities`).
+        """What this template renders (see :class:`TemplateCapabilities`), probed once per
+        template text and special tokens, however many ``ChatTemplate`` objects share them."""
+        return _capabilities(self.source, self.bos_token, self.eos_token)
 
-        Call probes run with arguments as objects and again as JSON strings, so a template that
-        only takes one form (Functionary v3.2 concatenates strings) still shows its tool calls.
-        """
+    def _probe_capabilities(self) -> TemplateCapabilities:
+        """Call probes run with arguments as objects and again as JSON strings, so a template that
+        only takes one form (Functionary v3.2 concatenates strings) still shows its tool calls."""
         system = self._probe([{"role": "system", "content": "probe-system-text"}, _PROBE_USER])
         tools = self._probe([_PROBE_USER], tools=_PROBE_TOOLS)
         one = self._probe(_probe_turn(_ONE_CALL), tools=_PROBE_TOOLS)
@@ -511,6 +513,12 @@ class ChatTemplate:
             if on != off:
                 return True
         return False
+
+
+@functools.lru_cache(maxsize=64)
+def _capabilities(source: str, bos_token: str, eos_token: str) -> TemplateCapabilities:
+    # Probes never print the date, so the clock does not matter here.
+    return ChatTemplate(source, bos_token=bos_token, eos_token=eos_token)._probe_capabilities()
 
 
 @contextmanager
