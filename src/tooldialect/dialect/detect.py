@@ -1,11 +1,34 @@
-"""Dialect detection: which builtin a template speaks, else a derived spec, else the polyfill."""
+"""Dialect detection: which builtin a template speaks, else a derived spec, else the polyfill.
+
+Each builtin declares ``signatures`` (text its templates' sources contain, see
+``builtins.Signature``) and a ``priority``; detection walks them most specific first and takes the
+first match. Nothing here
+names a family: adding a family means adding a builtin with signatures.
+"""
 
 from __future__ import annotations
 
-from .builtins import get_builtin
+import importlib
+from collections.abc import Callable
+from typing import cast
+
+from .builtins import THINK, builtin_signatures, get_builtin
 from .spec import DialectSpec
 
-__all__ = ["detect_dialect"]
+__all__ = ["detect_builtin", "detect_dialect"]
+
+POLYFILL_ID = "polyfill-json"
+
+DeriveFn = Callable[..., DialectSpec | None]
+
+
+def detect_builtin(template_source: str | None) -> str | None:
+    """The id of the builtin whose signature the template source matches first, or ``None``."""
+    src = template_source or ""
+    for name, signatures in builtin_signatures():
+        if any(sig.matches(src) for sig in signatures):
+            return name
+    return None
 
 
 def detect_dialect(
@@ -15,8 +38,40 @@ def detect_dialect(
     eos_token: str = "",
     builtins: bool = True,
 ) -> DialectSpec:
-    """The dialect a chat template's model writes tool calls in."""
+    """The dialect a chat template's model writes tool calls in.
+
+    With ``builtins=True``: the matching builtin (``origin="builtin"``), else a spec derived from
+    the template (``dialect.derive``), else the ``polyfill-json`` polyfill. ``builtins=False`` skips
+    the builtins and derives. A template with no tool support gets the polyfill; if it reasons in
+    ``<think>`` the polyfill keeps those markers.
+    """
     src = template_source or ""
-    if "<tool_call>" in src:
-        return get_builtin("hermes")
-    return get_builtin("polyfill-json")
+    if builtins:
+        name = detect_builtin(src)
+        if name is not None:
+            return get_builtin(name)
+    derived = _derive(src, bos_token=bos_token, eos_token=eos_token)
+    if derived is not None:
+        return derived
+    return _polyfill_for(src)
+
+
+def _derive(src: str, *, bos_token: str, eos_token: str) -> DialectSpec | None:
+    if not src.strip():
+        return None
+    try:
+        module = importlib.import_module(f"{__package__}.derive")
+    except ModuleNotFoundError as exc:
+        # only a missing derive module falls back; a broken import inside it must surface
+        if exc.name != f"{__package__}.derive":
+            raise
+        return None
+    derive = cast(DeriveFn, module.derive_dialect)
+    return derive(src, bos_token=bos_token, eos_token=eos_token)
+
+
+def _polyfill_for(src: str) -> DialectSpec:
+    spec = get_builtin(POLYFILL_ID)
+    if THINK.close in src and spec.reasoning is None:
+        return spec.model_copy(update={"reasoning": THINK})
+    return spec

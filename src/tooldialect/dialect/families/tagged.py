@@ -1,0 +1,237 @@
+"""Families whose call body is a head naming the function, then JSON arguments
+(``body.kind == "tagged"``): Kimi K2, DeepSeek V3.1 / R1, Mistral v11, Functionary, Solar Open
+and gpt-oss (harmony).
+
+Docstrings name the template each marker was copied from (tests/fixtures/templates/).
+"""
+
+from __future__ import annotations
+
+from ..builtins import THINK, Signature, builtin
+from ..spec import CallFormat, DialectSpec, ReasoningMarkers, TaggedBody, Trigger
+
+
+@builtin(signatures=[Signature(("<|tool_calls_section_begin|>",))], priority=10)
+def kimi_k2() -> DialectSpec:
+    """Kimi K2: Kimi-K2-Instruct.jinja and moonshotai-Kimi-K2.jinja write
+    ``<|tool_calls_section_begin|>``, per call ``<|tool_call_begin|>`` + ``functions.NAME:IDX`` +
+    ``<|tool_call_argument_begin|>`` + JSON + ``<|tool_call_end|>``, then
+    ``<|tool_calls_section_end|>``. The id ``functions.NAME:IDX`` is the call id and round-trips."""
+    return DialectSpec(
+        id="kimi-k2",
+        family="Moonshot Kimi K2",
+        origin="builtin",
+        description="<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}...",
+        formats=[
+            CallFormat(
+                section_open="<|tool_calls_section_begin|>",
+                section_close="<|tool_calls_section_end|>",
+                call_open="<|tool_call_begin|>",
+                call_close="<|tool_call_end|>",
+                body=TaggedBody(head="functions.{name}:{index}<|tool_call_argument_begin|>"),
+            )
+        ],
+        reasoning=THINK,
+        id_template="functions.{name}:{index}",
+    )
+
+
+# DeepSeek's markers use full-width bars (U+FF5C) and U+2581 for spaces.
+DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+DS_CALLS_END = "<｜tool▁calls▁end｜>"
+DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
+DS_CALL_END = "<｜tool▁call▁end｜>"
+
+
+@builtin(signatures=[Signature((DS_CALLS_BEGIN,))], priority=5)
+def deepseek_v3_1() -> DialectSpec:
+    """DeepSeek V3.1: deepseek-ai-DeepSeek-V3.1.jinja writes ``<｜tool▁calls▁begin｜>``, per
+    call ``<｜tool▁call▁begin｜>`` + name + ``<｜tool▁sep｜>`` + JSON +
+    ``<｜tool▁call▁end｜>`` (no separator), then ``<｜tool▁calls▁end｜>``. Full-width ``｜``
+    and ``▁``. Thinking may be forced open."""
+    return DialectSpec(
+        id="deepseek-v3.1",
+        family="DeepSeek V3.1",
+        origin="builtin",
+        description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>...",
+        formats=[
+            CallFormat(
+                section_open=DS_CALLS_BEGIN,
+                section_close=DS_CALLS_END,
+                call_open=DS_CALL_BEGIN,
+                call_close=DS_CALL_END,
+                body=TaggedBody(head="{name}<｜tool▁sep｜>"),
+            )
+        ],
+        reasoning=THINK,
+    )
+
+
+@builtin(signatures=[Signature((DS_CALLS_BEGIN, "```json"))], priority=10)
+def deepseek_r1() -> DialectSpec:
+    """DeepSeek R1 and its distills: llama-cpp-deepseek-r1.jinja (and the official
+    deepseek-ai-DeepSeek-R1-Distill-*.jinja) write per call ``<｜tool▁call▁begin｜>`` +
+    ``function`` + ``<｜tool▁sep｜>`` + name + ``'\\n```json\\n'`` + JSON + ``'\\n```'`` +
+    ``<｜tool▁call▁end｜>``, calls joined by ``'\\n'``. The generation prompt ends in
+    ``<think>\\n``."""
+    return DialectSpec(
+        id="deepseek-r1",
+        family="DeepSeek R1 / V3",
+        origin="builtin",
+        description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```...",
+        formats=[
+            CallFormat(
+                section_open=DS_CALLS_BEGIN,
+                section_close=DS_CALLS_END,
+                call_open=DS_CALL_BEGIN,
+                call_close=DS_CALL_END,
+                separator="\n",
+                body=TaggedBody(
+                    head="function<｜tool▁sep｜>{name}", args_open="\n```json\n", args_close="\n```"
+                ),
+            )
+        ],
+        reasoning=THINK,
+    )
+
+
+MISTRAL_THINK = ReasoningMarkers(open="[THINK]", close="[/THINK]")
+_V11_PLAIN = TaggedBody(head="{name}[ARGS]")
+_V11_CALL_ID = TaggedBody(head="{name}[CALL_ID]{id}[ARGS]")
+
+
+@builtin(signatures=[Signature(("[TOOL_CALLS]", "[ARGS]"))], priority=10)
+def mistral_v11() -> DialectSpec:
+    """Mistral v11+ tokenizers (Ministral 3, Devstral, Magistral): mistralai-Ministral-3-14B-
+    Reasoning-2512.jinja writes, per call, ``'[TOOL_CALLS]'`` + name + ``'[ARGS]'`` + JSON.
+    Reasoning in ``[THINK]...[/THINK]``; some versions put ``[CALL_ID]id`` before ``[ARGS]``."""
+    return DialectSpec(
+        id="mistral-v11",
+        family="Mistral v11+ (Ministral 3, Devstral, Magistral)",
+        origin="builtin",
+        description="[TOOL_CALLS]NAME[ARGS]{json} per call",
+        formats=[
+            CallFormat(call_open="[TOOL_CALLS]", body=_V11_PLAIN),
+            CallFormat(call_open="[TOOL_CALLS]", body=_V11_CALL_ID),
+        ],
+        reasoning=MISTRAL_THINK,
+        id_format="alnum9",
+    )
+
+
+@builtin(signatures=[Signature(("[TOOL_CALLS]", "[CALL_ID]"))], priority=20)
+def mistral_small_3_2() -> DialectSpec:
+    """Mistral Small 3.2: Mistral-Small-3.2-24B-Instruct-2506.jinja writes, per call,
+    ``'[TOOL_CALLS]'`` + name + ``'[CALL_ID]'`` + a 9-character id + ``'[ARGS]'`` + JSON."""
+    return DialectSpec(
+        id="mistral-small-3.2",
+        family="Mistral Small 3.2",
+        origin="builtin",
+        description="[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} per call",
+        formats=[
+            CallFormat(call_open="[TOOL_CALLS]", body=_V11_CALL_ID),
+            CallFormat(call_open="[TOOL_CALLS]", body=_V11_PLAIN),
+        ],
+        id_format="alnum9",
+    )
+
+
+@builtin(signatures=[Signature(("<function=", "<|start_header_id|>"))], priority=10)
+def functionary_v3_1() -> DialectSpec:
+    """Functionary v3.1 (Llama 3.1): meetkai-functionary-medium-v3.1.jinja writes
+    ``'<function=' + name + '>'`` + JSON + ``'</function>'`` per call, then ``<|eom_id|>``.
+    (Its ``python`` tool's ``<|python_tag|>code`` is raw code, not a JSON call: unsupported.)"""
+    return DialectSpec(
+        id="functionary-v3.1",
+        family="MeetKai Functionary v3.1",
+        origin="builtin",
+        description="<function=NAME>{json}</function>",
+        formats=[CallFormat(body=TaggedBody(head="<function={name}>", tail="</function>"))],
+        stop=["<|eom_id|>"],
+    )
+
+
+@builtin(signatures=[Signature((">>>all",))], priority=10)
+def functionary_v3_2() -> DialectSpec:
+    """Functionary v3.2: meetkai-functionary-medium-v3.2.jinja writes ``'>>>' + name + '\\n'`` +
+    arguments per call and ``'>>>all\\n'`` + prose; the generation prompt already ends in ``>>>``
+    (callers prepend the prompt's trailing opener before parsing). ``>>>all\\n`` is stripped from
+    content; the trigger skips it."""
+    return DialectSpec(
+        id="functionary-v3.2",
+        family="MeetKai Functionary v3.2",
+        origin="builtin",
+        description=">>>NAME\\n{json}; >>>all\\n for prose",
+        formats=[
+            CallFormat(
+                call_open=">>>",
+                body=TaggedBody(head="{name}\n"),
+                triggers=[Trigger(kind="pattern", value=r"(>>>)(?!all\n)[A-Za-z0-9_.:-]+\n")],
+            )
+        ],
+        strip=[">>>all\n"],
+    )
+
+
+@builtin(signatures=[Signature(("<|tool_call:begin|>",))], priority=10)
+def solar_open() -> DialectSpec:
+    """Upstage Solar Open: ``<|tool_calls|>`` then per call ``<|tool_call:begin|>`` + id +
+    ``<|tool_call:name|>`` + name + ``<|tool_call:args|>`` + JSON + ``<|tool_call:end|>`` (no
+    template in the corpus; markers from dialects.md)."""
+    return DialectSpec(
+        id="solar-open",
+        family="Upstage Solar Open",
+        origin="builtin",
+        description="<|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{json}<|tool_call:end|>",
+        formats=[
+            CallFormat(
+                section_open="<|tool_calls|>",
+                call_open="<|tool_call:begin|>",
+                call_close="<|tool_call:end|>",
+                body=TaggedBody(head="{id}<|tool_call:name|>{name}<|tool_call:args|>"),
+            )
+        ],
+    )
+
+
+@builtin(signatures=[Signature(("<|channel|>", "<|call|>"))], priority=10)
+def gpt_oss() -> DialectSpec:
+    """gpt-oss (harmony): ``<|channel|>commentary to=functions.NAME
+    <|constrain|>json<|message|>`` + JSON + ``<|call|>`` (harmony's canonical form).
+    openai-gpt-oss-120b.jinja renders past calls with the recipient in the header,
+    ``<|start|>assistant to=functions.NAME<|channel|>commentary json <|message|>`` (third format;
+    the second is the same with ``<|constrain|>json``). The analysis channel is reasoning, the
+    final channel content; generation stops at ``<|call|>``."""
+    return DialectSpec(
+        id="gpt-oss",
+        family="OpenAI gpt-oss (harmony)",
+        origin="builtin",
+        description="<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}...",
+        formats=[
+            CallFormat(
+                call_close="<|call|>",
+                body=TaggedBody(
+                    head="<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"
+                ),
+            ),
+            CallFormat(
+                call_close="<|call|>",
+                body=TaggedBody(
+                    head=" to=functions.{name}<|channel|>commentary <|constrain|>json<|message|>"
+                ),
+            ),
+            CallFormat(
+                call_close="<|call|>",
+                body=TaggedBody(head=" to=functions.{name}<|channel|>commentary json<|message|>"),
+            ),
+        ],
+        reasoning=ReasoningMarkers(open="<|channel|>analysis<|message|>", close="<|end|>"),
+        strip=[
+            "<|start|>assistant",
+            "<|channel|>final<|message|>",
+            "<|channel|>commentary<|message|>",
+            "<|return|>",
+        ],
+        stop=["<|call|>"],
+        parallel_calls=False,
+    )
