@@ -1,0 +1,306 @@
+"""Tool-call grammars built from a ``DialectSpec``: lazy for ``tool_choice="auto"``, forced otherwise.
+
+Generic over the spec: envelope markers come from ``CallFormat``, bodies from ``body.kind``, and
+each tool's arguments from its own JSON Schema, so a call to ``f`` must carry ``f``'s arguments.
+
+Choices:
+
+* Markers' leading/trailing whitespace is optional (parsers tolerate its absence); the stripped
+  marker text is exact.
+* Element and python bodies take arguments in the order the schema declares them; required ones
+  must appear, optional ones may be skipped; no undeclared arguments. JSON arguments follow the
+  rules of ``json_schema``.
+* A lazy grammar's root is the alternatives of every format that has a trigger; each alternative
+  starts with its trigger text, because llama.cpp replays the text from the trigger into it.
+* With ``spec.reasoning``, word triggers become patterns that only match after the reasoning block
+  (``reasoning_open=True``: after its close; otherwise after a closed block at the start, or
+  anywhere when the reply does not start with one). See ``trigger_pattern``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..dialect.spec import (
+    CallFormat,
+    DialectSpec,
+    ElementBody,
+    JsonBody,
+    PythonBody,
+    ReasoningMarkers,
+    TaggedBody,
+    Trigger,
+    format_template,
+)
+from ..errors import UnsupportedToolChoiceError
+from ..tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+from .gbnf import GbnfBuilder, literal, optional_edges, until
+from .json_schema import SchemaConverter, props_sequence
+
+__all__ = ["ToolGrammar", "build_grammar", "trigger_pattern"]
+
+_ID_RULES = {"openai": "[a-zA-Z0-9_-]{1,40}", "alnum9": "[a-zA-Z0-9]{9}", "numeric": "[0-9]{1,6}"}
+_INDEX_RULE = "[0-9]{1,4}"
+_GAP = "[ \\t\\r\\n]{0,8}"
+
+
+class ToolGrammar(BaseModel):
+    """A grammar plus how to start it. Feed lazy ones to
+    ``llama_sampler_init_grammar_lazy_patterns(vocab, gbnf, root, lazy_patterns(), ...)``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gbnf: str
+    """The GBNF text."""
+    root: str = "root"
+    """Root rule name."""
+    lazy: bool
+    """Constrains only once a trigger fired (``tool_choice="auto"``)."""
+    forced: bool
+    """A call is required from the first token (``required`` / named)."""
+    trigger_words: list[str] = Field(default_factory=list)
+    """Literal trigger texts (may be mapped to trigger tokens when one token spells them)."""
+    trigger_patterns: list[str] = Field(default_factory=list)
+    """ECMAScript regexes with llama.cpp's semantics: full match of all text so far, the grammar
+    starting at the first non-empty capture group."""
+
+    def lazy_patterns(self) -> list[str]:
+        """All triggers as full-match patterns (words escaped), for engines that use no tokens."""
+        return [trigger_pattern(Trigger(kind="word", value=w), None) for w in self.trigger_words] + list(
+            self.trigger_patterns
+        )
+
+
+def build_grammar(
+    spec: DialectSpec,
+    tools: Sequence[Mapping[str, Any]] | Sequence[ToolDef] | None,
+    *,
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    reasoning_open: bool = False,
+) -> ToolGrammar | None:
+    """The tool-call grammar for ``tools`` under ``tool_choice``; ``None`` when no call is possible.
+
+    ``reasoning_open`` says the prompt already opened the reasoning block, so a forced grammar starts
+    inside it and lazy triggers only fire after its close.
+    """
+    defs = _tool_defs(tools)
+    choice = tool_choice if isinstance(tool_choice, ToolChoice) else normalize_tool_choice(tool_choice, defs)
+    if choice.mode == "none" or not defs:
+        return None
+    forced = choice.forced
+    if forced and not spec.forcible:
+        raise UnsupportedToolChoiceError(
+            f"dialect {spec.id!r} cannot force tool_choice={choice.mode!r}"
+            + (f" ({choice.name!r})" if choice.name else "")
+            + f": {spec.unforcible_reason or 'its calls cannot be constrained from the first token'}; "
+            "use tool_choice='auto'"
+        )
+    selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
+    b = GbnfBuilder()
+    root = b.name("root")
+    reasoning = spec.reasoning
+    if forced:
+        body = _format(b, spec, spec.primary, selected, parallel=parallel_tool_calls, hint="call")
+        if reasoning is not None:
+            think = until(b, reasoning.close, hint="think")
+            if reasoning_open:
+                body = f"{think} {_GAP} {body}"
+            else:
+                body = f"({optional_edges(reasoning.open)} {think} {_GAP})? {body}"
+        b.define(root, body)
+        return ToolGrammar(gbnf=b.render(root), root=root, lazy=False, forced=True)
+    alts, words, patterns = [], [], []
+    for i, fmt in enumerate(spec.formats):
+        triggers = fmt.effective_triggers()
+        if not triggers:
+            continue  # unreachable lazily: nothing marks where it starts
+        alts.append(_format(b, spec, fmt, selected, parallel=parallel_tool_calls, hint=f"fmt{i}"))
+        for t in triggers:
+            if t.kind == "word" and reasoning is None:
+                words.append(t.value)
+            else:
+                patterns.append(trigger_pattern(t, reasoning, reasoning_open=reasoning_open))
+    if not alts:
+        return None
+    b.define(root, " | ".join(alts))
+    return ToolGrammar(
+        gbnf=b.render(root), root=root, lazy=True, forced=False,
+        trigger_words=list(dict.fromkeys(words)), trigger_patterns=list(dict.fromkeys(patterns)),
+    )
+
+
+def _tool_defs(tools: Sequence[Mapping[str, Any]] | Sequence[ToolDef] | None) -> list[ToolDef]:
+    if tools and all(isinstance(t, ToolDef) for t in tools):
+        return list(tools)  # type: ignore[arg-type]
+    return normalize_tools(tools)  # type: ignore[arg-type]
+
+
+# -- triggers ---------------------------------------------------------------------------------------
+
+_GROUP_RE = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\((?!\?)")
+
+
+def _has_group(pattern: str) -> bool:
+    return any(m.group(0) == "(" for m in _GROUP_RE.finditer(pattern))
+
+
+def _esc(text: str) -> str:
+    """ECMAScript-escape literal text."""
+    return re.sub(r"([\\^$.*+?()\[\]{}|])", r"\\\1", text)
+
+
+def trigger_pattern(trigger: Trigger, reasoning: ReasoningMarkers | None, *, reasoning_open: bool = False) -> str:
+    """``trigger`` as a full-match ECMAScript pattern whose first capture group is where the
+    grammar starts; with ``reasoning`` it cannot match inside the reasoning block."""
+    if reasoning is None:
+        start = "^"
+    elif reasoning_open:
+        start = rf"^[\s\S]*?{_esc(reasoning.close)}"
+    else:
+        opened = rf"\s*{_esc(reasoning.open)}"
+        start = rf"^(?:{opened}[\s\S]*?{_esc(reasoning.close)}|(?!{opened}))"
+    if trigger.kind == "word":
+        return rf"{start}[\s\S]*?({_esc(trigger.value)})[\s\S]*"
+    value = trigger.value
+    anchored = value.startswith("^")
+    if trigger.kind == "pattern_full":
+        value = value.removeprefix("^").removesuffix("$") if not value.endswith("\\$") else value.removeprefix("^")
+    elif anchored:
+        value = value[1:]
+    inner = f"(?:{value})" if _has_group(value) else f"({value})"
+    if trigger.kind == "pattern_full":
+        return f"{start}{inner}$"
+    return f"{start}{inner}[\\s\\S]*" if anchored else rf"{start}[\s\S]*?{inner}[\s\S]*"
+
+
+# -- bodies -----------------------------------------------------------------------------------------
+
+_SENTINEL = re.compile("\x00([a-z_]+)\x00")
+_FIELDS = ("name", "id", "index", "key", "is_string", "value")
+
+
+def _template(template: str, fields: Mapping[str, str]) -> str:
+    """GBNF for a marker template: literal chunks (outer whitespace optional) and field exprs."""
+    marked = format_template(template, **{f: f"\x00{f}\x00" for f in _FIELDS if f in fields})
+    out = []
+    pos = 0
+    for m in _SENTINEL.finditer(marked):
+        out.append(optional_edges(marked[pos:m.start()]))
+        out.append(fields[m.group(1)])
+        pos = m.end()
+    out.append(optional_edges(marked[pos:]))
+    return " ".join(p for p in out if p) or '""'
+
+
+def _format(b: GbnfBuilder, spec: DialectSpec, fmt: CallFormat, tools: list[ToolDef], *, parallel: bool, hint: str) -> str:
+    bodies = [_body(b, spec, fmt.body, t, hint=f"{hint}-{t.name}") for t in tools]
+    call_body = b.add(f"{hint}-body", " | ".join(bodies))
+    call = b.add(f"{hint}-one", " ".join(p for p in (optional_edges(fmt.call_open), call_body, optional_edges(fmt.call_close)) if p))
+    calls = f"{call} ({optional_edges(fmt.separator)} {call})*" if parallel else call
+    parts = (optional_edges(fmt.section_open), calls, optional_edges(fmt.section_close))
+    return b.add(hint, " ".join(p for p in parts if p))
+
+
+def _id_rule(spec: DialectSpec) -> str:
+    return _ID_RULES.get(spec.id_format, _ID_RULES["openai"])
+
+
+def _body(b: GbnfBuilder, spec: DialectSpec, body: Any, tool: ToolDef, *, hint: str) -> str:
+    schema = tool.parameters
+    name = literal(tool.name)
+    head_fields = {"name": name, "id": f"({_id_rule(spec)})", "index": f"({_INDEX_RULE})"}
+    if isinstance(body, JsonBody):
+        return _json_body(b, spec, body, tool, hint=hint)
+    if isinstance(body, TaggedBody):
+        args = SchemaConverter(b, schema).visit(schema, "", hint=f"{hint}-args")
+        parts = [_template(body.head, head_fields), optional_edges(body.args_open), args,
+                 optional_edges(body.args_close), optional_edges(body.tail)]
+        return b.add(hint, " ".join(p for p in parts if p))
+    if isinstance(body, ElementBody):
+        return _element_body(b, body, tool, head_fields, hint=hint)
+    assert isinstance(body, PythonBody)
+    codec = "gemma4" if body.value_codec == "gemma4" else "python"
+    conv = SchemaConverter(b, schema, codec=codec)
+    items = []
+    for key, sub in _properties(schema).items():
+        value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")
+        items.append((b.add(f"{hint}-{key}-kv", f"{literal(key)} {optional_edges(body.assign)} {value}"), key in _required(schema)))
+    seq = props_sequence(b, items, optional_edges(body.arg_separator) or '""', hint=f"{hint}-args")
+    return b.add(hint, f"{_template(body.call_open, head_fields)} {seq} {optional_edges(body.call_close) or chr(34) * 2}")
+
+
+def _json_body(b: GbnfBuilder, spec: DialectSpec, body: JsonBody, tool: ToolDef, *, hint: str) -> str:
+    schema = tool.parameters
+    conv = SchemaConverter(b, schema, codec="json-in-string" if body.arguments_as_string else "json")
+    args = conv.visit(schema, "", hint=f"{hint}-args")
+    if body.arguments_as_string:
+        args = f'"\\"" {args} "\\""'
+    ws = conv.codec.ws(b) if not body.arguments_as_string else SchemaConverter(b, schema).codec.ws(b)
+    colon = f'{ws} ":" {ws}'
+
+    def kv(key: str, value: str) -> str:
+        return f"{literal(_q(key))} {colon} {value}"
+
+    if body.name_key is None:
+        pairs = [kv(tool.name, args)]
+    else:
+        pairs = []
+        id_pair = kv(body.id_key, f'"\\"" {_id_rule(spec)} "\\""') if body.id_key else None
+        if id_pair and body.id_first:
+            pairs.append(id_pair)
+        pairs += [kv(k, literal(_dumps(v))) for k, v in body.extra.items()]
+        pairs.append(kv(body.name_key, literal(_q(tool.name))))
+        pairs.append(kv(body.arguments_key, args))
+        if id_pair and not body.id_first:
+            pairs.append(id_pair)
+    inner = f' {ws} "," {ws} '.join(pairs)
+    return b.add(hint, f'"{{" {ws} {inner} {ws} "}}"')
+
+
+def _element_body(b: GbnfBuilder, body: ElementBody, tool: ToolDef, head_fields: Mapping[str, str], *, hint: str) -> str:
+    schema = tool.parameters
+    conv = SchemaConverter(b, schema)
+    marked = format_template(body.param, value="\x00value\x00")
+    pre_t, _, post = marked.partition("\x00value\x00")
+    has_flag = "{is_string}" in pre_t
+    items = []
+    for key, sub in _properties(schema).items():
+        ptr = f"/properties/{key}"
+        h = f"{hint}-{key}"
+        if has_flag:
+            alts = []
+            for flag, only in (("true", True), ("false", False)):
+                pre = _template(pre_t, {"key": literal(key), "is_string": literal(flag)})
+                alts.append(f"{pre} {conv.element_value(sub, ptr, post, hint=f'{h}-{flag}', string_only=only)}")
+            param = b.add(h, " | ".join(alts))
+        else:
+            pre = _template(pre_t, {"key": literal(key)})
+            param = b.add(h, f"{pre} {conv.element_value(sub, ptr, post, hint=f'{h}-v')}")
+        items.append((param, key in _required(schema)))
+    seq = props_sequence(b, items, '""', hint=f"{hint}-args")
+    return b.add(hint, f"{_template(body.head, head_fields)} {seq} {optional_edges(body.tail) or chr(34) * 2}")
+
+
+def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    props = schema.get("properties") or {}
+    return props if isinstance(props, Mapping) else {}
+
+
+def _required(schema: Mapping[str, Any]) -> list[str]:
+    req = schema.get("required") or []
+    return list(req) if isinstance(req, list) else []
+
+
+def _q(text: str) -> str:
+    return _dumps(text)
+
+
+def _dumps(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)

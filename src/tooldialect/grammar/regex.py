@@ -1,0 +1,153 @@
+"""A subset of regular expressions (JSON Schema ``pattern``) compiled to a GBNF expression.
+
+Supported: literals, escapes (``\\d \\w \\s \\D \\W \\S``, ``\\.`` etc.), ``.``, character classes,
+groups ``(...)``/``(?:...)``, ``|``, quantifiers ``? * + {m} {m,} {m,n}`` (lazy ``?`` suffix
+ignored) and ``^``/``$`` at the ends. A pattern without ``^``/``$`` may be surrounded by any text, as
+JSON Schema searches. Anything else (backreferences, lookaround, ``\\b``) raises
+``UnsupportedSchemaError``. Class members are taken literally, so a class that admits ``"`` or a
+control character can yield invalid JSON; keep such patterns out of schemas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import UnsupportedSchemaError
+from .gbnf import _esc_char
+
+__all__ = ["regex_to_gbnf"]
+
+_CLASS_ESC = {"d": "0-9", "w": "a-zA-Z0-9_", "s": " \\t\\n\\r"}
+_SIMPLE_ESC = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
+
+
+def regex_to_gbnf(pattern: str, *, pointer: str, any_char: str, text: Callable[[str], str]) -> str:
+    """A GBNF expression for strings matching ``pattern``; ``any_char`` is one content character
+    and ``text`` turns literal content into a GBNF literal (escaped for the value syntax)."""
+    return _Parser(pattern, pointer, any_char, text).parse()
+
+
+class _Parser:
+    def __init__(self, pattern: str, pointer: str, any_char: str, text: Callable[[str], str]) -> None:
+        self.p = pattern
+        self.i = 0
+        self.pointer = pointer
+        self.any = any_char
+        self.text = text
+
+    def fail(self, what: str) -> UnsupportedSchemaError:
+        return UnsupportedSchemaError(
+            f"pattern {self.p!r} at {self.pointer!r} uses {what}, which the grammar cannot express; "
+            "simplify the regex", pointer=self.pointer,
+        )
+
+    def parse(self) -> str:
+        p = self.p
+        anchored_start = p.startswith("^")
+        anchored_end = p.endswith("$") and not p.endswith("\\$")
+        self.p = p[1 if anchored_start else 0: len(p) - 1 if anchored_end else len(p)]
+        body = self.alt()
+        if self.i != len(self.p):
+            raise self.fail(f"an unbalanced ')' at {self.i}")
+        lead = "" if anchored_start else f"({self.any})* "
+        trail = "" if anchored_end else f" ({self.any})*"
+        return f"{lead}({body}){trail}"
+
+    def alt(self) -> str:
+        seqs = [self.seq()]
+        while self.i < len(self.p) and self.p[self.i] == "|":
+            self.i += 1
+            seqs.append(self.seq())
+        return " | ".join(s or '""' for s in seqs)
+
+    def seq(self) -> str:
+        parts: list[str] = []
+        while self.i < len(self.p) and self.p[self.i] not in "|)":
+            atom = self.atom()
+            parts.append(self.quant(atom))
+        return " ".join(parts)
+
+    def atom(self) -> str:
+        p, ch = self.p, self.p[self.i]
+        self.i += 1
+        if ch == "(":
+            if p.startswith("?:", self.i):
+                self.i += 2
+            elif p.startswith("?", self.i):
+                raise self.fail("lookaround or a named group")
+            inner = self.alt()
+            if self.i >= len(p) or p[self.i] != ")":
+                raise self.fail("an unclosed '('")
+            self.i += 1
+            return f"({inner})"
+        if ch == "[":
+            return self.char_class()
+        if ch == ".":
+            return f"({self.any})"
+        if ch in "^$":
+            raise self.fail(f"{ch!r} inside the pattern")
+        if ch in "*+?{":
+            raise self.fail(f"a quantifier {ch!r} with nothing to repeat")
+        if ch == "\\":
+            return self.escape(in_class=False)
+        return self.text(ch)
+
+    def escape(self, *, in_class: bool) -> str:
+        if self.i >= len(self.p):
+            raise self.fail("a trailing backslash")
+        ch = self.p[self.i]
+        self.i += 1
+        if ch in _CLASS_ESC:
+            return _CLASS_ESC[ch] if in_class else f"[{_CLASS_ESC[ch]}]"
+        if ch in "DWS":
+            if in_class:
+                raise self.fail(f"\\{ch} inside a class")
+            return f"[^{_CLASS_ESC[ch.lower()]}]"
+        if ch.isdigit() or ch in "bBpPkcux":
+            raise self.fail(f"the escape \\{ch}")
+        lit = _SIMPLE_ESC.get(ch, ch)
+        return _esc_char(lit, "]^-[") if in_class else self.text(lit)
+
+    def char_class(self) -> str:
+        p = self.p
+        out = "["
+        if p.startswith("^", self.i):
+            out += "^"
+            self.i += 1
+        first = True
+        while self.i < len(p) and (p[self.i] != "]" or first):
+            ch = p[self.i]
+            self.i += 1
+            first = False
+            if ch == "\\":
+                out += self.escape(in_class=True)
+            elif ch == "-" and out[-1] not in "[^" and self.i < len(p) and p[self.i] != "]":
+                out += "-"
+            else:
+                out += _esc_char(ch, "]^-[")
+        if self.i >= len(p):
+            raise self.fail("an unclosed '['")
+        self.i += 1
+        return out + "]"
+
+    def quant(self, atom: str) -> str:
+        p = self.p
+        if self.i >= len(p):
+            return atom
+        ch = p[self.i]
+        if ch in "*+?":
+            self.i += 1
+            q = ch
+        elif ch == "{":
+            end = p.find("}", self.i)
+            spec = p[self.i + 1: end] if end > 0 else ""
+            lo, _, hi = spec.partition(",")
+            if not lo.isdigit() or (hi and not hi.isdigit()):
+                return atom  # a literal '{' in JS regexes; taken as text by the next atom
+            self.i = end + 1
+            q = "{" + spec + "}"
+        else:
+            return atom
+        if self.i < len(p) and p[self.i] == "?":
+            self.i += 1  # lazy: same language
+        return f"({atom}){q}"
