@@ -1,0 +1,440 @@
+"""Generators that read one emission of calls (section, calls, separators) from a growing buffer.
+
+Every reader is a generator over a ``Source``: it yields ``None`` while it cannot decide yet, and
+yields events as a call becomes certain:
+
+* ``Begin(name, id, index)`` once a call is certain (it is never retracted),
+* ``Args(fragment)`` argument text (concatenated: the call's ``arguments_json``),
+* ``End()`` when the call is finished.
+
+A call is *certain* when its name is read and its JSON arguments object has begun (json and
+tagged bodies; the arguments then stream as they arrive), or when the whole body is read (element
+and python bodies, JSON arguments written as a string, and JSON bodies whose ``id_key`` comes after
+the arguments). A call that fails before it is certain returns ``FAIL`` and its text stays content.
+A certain call that breaks (malformed, or the text ends) is kept with its arguments healed from the
+last safe point and returns ``BROKEN``; the text after that point becomes content.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..dialect.spec import (
+    GEMMA4_QUOTE,
+    CallFormat,
+    DialectSpec,
+    ElementBody,
+    JsonBody,
+    PythonBody,
+    TaggedBody,
+)
+from .jsonscan import DONE, ERROR, NEED, JsonScanner
+from .templates import Segment, Source, compile_template, match_template, probe_literal, skip_ws
+from .values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
+
+__all__ = ["BROKEN", "FAIL", "OK", "Args", "Begin", "End", "Event", "FormatPlan", "read_emission"]
+
+OK, FAIL, BROKEN = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Begin:
+    """A call is certain."""
+
+    name: str
+    id: str | None
+    index: str | None
+
+
+@dataclass(frozen=True)
+class Args:
+    """An argument fragment."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class End:
+    """The current call is finished."""
+
+
+Event = Begin | Args | End
+Reader = Generator[Event | None, None, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class FormatPlan:
+    """One ``CallFormat`` with its templates compiled and markers stripped, built once per spec."""
+
+    fmt: CallFormat
+    section_open: str
+    section_close: str
+    call_open: str
+    call_close: str
+    separator: str
+    head: tuple[Segment, ...]
+    param: tuple[Segment, ...]
+    tail: str
+    args_open: str
+    args_close: str
+
+    @classmethod
+    def build(cls, fmt: CallFormat) -> FormatPlan:
+        body = fmt.body
+        head: tuple[Segment, ...] = ()
+        param: tuple[Segment, ...] = ()
+        tail = args_open = args_close = ""
+        if isinstance(body, (TaggedBody, ElementBody)):
+            head = compile_template(body.head)
+            tail = body.tail.strip()
+        if isinstance(body, TaggedBody):
+            args_open, args_close = body.args_open.strip(), body.args_close.strip()
+        if isinstance(body, ElementBody):
+            param = compile_template(body.param)
+        if isinstance(body, PythonBody):
+            head = compile_template(body.call_open)
+            tail = body.call_close.strip()
+        return cls(
+            fmt=fmt,
+            section_open=fmt.section_open.strip(),
+            section_close=fmt.section_close.strip(),
+            call_open=fmt.call_open.strip(),
+            call_close=fmt.call_close.strip(),
+            separator=fmt.separator.strip(),
+            head=head,
+            param=param,
+            tail=tail,
+            args_open=args_open,
+            args_close=args_close,
+        )
+
+
+@dataclass
+class Context:
+    """What call readers need besides the text."""
+
+    spec: DialectSpec
+    schemas: Mapping[str, dict[str, Any]]
+
+
+def _run(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
+    while True:
+        st = sc.advance(src.buf, src.final)
+        if st != NEED:
+            return st
+        if src.final:
+            return ERROR
+        yield None
+
+
+def _stream_args(src: Source, p: int) -> Generator[Event | None, None, tuple[int, bool]]:
+    """Stream a JSON object's text from ``p``; returns (end, complete). Incomplete: healed, and
+    ``end`` is the raw position of the last safe point."""
+    sc = JsonScanner(p)
+    while True:
+        st = sc.advance(src.buf, src.final)
+        if st == DONE:
+            rest = sc.take_all()
+            if rest:
+                yield Args(rest)
+            return sc.pos, True
+        if st == ERROR or src.final:
+            yield Args(sc.take_safe() + sc.heal())
+            return sc.safe_pos, False
+        frag = sc.take_safe()
+        if frag:
+            yield Args(frag)
+        yield None
+
+
+def _certain(name: str, cid: str | None, index: str | None, args_json: str) -> Generator[Event]:
+    yield Begin(name, cid, index)
+    yield Args(args_json)
+    yield End()
+
+
+def _args_from_string(text: str) -> str | None:
+    """JSON arguments written as a JSON string: the decoded text, if it is a JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = json.loads(text, strict=False)
+        except ValueError:
+            return None
+        return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else None
+    return text if isinstance(value, dict) else None
+
+
+def _json_body(src: Source, p: int, body: JsonBody) -> Reader:
+    p = yield from skip_ws(src, p)
+    if p >= len(src.buf) or src.buf[p] != "{":
+        return p, FAIL
+    p += 1
+    name: str | None = None
+    cid: str | None = None
+    args_json: str | None = None
+    committed = False
+    # the id must be in the first delta: with the id after the arguments, wait for the whole body
+    can_stream = not (body.id_key and not body.id_first)
+    first = True
+    while True:
+        p = yield from skip_ws(src, p)
+        buf = src.buf
+        if p < len(buf) and buf[p] == "}" and first:
+            p += 1
+            break
+        if p >= len(buf) or buf[p] != '"':
+            break
+        sc = JsonScanner(p)
+        if (yield from _run(src, sc)) != DONE:
+            break
+        key = json.loads(sc.take_all())
+        q = yield from probe_literal(src, sc.pos, ":")
+        if q < 0:
+            break
+        p = yield from skip_ws(src, q)
+        buf = src.buf
+        is_args = key == body.arguments_key if body.name_key is not None else name is None
+        if body.name_key is None and is_args:
+            name = key
+        if is_args and can_stream and name is not None and not committed and buf[p:p + 1] == "{":
+            committed = True
+            yield Begin(name, cid, None)
+            p, complete = yield from _stream_args(src, p)
+            if not complete:
+                yield End()
+                return p, BROKEN
+            args_json = ""
+        else:
+            sc = JsonScanner(p)
+            if (yield from _run(src, sc)) != DONE:
+                break
+            text = sc.take_all()
+            p = sc.pos
+            if key == body.name_key and name is None:
+                value = json.loads(text)
+                if not isinstance(value, str):
+                    break
+                name = value
+            elif is_args and args_json is None:
+                if text.startswith("{"):
+                    args_json = text
+                elif text.startswith('"'):
+                    args_json = _args_from_string(json.loads(text))
+                    if args_json is None:
+                        break
+                elif text == "null":
+                    args_json = "{}"
+                else:
+                    break
+            elif key == body.id_key and cid is None:
+                value = json.loads(text)
+                if isinstance(value, (str, int)) and not isinstance(value, bool):
+                    cid = str(value)
+        q = yield from skip_ws(src, p)
+        buf = src.buf
+        first = False
+        if buf[q:q + 1] == ",":
+            p = q + 1
+            continue
+        if buf[q:q + 1] == "}":
+            p = q + 1
+            if committed:
+                yield End()
+                return p, OK
+            if name is None:
+                return p, FAIL
+            yield from _certain(name, cid, None, args_json if args_json is not None else "{}")
+            return p, OK
+        break
+    if committed:
+        yield End()
+        return p, BROKEN
+    return p, FAIL
+
+
+def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
+    p, fields = yield from match_template(src, p, plan.head)
+    if p < 0:
+        return p, FAIL
+    q = yield from probe_literal(src, p, plan.args_open)
+    if q < 0:
+        return p, FAIL
+    p = yield from skip_ws(src, q)
+    if src.buf[p:p + 1] != "{":
+        return p, FAIL
+    yield Begin(fields["name"], fields.get("id"), fields.get("index"))
+    p, complete = yield from _stream_args(src, p)
+    yield End()
+    if not complete:
+        return p, BROKEN
+    # closing literals after complete arguments are tolerated when missing
+    for core in (plan.args_close, plan.tail):
+        q = yield from probe_literal(src, p, core)
+        if q < 0:
+            return p, OK
+        p = q
+    return p, OK
+
+
+def _trim(value: str, body: ElementBody) -> str:
+    if body.trim_value:
+        if value.startswith("\r\n"):
+            value = value[2:]
+        elif value.startswith("\n"):
+            value = value[1:]
+        if value.endswith("\r\n"):
+            value = value[:-2]
+        elif value.endswith("\n"):
+            value = value[:-1]
+    return value
+
+
+def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx: Context) -> Reader:
+    p, fields = yield from match_template(src, p, plan.head)
+    if p < 0:
+        return p, FAIL
+    name = fields["name"]
+    schema = ctx.schemas.get(name, {})
+    props = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
+    args: dict[str, Any] = {}
+    while True:
+        if plan.tail:
+            q = yield from probe_literal(src, p, plan.tail)
+            if q >= 0:
+                p = q
+                break
+        q, pf = yield from match_template(src, p, plan.param)
+        if q < 0:
+            if plan.tail:
+                rest = yield from skip_ws(src, p)
+                if not (src.final and rest >= len(src.buf)):
+                    return p, FAIL
+            break  # a missing tail at the end of the text is tolerated
+        key = pf.get("key", "")
+        raw = _trim(pf.get("value", ""), body)
+        sub = props.get(key) if isinstance(props, Mapping) else None
+        args[key] = coerce_value(raw, sub, root=schema, is_string=pf.get("is_string"))
+        p = q
+    yield from _certain(name, fields.get("id"), fields.get("index"),
+                        json.dumps(args, ensure_ascii=False))
+    return p, OK
+
+
+def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody) -> Reader:
+    p, fields = yield from match_template(src, p, plan.head)
+    if p < 0 or not plan.tail:
+        return p, FAIL
+    close = plan.tail
+    gemma = body.value_codec == "gemma4"
+    start = i = p
+    depth = 0
+    quote = ""
+    while True:
+        buf = src.buf
+        n = len(buf)
+        while i < n:
+            if quote:
+                if gemma:
+                    k = buf.find(quote, i)
+                    if k < 0:
+                        i = max(i, n - len(quote) + 1)
+                        break
+                    i = k + len(quote)
+                    quote = ""
+                    continue
+                c = buf[i]
+                if c == "\\":
+                    if i + 1 >= n:
+                        break
+                    i += 2
+                    continue
+                if c == quote:
+                    quote = ""
+                i += 1
+                continue
+            if depth == 0 and buf.startswith(close, i):
+                inner = buf[start:i]
+                if gemma:
+                    args = parse_gemma4_kwargs(inner, assign=body.assign,
+                                               separator=body.arg_separator)
+                elif body.assign.strip() == "=":
+                    args = parse_python_kwargs(inner)
+                else:
+                    args = None
+                if args is None:
+                    return i, FAIL
+                yield from _certain(fields["name"], fields.get("id"), fields.get("index"),
+                                    json.dumps(args, ensure_ascii=False))
+                return i + len(close), OK
+            if depth == 0 and n - i < len(close) and close.startswith(buf[i:]) and not src.final:
+                break
+            c = buf[i]
+            if gemma and buf.startswith(GEMMA4_QUOTE, i):
+                quote = GEMMA4_QUOTE
+                i += len(GEMMA4_QUOTE)
+                continue
+            if not gemma and c in "'\"":
+                quote = c
+            elif c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+                if depth < 0:
+                    return i, FAIL
+            i += 1
+        if src.final:
+            return i, FAIL
+        yield None
+
+
+def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
+    q = yield from probe_literal(src, p, plan.call_open)
+    if q < 0:
+        return p, FAIL
+    body = plan.fmt.body
+    if isinstance(body, JsonBody):
+        end, status = yield from _json_body(src, q, body)
+    elif isinstance(body, TaggedBody):
+        end, status = yield from _tagged_body(src, q, plan)
+    elif isinstance(body, ElementBody):
+        end, status = yield from _element_body(src, q, plan, body, ctx)
+    else:
+        end, status = yield from _python_body(src, q, plan, body)
+    if status != OK:
+        return end, status
+    q = yield from probe_literal(src, end, plan.call_close)
+    return (q if q >= 0 else end), OK  # a missing call_close (EOS cut it) is tolerated
+
+
+def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
+    """Read section_open, calls joined by separators, section_close from ``p``.
+
+    Returns (end, status): ``FAIL`` when no call was read (nothing was emitted), ``BROKEN`` when
+    the last call broke after it became certain, else ``OK``.
+    """
+    q = yield from probe_literal(src, p, plan.section_open)
+    if q < 0:
+        return p, FAIL
+    count = 0
+    while True:
+        r = q
+        if count and plan.separator:
+            r = yield from probe_literal(src, q, plan.separator)
+            if r < 0:
+                break
+        end, status = yield from _read_call(src, r, plan, ctx)
+        if status == FAIL:
+            break
+        count += 1
+        q = end
+        if status == BROKEN:
+            return q, BROKEN
+    if not count:
+        return p, FAIL
+    r = yield from probe_literal(src, q, plan.section_close)
+    return (r if r >= 0 else q), OK  # a missing section_close is tolerated

@@ -1,0 +1,231 @@
+"""A resumable JSON scanner for text that arrives in pieces.
+
+It validates one JSON value as characters arrive, without re-reading what it already saw, and keeps
+track of the last *safe point*: a prefix that becomes valid JSON by appending a known suffix (the
+open string's quote and the open containers' closers). Argument fragments are streamed up to the
+safe point only, so a call cut off at the end of the text can be healed from what was already sent.
+
+Raw control characters inside strings (small models write literal newlines in code) are escaped in
+the *cooked* output, so the cooked text always loads with a strict ``json.loads``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["DONE", "ERROR", "NEED", "JsonScanner"]
+
+DONE, NEED, ERROR = 0, 1, 2
+
+_WS = re.compile(r"[ \t\n\r]+")
+_STR_RUN = re.compile(r'[^"\\\x00-\x1f]+')
+_ESC = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_ESC_PREFIX = re.compile(r'\\(?:u[0-9a-fA-F]{0,3})?\Z')
+_NUM_EXTENT = re.compile(r"[-+0-9.eE]+")
+_NUM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?\Z")
+_LITERALS = {"t": "true", "f": "false", "n": "null"}
+
+# states
+_VALUE, _ARR_FIRST, _OBJ_FIRST, _OBJ_KEY, _COLON, _AFTER, _STR = range(7)
+
+
+class JsonScanner:
+    """Scans one JSON value starting at ``pos`` of a growing buffer."""
+
+    __slots__ = ("_closers", "_in_key", "_safe_heal", "_safe_n", "_stack", "_state", "pieces",
+                 "pos", "safe_pos", "start")
+
+    def __init__(self, pos: int) -> None:
+        self.start = pos
+        """Where the value starts (after leading whitespace once the first token is seen)."""
+        self.pos = pos
+        """How far the buffer has been read."""
+        self.pieces: list[str] = []
+        """Cooked text read so far and not yet taken."""
+        self._stack: list[str] = []
+        self._closers = ""
+        self._state = _VALUE
+        self._in_key = False
+        self._safe_n = 0
+        self._safe_heal = ""
+        self.safe_pos = pos
+        """Raw buffer position of the last safe point."""
+
+    def _safe(self, heal: str, pos: int) -> None:
+        self._safe_n = len(self.pieces)
+        self._safe_heal = heal
+        self.safe_pos = pos
+
+    def take_safe(self) -> str:
+        """Cooked text up to the last safe point not taken before."""
+        n = self._safe_n
+        if not n:
+            return ""
+        out = "".join(self.pieces[:n])
+        del self.pieces[:n]
+        self._safe_n = 0
+        return out
+
+    def heal(self) -> str:
+        """Suffix that closes what ``take_safe`` returned so far into valid JSON."""
+        return self._safe_heal
+
+    def take_all(self) -> str:
+        """All cooked text not taken yet (use once the value is DONE)."""
+        out = "".join(self.pieces)
+        self.pieces.clear()
+        self._safe_n = 0
+        return out
+
+    def _close_value(self, pos: int) -> int:
+        """A value just ended at ``pos``; DONE when it was the top-level one."""
+        if not self._stack:
+            return DONE
+        self._state = _AFTER
+        self._safe(self._closers, pos)
+        return NEED
+
+    def advance(self, buf: str, final: bool) -> int:
+        """Read ``buf`` from ``pos``; return DONE (``pos`` is after the value), NEED or ERROR."""
+        pos = self.pos
+        n = len(buf)
+        pieces = self.pieces
+        try:
+            while True:
+                state = self._state
+                if state == _STR:
+                    m = _STR_RUN.match(buf, pos)
+                    if m:
+                        pieces.append(m.group())
+                        pos = m.end()
+                    if pos >= n:
+                        if not self._in_key:
+                            self._safe('"' + self._closers, pos)
+                        return NEED
+                    c = buf[pos]
+                    if c == '"':
+                        pieces.append(c)
+                        pos += 1
+                        if self._in_key:
+                            self._state = _COLON
+                        elif self._close_value(pos) == DONE:
+                            return DONE
+                        continue
+                    if c == "\\":
+                        m = _ESC.match(buf, pos)
+                        if m:
+                            pieces.append(m.group())
+                            pos = m.end()
+                            continue
+                        if not final and _ESC_PREFIX.match(buf, pos):
+                            if not self._in_key:
+                                self._safe('"' + self._closers, pos)
+                            return NEED
+                        return ERROR
+                    # a raw control character: tolerated, escaped in the cooked text
+                    pieces.append(json.dumps(c)[1:-1])
+                    pos += 1
+                    continue
+                m = _WS.match(buf, pos)
+                if m:
+                    pieces.append(m.group())
+                    pos = m.end()
+                if pos >= n:
+                    return NEED
+                c = buf[pos]
+                if state in (_VALUE, _ARR_FIRST):
+                    if c == "{" or c == "[":
+                        if not self._stack:
+                            self.start = pos
+                            if pieces:  # leading whitespace is not part of the value
+                                pieces.clear()
+                        pieces.append(c)
+                        pos += 1
+                        self._stack.append(c)
+                        self._closers = ("}" if c == "{" else "]") + self._closers
+                        self._state = _OBJ_FIRST if c == "{" else _ARR_FIRST
+                        self._safe(self._closers, pos)
+                        continue
+                    if c == "]" and state == _ARR_FIRST:
+                        pieces.append(c)
+                        pos += 1
+                        self._pop()
+                        if self._close_value(pos) == DONE:
+                            return DONE
+                        continue
+                    if not self._stack:
+                        self.start = pos
+                        pieces.clear()
+                    if c == '"':
+                        pieces.append(c)
+                        pos += 1
+                        self._state = _STR
+                        self._in_key = False
+                        continue
+                    if c in _LITERALS:
+                        lit = _LITERALS[c]
+                        if buf.startswith(lit, pos):
+                            pieces.append(lit)
+                            pos += len(lit)
+                            if self._close_value(pos) == DONE:
+                                return DONE
+                            continue
+                        if not final and n - pos < len(lit) and lit.startswith(buf[pos:]):
+                            return NEED
+                        return ERROR
+                    m = _NUM_EXTENT.match(buf, pos)
+                    if m is None:
+                        return ERROR
+                    if m.end() >= n and not final:
+                        return NEED
+                    if not _NUM.match(m.group()):
+                        return ERROR
+                    pieces.append(m.group())
+                    pos = m.end()
+                    if self._close_value(pos) == DONE:
+                        return DONE
+                    continue
+                if state in (_OBJ_FIRST, _OBJ_KEY):
+                    if c == "}" and state == _OBJ_FIRST:
+                        pieces.append(c)
+                        pos += 1
+                        self._pop()
+                        if self._close_value(pos) == DONE:
+                            return DONE
+                        continue
+                    if c != '"':
+                        return ERROR
+                    pieces.append(c)
+                    pos += 1
+                    self._state = _STR
+                    self._in_key = True
+                    continue
+                if state == _COLON:
+                    if c != ":":
+                        return ERROR
+                    pieces.append(c)
+                    pos += 1
+                    self._state = _VALUE
+                    continue
+                # _AFTER
+                top = self._stack[-1]
+                if c == ",":
+                    pieces.append(c)
+                    pos += 1
+                    self._state = _OBJ_KEY if top == "{" else _VALUE
+                    continue
+                if c == self._closers[0]:
+                    pieces.append(c)
+                    pos += 1
+                    self._pop()
+                    if self._close_value(pos) == DONE:
+                        return DONE
+                    continue
+                return ERROR
+        finally:
+            self.pos = pos
+
+    def _pop(self) -> None:
+        self._stack.pop()
+        self._closers = self._closers[1:]

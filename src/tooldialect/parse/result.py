@@ -1,0 +1,50 @@
+"""What parsing a reply yields: ``ToolCall`` and ``ParsedOutput`` (OpenAI-shaped data)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["ParsedOutput", "ToolCall"]
+
+
+class ToolCall(BaseModel):
+    """One parsed tool call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    """The call id: the model's own (``id_key``, ``{id}`` in a template, ``spec.id_template``)
+    when it wrote one, else a fresh one from ``spec.new_id``."""
+    name: str
+    """Function name, as written by the model (not checked against ``tools``)."""
+    arguments: dict[str, Any]
+    """Decoded arguments; always equals ``json.loads(arguments_json)``."""
+    arguments_json: str
+    """The exact string to give as OpenAI ``function.arguments``; in streaming it is the
+    concatenation of the argument fragments."""
+    index: int
+    """Position among the reply's calls, contiguous from 0."""
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI ``{"id", "type": "function", "function": {...}}`` form."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments_json},
+        }
+
+
+class ParsedOutput(BaseModel):
+    """A reply split into content, reasoning and tool calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str | None = None
+    """Text outside reasoning and calls, pieces concatenated; ``None`` when empty. Whitespace
+    adjacent to a marker (reasoning, call envelope, ``strip`` marker) is dropped."""
+    reasoning_content: str | None = None
+    """Text inside reasoning markers (an unclosed block at the end counts); ``None`` when empty."""
+    tool_calls: list[ToolCall] = []
+    """Calls in the order written."""

@@ -1,0 +1,368 @@
+"""``StreamParser``: a model reply read piece by piece into OpenAI-shaped ``delta`` dicts.
+
+Outside calls the parser scans for marker *cores* (the marker text without its surrounding
+whitespace, which is optional): reasoning open/close, ``strip`` markers and the openers of the
+spec's call formats. Only a suffix that could still become a marker is held back, so the work per
+chunk is proportional to the chunk. Once an opener is seen, a call reader (``calls.py``) takes
+over and holds the text until the call is certain; a call that fails before then is given back as
+content, unchanged.
+
+Whitespace rule (the same in ``parse_output``, which is this parser fed once): whitespace adjacent
+to a marker (reasoning open/close, a call emission, a ``strip`` marker) is dropped, so content
+pieces are stripped on the side where a marker or call touches them; whitespace elsewhere is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..dialect.spec import DialectSpec, format_template
+from ..errors import ToolDialectError
+from ..tools import ToolDef, normalize_tools
+from .calls import BROKEN, FAIL, Args, Begin, Context, End, FormatPlan, Reader, read_emission
+from .result import ParsedOutput, ToolCall
+
+__all__ = ["StreamParser"]
+
+_WS = re.compile(r"\s+")
+_OPEN, _CLOSE, _STRIP, _CALL = range(4)
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """Markers looked for in one mode (content or reasoning)."""
+
+    regex: re.Pattern[str] | None
+    first: re.Pattern[str] | None
+    actions: dict[str, tuple[int, tuple[int, ...]]]
+    prefixes: frozenset[str]
+    firsts: frozenset[str]
+    longest: int
+
+    @classmethod
+    def build(cls, actions: dict[str, tuple[int, tuple[int, ...]]]) -> _Scan:
+        cores = sorted(actions, key=len, reverse=True)
+        if not cores:
+            return cls(None, None, {}, frozenset(), frozenset(), 0)
+        firsts = frozenset(c[0] for c in cores)
+        return cls(
+            regex=re.compile("|".join(map(re.escape, cores))),
+            first=re.compile("[" + "".join(re.escape(c) for c in sorted(firsts)) + "]"),
+            actions=actions,
+            prefixes=frozenset(c[:k] for c in cores for k in range(1, len(c))),
+            firsts=firsts,
+            longest=len(cores[0]),
+        )
+
+    def held(self, buf: str, pos: int) -> int:
+        """Length of the longest suffix of ``buf[pos:]`` that may still grow into a marker."""
+        n = len(buf)
+        for k in range(min(self.longest - 1, n - pos), 0, -1):
+            if buf[n - k] in self.firsts and buf[n - k :] in self.prefixes:
+                return k
+        return 0
+
+
+@dataclass(frozen=True)
+class _Plan:
+    formats: tuple[FormatPlan, ...]
+    content: _Scan
+    reasoning: _Scan
+    start: tuple[int, ...]
+    has_reasoning: bool
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(spec: DialectSpec) -> _Plan:
+    key = spec.model_dump_json()
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        plan = _PLANS[key] = _build_plan(spec)
+    return plan
+
+
+def _build_plan(spec: DialectSpec) -> _Plan:
+    formats = tuple(FormatPlan.build(f) for f in spec.formats)
+    content: dict[str, tuple[int, tuple[int, ...]]] = {}
+    reasoning: dict[str, tuple[int, tuple[int, ...]]] = {}
+    start: list[int] = []
+    for i, f in enumerate(spec.formats):
+        core = f.opener().strip()
+        if f.at_start_only or not core:
+            start.append(i)  # markerless layouts are only looked for at the start of the reply
+            continue
+        _, prev = content.get(core, (_CALL, ()))
+        content[core] = (_CALL, (*prev, i))
+    for marker in spec.strip:
+        if marker.strip():
+            content.setdefault(marker.strip(), (_STRIP, ()))
+            reasoning.setdefault(marker.strip(), (_STRIP, ()))
+    r = spec.reasoning
+    if r is not None and r.open.strip() and r.close.strip():
+        content[r.open.strip()] = (_OPEN, ())
+        reasoning[r.close.strip()] = (_CLOSE, ())
+    return _Plan(
+        formats=formats,
+        content=_Scan.build(content),
+        reasoning=_Scan.build(reasoning),
+        start=tuple(start),
+        has_reasoning=r is not None and bool(r.open.strip() and r.close.strip()),
+    )
+
+
+@dataclass
+class _Call:
+    index: int
+    id: str
+    name: str
+    parts: list[str]
+
+
+class StreamParser:
+    """Incremental parser of one reply; ``feed`` text pieces, then ``close``.
+
+    Deltas are OpenAI ``choices[0].delta`` dicts: ``{"content": s}``, ``{"reasoning_content": s}``,
+    a call's first delta ``{"tool_calls": [{"index", "id", "type": "function", "function":
+    {"name", "arguments": ""}}]}`` (sent once the call is certain, see ``calls.py``), then
+    ``{"tool_calls": [{"index", "function": {"arguments": fragment}}]}``. JSON arguments stream
+    as they are generated; element and python arguments come whole when their call ends.
+    """
+
+    def __init__(
+        self,
+        spec: DialectSpec,
+        *,
+        tools: Sequence[ToolDef | Mapping[str, Any]] | None = None,
+        reasoning_open: bool = False,
+    ) -> None:
+        self._spec = spec
+        self._plan = _plan(spec)
+        defs = [t for t in tools or () if isinstance(t, ToolDef)]
+        raw = [t for t in tools or () if not isinstance(t, ToolDef)]
+        defs += normalize_tools(raw) if raw else []
+        self._ctx = Context(spec=spec, schemas={t.name: t.parameters for t in defs})
+        self.buf = ""
+        """Text not yet consumed (the current call's text while one is being read)."""
+        self.final = False
+        """True once ``close`` was called."""
+        self._pos = 0
+        self._reasoning_mode = reasoning_open and self._plan.has_reasoning
+        self._reader: Reader | None = None
+        self._cands: tuple[int, ...] = ()
+        self._cand_i = 0
+        self._cand_at = 0
+        self._cand_core = ""
+        self._pending_ws = ""
+        self._drop_ws = False
+        self._at_start = bool(self._plan.start)
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[_Call] = []
+        self._current: _Call | None = None
+        self._out: list[dict[str, Any]] = []
+        self._result: ParsedOutput | None = None
+
+    # public API
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        """Consume ``text``; return the deltas it completes (possibly none)."""
+        if self.final:
+            raise ToolDialectError("StreamParser.feed() after close(); create a new parser")
+        out: list[dict[str, Any]] = []
+        self._out = out
+        scan = self._plan.reasoning if self._reasoning_mode else self._plan.content
+        if (
+            self._reader is None
+            and self._pos == len(self.buf)
+            and not self._at_start
+            and text
+            and (scan.first is None or scan.first.search(text) is None)
+        ):
+            self._text(text)  # hot path: no marker can start in this chunk
+            return out
+        self.buf += text
+        self._advance()
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """End of the reply: flush held text, finish or give back an open call."""
+        if self.final:
+            return []
+        self.final = True
+        out: list[dict[str, Any]] = []
+        self._out = out
+        self._advance()
+        if self._pending_ws:
+            self._emit(self._pending_ws)
+            self._pending_ws = ""
+        content = "".join(self._content)
+        reasoning = "".join(self._reasoning)
+        self._result = ParsedOutput(
+            content=content or None,
+            reasoning_content=reasoning or None,
+            tool_calls=[_finish(c) for c in self._calls],
+        )
+        return out
+
+    @property
+    def result(self) -> ParsedOutput:
+        """The whole reply parsed; available after ``close``."""
+        if self._result is None:
+            raise ToolDialectError("StreamParser.result is available after close(); call close()")
+        return self._result
+
+    # text outside calls
+    def _emit(self, s: str) -> None:
+        key = "reasoning_content" if self._reasoning_mode else "content"
+        (self._reasoning if self._reasoning_mode else self._content).append(s)
+        out = self._out
+        if out and key in out[-1]:
+            out[-1][key] += s
+        else:
+            out.append({key: s})
+
+    def _text(self, t: str) -> None:
+        if self._drop_ws:
+            t = t.lstrip()
+            if not t:
+                return
+            self._drop_ws = False
+        body = t.rstrip()
+        if not body:
+            self._pending_ws += t
+            return
+        if not self._reasoning_mode:
+            self._at_start = False
+        self._emit(self._pending_ws + body if self._pending_ws else body)
+        self._pending_ws = t[len(body) :]
+
+    def _marker(self) -> None:
+        self._pending_ws = ""
+        self._drop_ws = True
+
+    def _advance(self) -> None:
+        while True:
+            if self._reader is not None:
+                if not self._step():
+                    return
+            elif not self._scan():
+                break
+        if self._pos:
+            self.buf = self.buf[self._pos :]
+            self._pos = 0
+
+    def _scan(self) -> bool:
+        """Scan text outside calls; True when a call reader was started."""
+        buf, pos, plan = self.buf, self._pos, self._plan
+        while True:
+            if self._at_start and not self._reasoning_mode:
+                m = _WS.match(buf, pos)
+                p = m.end() if m else pos
+                if p >= len(buf) and not self.final:
+                    return False
+                self._text(buf[pos:p])
+                self._pos = pos = p
+                if p < len(buf):
+                    self._at_start = False
+                    self._start_reader(plan.start, p, "")
+                    return True
+            scan = plan.reasoning if self._reasoning_mode else plan.content
+            m = scan.regex.search(buf, pos) if scan.regex is not None else None
+            if m is None:
+                k = 0 if self.final else scan.held(buf, pos)
+                self._text(buf[pos : len(buf) - k])
+                self._pos = len(buf) - k
+                return False
+            self._text(buf[pos : m.start()])
+            action, formats = scan.actions[m.group()]
+            if action == _CALL:
+                self._pos = m.start()
+                self._start_reader(formats, m.start(), m.group())
+                return True
+            self._marker()
+            if action == _OPEN:
+                self._reasoning_mode = True
+            elif action == _CLOSE:
+                self._reasoning_mode = False
+                self._at_start = self._at_start or (bool(plan.start) and not self._content)
+            self._pos = pos = m.end()
+
+    # calls
+    def _start_reader(self, cands: tuple[int, ...], at: int, core: str) -> None:
+        self._cands, self._cand_i, self._cand_at, self._cand_core = cands, 0, at, core
+        self._reader = read_emission(self, at, self._plan.formats[cands[0]], self._ctx)
+
+    def _step(self) -> bool:
+        """Run the call reader; False when it waits for more text."""
+        reader = self._reader
+        assert reader is not None
+        while True:
+            try:
+                ev = next(reader)
+            except StopIteration as stop:
+                end, status = stop.value
+                self._reader_done(end, status)
+                return True
+            if ev is None:
+                if self.final:  # readers decide at the end; this is a safety net
+                    self._reader_done(self._cand_at, FAIL)
+                    return True
+                return False
+            self._event(ev)
+
+    def _reader_done(self, end: int, status: int) -> None:
+        self._reader = None
+        if status == FAIL:
+            self._cand_i += 1
+            if self._cand_i < len(self._cands):
+                fmt = self._plan.formats[self._cands[self._cand_i]]
+                self._reader = read_emission(self, self._cand_at, fmt, self._ctx)
+                return
+            # not a call: the opener is content and scanning goes on right after it
+            self._text(self._cand_core)
+            self._pos = self._cand_at + len(self._cand_core)
+            return
+        self._marker()
+        self._at_start = False
+        self._pos = end
+        if status == BROKEN:
+            self._current = None
+
+    def _event(self, ev: Begin | Args | End) -> None:
+        if isinstance(ev, Args):
+            call = self._current
+            assert call is not None
+            if ev.text:
+                call.parts.append(ev.text)
+                self._out.append(
+                    {"tool_calls": [{"index": call.index, "function": {"arguments": ev.text}}]}
+                )
+            return
+        if isinstance(ev, End):
+            self._current = None
+            return
+        index = len(self._calls)
+        cid = ev.id
+        if cid is None and ev.index is not None and self._spec.id_template:
+            cid = format_template(self._spec.id_template, name=ev.name, index=ev.index, id="")
+        if cid is None:
+            cid = self._spec.new_id(name=ev.name, index=index)
+        self._current = call = _Call(index=index, id=cid, name=ev.name, parts=[])
+        self._calls.append(call)
+        self._out.append({"tool_calls": [{
+            "index": index, "id": cid, "type": "function",
+            "function": {"name": ev.name, "arguments": ""},
+        }]})
+
+
+def _finish(call: _Call) -> ToolCall:
+    text = "".join(call.parts) or "{}"
+    return ToolCall(id=call.id, name=call.name, arguments=json.loads(text), arguments_json=text,
+                    index=call.index)

@@ -1,0 +1,289 @@
+"""Argument values written as text: schema-typed coercion, Python literals, Gemma 4 values.
+
+Nothing here evaluates code: Python arguments go through ``ast.parse`` and a walk that accepts only
+literal nodes.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..dialect.spec import GEMMA4_QUOTE
+
+__all__ = ["coerce_value", "parse_gemma4_kwargs", "parse_python_kwargs", "schema_types"]
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+}
+
+
+def _resolve(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    """Follow a local ``$ref`` (``#/$defs/X``, ``#/definitions/X``) inside ``root``."""
+    while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str) and depth < 32:
+        ref = schema["$ref"]
+        if not ref.startswith("#"):
+            return {}
+        node: Any = root
+        for part in ref[1:].split("/"):
+            if not part:
+                continue
+            part = part.replace("~1", "/").replace("~0", "~")
+            node = node.get(part) if isinstance(node, Mapping) else None
+        schema = node if node is not None else {}
+        depth += 1
+    return schema
+
+
+def schema_types(schema: Any, root: Mapping[str, Any], depth: int = 0) -> set[str]:
+    """JSON types a schema admits (``anyOf``/``oneOf``/``allOf``/``$ref``/``enum`` followed);
+    empty when the schema says nothing about type."""
+    schema = _resolve(schema, root)
+    if not isinstance(schema, Mapping) or depth > 32:
+        return set()
+    out: set[str] = set()
+    t = schema.get("type")
+    if isinstance(t, str):
+        out.add(t)
+    elif isinstance(t, list):
+        out.update(x for x in t if isinstance(x, str))
+    for key in ("anyOf", "oneOf", "allOf"):
+        subs = schema.get(key)
+        if isinstance(subs, list):
+            for sub in subs:
+                out |= schema_types(sub, root, depth + 1)
+    values = schema.get("enum")
+    if "const" in schema:
+        values = [schema["const"]]
+    if isinstance(values, list):
+        for v in values:
+            out.update(name for name, types in _JSON_TYPES.items() if _is_type(v, types))
+    if not out:
+        if "properties" in schema:
+            out.add("object")
+        elif "items" in schema:
+            out.add("array")
+    return out
+
+
+def _is_type(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in types
+    return isinstance(value, types)
+
+
+def coerce_value(
+    raw: str,
+    schema: Any,
+    *,
+    root: Mapping[str, Any] | None = None,
+    is_string: str | None = None,
+) -> Any:
+    """Type a raw text value by its JSON Schema.
+
+    Strings stay raw; other types are ``json.loads``-ed. A value that does not decode to an admitted
+    type is kept as the raw string (a failed coercion never drops the call). ``is_string``
+    (DSML's ``string="true"|"false"`` attribute) decides when given. With no type information the
+    value stays a string, as the element-body templates write every value as text.
+    """
+    if is_string is not None:
+        flag = is_string.strip().lower()
+        if flag == "true":
+            return raw
+        if flag == "false":
+            return _loads_or_raw(raw)
+    types = schema_types(schema, root if root is not None else {})
+    if not types or types == {"string"}:
+        return raw
+    text = raw.strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        lowered = text.lower()
+        if "boolean" in types and lowered in ("true", "false"):
+            return lowered == "true"
+        if "null" in types and lowered in ("none", "null"):
+            return None
+        return raw
+    if any(_is_type(value, _JSON_TYPES[t]) for t in types if t in _JSON_TYPES):
+        return value
+    if "number" in types and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return raw
+
+
+def _loads_or_raw(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+_NAMED_CONSTANTS: dict[str, Any] = {
+    "True": True, "False": False, "None": None, "true": True, "false": False, "null": None,
+}
+
+
+def _literal(node: ast.expr) -> Any:
+    """A JSON value from a literal AST node; raises ``_NotLiteral`` for anything else."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (str, int, float, bool)) or node.value is None:
+            return node.value
+        raise _NotLiteral
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:
+                raise _NotLiteral
+            key = _literal(k)
+            if not isinstance(key, str):
+                raise _NotLiteral
+            out[key] = _literal(v)
+        return out
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal(node.operand)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _NotLiteral
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Name) and node.id in _NAMED_CONSTANTS:
+        return _NAMED_CONSTANTS[node.id]
+    raise _NotLiteral
+
+
+def parse_python_kwargs(inner: str) -> dict[str, Any] | None:
+    """``k=v, ...`` (the inside of a Python call) as a dict, or ``None`` if it is not keyword
+    arguments with literal values."""
+    try:
+        tree = ast.parse("_(" + inner + "\n)", mode="eval")
+    except (SyntaxError, ValueError):
+        return None
+    call = tree.body
+    if not isinstance(call, ast.Call) or call.args:
+        return None
+    out: dict[str, Any] = {}
+    try:
+        for kw in call.keywords:
+            if kw.arg is None:
+                return None
+            out[kw.arg] = _literal(kw.value)
+    except _NotLiteral:
+        return None
+    return out
+
+
+class _Gemma4Reader:
+    """Gemma 4 values: ``<|"|>``-quoted strings, bare keys, JSON-ish scalars."""
+
+    _STOP = frozenset(",}]")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def ws(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def eat(self, s: str) -> bool:
+        self.ws()
+        if s and self.text.startswith(s, self.pos):
+            self.pos += len(s)
+            return True
+        return False
+
+    def key(self, assign: str) -> str:
+        self.ws()
+        if self.text.startswith(GEMMA4_QUOTE, self.pos):
+            value = self.value()
+            if not isinstance(value, str):
+                raise _NotLiteral
+            return value
+        end = self.text.find(assign, self.pos)
+        if end < 0:
+            raise _NotLiteral
+        key = self.text[self.pos : end].strip()
+        if not key or any(c in key for c in "{}[],"):
+            raise _NotLiteral
+        self.pos = end
+        return key
+
+    def value(self) -> Any:
+        self.ws()
+        text = self.text
+        if text.startswith(GEMMA4_QUOTE, self.pos):
+            start = self.pos + len(GEMMA4_QUOTE)
+            end = text.find(GEMMA4_QUOTE, start)
+            if end < 0:
+                raise _NotLiteral
+            self.pos = end + len(GEMMA4_QUOTE)
+            return text[start:end]
+        if self.eat("{"):
+            obj: dict[str, Any] = {}
+            if self.eat("}"):
+                return obj
+            while True:
+                k = self.key(":")
+                if not self.eat(":"):
+                    raise _NotLiteral
+                obj[k] = self.value()
+                if self.eat("}"):
+                    return obj
+                if not self.eat(","):
+                    raise _NotLiteral
+        if self.eat("["):
+            arr: list[Any] = []
+            if self.eat("]"):
+                return arr
+            while True:
+                arr.append(self.value())
+                if self.eat("]"):
+                    return arr
+                if not self.eat(","):
+                    raise _NotLiteral
+        start = self.pos
+        while self.pos < len(text) and text[self.pos] not in self._STOP:
+            self.pos += 1
+        scalar = text[start : self.pos].strip()
+        if not scalar:
+            raise _NotLiteral
+        try:
+            return json.loads(scalar)
+        except ValueError:
+            return scalar
+
+
+def parse_gemma4_kwargs(inner: str, *, assign: str, separator: str) -> dict[str, Any] | None:
+    """Gemma 4's ``k:<|"|>v<|"|>,n:1`` as a dict, or ``None`` when it does not read."""
+    reader = _Gemma4Reader(inner)
+    assign, separator = assign.strip() or assign, separator.strip() or separator
+    out: dict[str, Any] = {}
+    try:
+        reader.ws()
+        if reader.pos == len(inner):
+            return out
+        while True:
+            k = reader.key(assign)
+            if not reader.eat(assign):
+                return None
+            out[k] = reader.value()
+            reader.ws()
+            if reader.pos == len(inner):
+                return out
+            if not reader.eat(separator):
+                return None
+    except _NotLiteral:
+        return None
