@@ -1,0 +1,75 @@
+"""``render_prompt``: exactly the prompt the handler sends, from a template, a dialect and messages.
+
+With a polyfill dialect the conversation is rewritten first (``dialect.polyfill.apply_polyfill``)
+and the template never sees ``tools``; otherwise tools and tool messages go to the model's own
+template, normalised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .dialect.polyfill import apply_polyfill
+from .dialect.spec import DialectSpec
+from .template import ChatTemplate
+from .tools import ToolDef, normalize_tools
+
+__all__ = ["prompt_opens_reasoning", "render_prompt"]
+
+
+def render_prompt(
+    template: ChatTemplate | str,
+    spec: DialectSpec,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
+    add_generation_prompt: bool = True,
+    **template_kwargs: Any,
+) -> str:
+    """The rendered prompt. ``tools`` may be OpenAI tool dicts or ``ToolDef`` s.
+
+    Raises ``TemplateError`` when the template raises, ``ToolSpecError`` for malformed tools.
+    """
+    tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
+    defs = _tool_defs(tools)
+    if spec.polyfill is not None:
+        rewritten = apply_polyfill(
+            messages, spec, defs, system_role=tmpl.capabilities.system_role
+        )
+        return tmpl.render(
+            rewritten, add_generation_prompt=add_generation_prompt, **template_kwargs
+        )
+    return tmpl.render(
+        messages,
+        tools=[_openai_tool(t) for t in defs] if defs else None,
+        add_generation_prompt=add_generation_prompt,
+        **template_kwargs,
+    )
+
+
+def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:
+    """Whether the prompt leaves the model inside a reasoning block (ends with the open marker)."""
+    if spec.reasoning is None:
+        return False
+    marker = spec.reasoning.open.strip()
+    return bool(marker) and prompt.rstrip().endswith(marker)
+
+
+def _openai_tool(tool: ToolDef) -> dict[str, Any]:
+    # OpenAI's own key order (name, description, parameters): templates print tools with tojson,
+    # so the order is visible to the model
+    fn: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        fn["description"] = tool.description
+    fn["parameters"] = tool.parameters
+    return {"type": "function", "function": fn}
+
+
+def _tool_defs(tools: Sequence[Mapping[str, Any] | ToolDef] | None) -> list[ToolDef]:
+    if not tools:
+        return []
+    if all(isinstance(t, ToolDef) for t in tools):
+        return [t for t in tools if isinstance(t, ToolDef)]
+    raw = [t.to_openai() if isinstance(t, ToolDef) else t for t in tools]
+    return normalize_tools(raw)
