@@ -281,7 +281,7 @@ class SchemaConverter:
             raise UnsupportedSchemaError(f"'properties' at {pointer!r} must be an object", pointer=_ptr(pointer, "properties"))
         required = schema.get("required") or []
         unknown = [r for r in required if r not in props]
-        addl = schema.get("additionalProperties", None if props else True)
+        addl = schema.get("additionalProperties", None if "properties" in schema else True)
         if unknown and addl in (None, False):
             raise UnsupportedSchemaError(
                 f"required keys {unknown!r} at {pointer!r} are not in 'properties'; declare them",
