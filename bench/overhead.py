@@ -1,0 +1,238 @@
+"""Per-request overhead, parser throughput and peak memory (targets 4-6 of issue 4).
+
+* Overhead: template compile + dialect detection + prompt render + grammar build, for 1, 10 and
+  50 tools. *Cold* is the first call in a fresh process (median of ``reps`` processes);
+  *cached* is the median of later calls in one process, with the template object kept, as the
+  handler keeps it.
+* Parser: a ~1 MB mixed output (prose and calls in Qwen's dialect) parsed in one batch, and fed
+  to the stream parser in token-sized chunks, against plain ``json.loads`` of the same calls.
+* Memory: peak RSS (``ru_maxrss``) of a fresh process that loads Qwen2.5-Coder-0.5B and answers
+  one request with 10 tools, through the handler vs plain ``create_chat_completion``, alternated.
+
+Run alone: ``python bench/overhead.py``.
+"""
+
+from __future__ import annotations
+
+if __package__ in (None, ""):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+from bench import workload
+from bench.common import make_llama, median, model_path, quiet_stderr
+
+MESSAGES = workload.CALL_MESSAGES
+
+
+def _template_and_spec(model: str = "qwen") -> tuple[Any, Any, Any]:
+    """(ModelInfo, ChatTemplate, DialectSpec) of a model, read from its GGUF header."""
+    import tooldialect
+
+    info = tooldialect.read_gguf_metadata(model_path(model))
+    template = tooldialect.ChatTemplate(
+        info.chat_template, bos_token=info.bos_token, eos_token=info.eos_token
+    )
+    spec = tooldialect.detect_dialect(
+        info.chat_template, bos_token=info.bos_token, eos_token=info.eos_token
+    )
+    return info, template, spec
+
+
+def _build(spec: Any, tools: list[dict[str, Any]]) -> Any:
+    from tooldialect.grammar import build_grammar
+
+    return build_grammar(spec, tools, tool_choice="auto")
+
+
+def request_pipeline(n_tools: int, *, reps: int) -> dict[str, float]:
+    """Cached timings (ms) in this process: render, detect, grammar build and their sum."""
+    import tooldialect
+    from tooldialect.prompt import render_prompt
+
+    info, template, spec = _template_and_spec()
+    tools = workload.make_tools(n_tools)
+    stages: dict[str, list[float]] = {"render": [], "detect": [], "grammar": [], "total": []}
+    for _ in range(reps + 1):
+        t0 = time.perf_counter()
+        render_prompt(template, spec, MESSAGES, tools=tools)
+        t1 = time.perf_counter()
+        tooldialect.detect_dialect(
+            info.chat_template, bos_token=info.bos_token, eos_token=info.eos_token
+        )
+        t2 = time.perf_counter()
+        _build(spec, tools)
+        t3 = time.perf_counter()
+        for key, value in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
+            stages[key].append(value * 1000)
+    return {k: median(v[1:]) for k, v in stages.items()}  # the first call warms the caches
+
+
+def _cold_child(n_tools: int) -> dict[str, float]:
+    """In a fresh process: the first template compile + detect + render + grammar build."""
+    import tooldialect
+    from tooldialect.prompt import render_prompt
+
+    info = tooldialect.read_gguf_metadata(model_path("qwen"))
+    tools = workload.make_tools(n_tools)
+    t0 = time.perf_counter()
+    template = tooldialect.ChatTemplate(
+        info.chat_template, bos_token=info.bos_token, eos_token=info.eos_token
+    )
+    t1 = time.perf_counter()
+    spec = tooldialect.detect_dialect(
+        info.chat_template, bos_token=info.bos_token, eos_token=info.eos_token
+    )
+    t2 = time.perf_counter()
+    render_prompt(template, spec, MESSAGES, tools=tools)
+    t3 = time.perf_counter()
+    _build(spec, tools)
+    t4 = time.perf_counter()
+    ms = [1000 * x for x in (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0)]
+    return dict(zip(("compile", "detect", "render", "grammar", "total"), ms, strict=True))
+
+
+def cold_pipeline(n_tools: int, *, reps: int) -> dict[str, float]:
+    """Median over ``reps`` fresh processes of the cold timings (ms)."""
+    runs = [_child(["--cold", str(n_tools)]) for _ in range(reps)]
+    return {k: median([r[k] for r in runs]) for k in runs[0]}
+
+
+def parser_throughput(*, reps: int) -> dict[str, Any]:
+    """MB/s of batch and streaming parsing of ~1 MB of mixed output, and of ``json.loads``."""
+    from tooldialect.parse import StreamParser, parse_output
+
+    _, _, spec = _template_and_spec()
+    tools = workload.make_tools(1)
+    text, arguments = workload.mixed_output(spec)
+    chunks = workload.token_chunks(text)
+    size_mb = len(text.encode("utf-8")) / 1e6
+    n_calls = len(arguments)
+
+    def batch() -> int:
+        return len(parse_output(text, spec, tools=tools).tool_calls)
+
+    def stream() -> int:
+        parser = StreamParser(spec, tools=tools)
+        starts = 0
+        for chunk in [*chunks, None]:
+            deltas = parser.feed(chunk) if chunk is not None else parser.close()
+            for delta in deltas:
+                starts += sum(1 for c in delta.get("tool_calls") or () if c.get("id"))
+        return starts
+
+    def loads() -> int:
+        return len([json.loads(a) for a in arguments])
+
+    timings: dict[str, list[float]] = {"batch": [], "stream": [], "json_loads": []}
+    counts = {}
+    for _ in range(reps):  # alternate the three
+        for name, fn in (("batch", batch), ("stream", stream), ("json_loads", loads)):
+            start = time.perf_counter()
+            counts[name] = fn()
+            timings[name].append(time.perf_counter() - start)
+    json_mb = sum(len(a) for a in arguments) / 1e6
+    return {
+        "size_mb": round(size_mb, 3),
+        "calls": n_calls,
+        "chunks": len(chunks),
+        "calls_found": counts,
+        "batch_mb_s": size_mb / median(timings["batch"]),
+        "stream_mb_s": size_mb / median(timings["stream"]),
+        # json.loads reads only the argument bytes; MB/s is over those bytes
+        "json_loads_mb_s": json_mb / median(timings["json_loads"]),
+        "json_loads_over_whole_text_mb_s": size_mb / median(timings["json_loads"]),
+    }
+
+
+def _memory_child(variant: str) -> dict[str, float]:
+    """Load Qwen, answer one request with 10 tools, report peak RSS in MB."""
+    system = "tooldialect" if variant == "handler" else "default"
+    with quiet_stderr():
+        llm = make_llama("qwen", system, n_ctx=4096)
+    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    llm.create_chat_completion(
+        messages=MESSAGES,
+        tools=workload.make_tools(10),
+        tool_choice="auto",
+        temperature=0.0,
+        max_tokens=16,
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"loaded_mb": loaded, "peak_mb": peak}
+
+
+def memory(*, reps: int) -> dict[str, Any]:
+    """Peak RSS, handler vs plain, alternating fresh processes."""
+    rows: dict[str, list[dict[str, float]]] = {"handler": [], "plain": []}
+    for _ in range(reps):
+        for variant in ("handler", "plain"):
+            rows[variant].append(_child(["--memory", variant]))
+    handler = median([r["peak_mb"] for r in rows["handler"]])
+    plain = median([r["peak_mb"] for r in rows["plain"]])
+    return {
+        "handler_peak_mb": handler,
+        "plain_peak_mb": plain,
+        "ratio": handler / plain,
+        "handler_loaded_mb": median([r["loaded_mb"] for r in rows["handler"]]),
+        "plain_loaded_mb": median([r["loaded_mb"] for r in rows["plain"]]),
+    }
+
+
+def _child(args: list[str]) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {args!r} failed: {proc.stderr.strip()[-800:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run(*, reps: int = 5) -> dict[str, Any]:
+    """All three measurements; a failing one is reported, not fatal."""
+    results: dict[str, Any] = {"reps": reps}
+    steps = [
+        ("overhead_cached", lambda: {n: request_pipeline(n, reps=20) for n in (1, 10, 50)}),
+        ("overhead_cold", lambda: {n: cold_pipeline(n, reps=reps) for n in (1, 10, 50)}),
+        ("parser", lambda: parser_throughput(reps=reps)),
+        ("memory", lambda: memory(reps=reps)),
+    ]
+    for name, step in steps:
+        start = time.perf_counter()
+        try:
+            results[name] = step()
+        except Exception as exc:
+            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        results[f"{name}_seconds"] = round(time.perf_counter() - start, 1)
+        print(
+            f"overhead: {name} done in {results[f'{name}_seconds']} s", file=sys.stderr, flush=True
+        )
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cold", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--memory", choices=["handler", "plain"], help=argparse.SUPPRESS)
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.cold is not None:
+        print(json.dumps(_cold_child(args.cold)))
+    elif args.memory:
+        print(json.dumps(_memory_child(args.memory)))
+    else:
+        print(json.dumps(run(reps=args.reps), indent=1))
+
+
+if __name__ == "__main__":
+    main()

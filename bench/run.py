@@ -1,0 +1,101 @@
+"""Run every benchmark, print the target table, write docs/benchmarks.md and docs/benchmarks.png.
+
+    python bench/run.py --quick     # under 10 minutes on 2 cores
+    python bench/run.py             # all BFCL cases, longer decodes (hours; see the doc)
+
+Model processes run one at a time. Sections that cannot run (a missing model, an API not there)
+are reported as "not run" with the reason instead of stopping the run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import datetime
+import subprocess
+import time
+from typing import Any
+
+from bench import accuracy, overhead, report, speed
+from bench.common import RESULTS, ROOT, machine, write_json
+
+
+def _commit() -> str:
+    proc = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.stdout.strip() or "?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small samples, short decodes")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=["speed", "overhead", "accuracy"],
+        help="leave a part out",
+    )
+    parser.add_argument(
+        "--per-category",
+        type=int,
+        default=None,
+        help="BFCL cases per category (default: quick sample or all)",
+    )
+    args = parser.parse_args(argv)
+    mode = "quick" if args.quick else "full"
+    start = time.perf_counter()
+    results: dict[str, Any] = {}
+    if "overhead" not in args.skip:
+        results["overhead"] = overhead.run(reps=5)
+    if "speed" not in args.skip:
+        results["speed"] = speed.run(quick=args.quick)
+    if "accuracy" not in args.skip:
+        per_category = args.per_category or (accuracy.QUICK_PER_CATEGORY if args.quick else None)
+        try:
+            results["accuracy"] = accuracy.run(per_category=per_category, tag=mode)
+        except Exception as exc:
+            results["accuracy"] = {"error": f"{type(exc).__name__}: {exc}"}
+    try:
+        import tooldialect
+
+        version = tooldialect.__version__
+    except Exception:
+        version = "?"
+    meta = {
+        "quick": args.quick,
+        "date": datetime.date.today().isoformat(),
+        "seconds": time.perf_counter() - start,
+        "machine": machine(),
+        "tooldialect": version,
+        "commit": _commit(),
+    }
+    results["meta"] = meta
+    write_json(RESULTS / f"{mode}.json", results)
+    speed_r, over_r, acc_r = (results.get(k, {}) for k in ("speed", "overhead", "accuracy"))
+    try:
+        report.write_chart(speed_r, acc_r)
+    except Exception as exc:  # a chart problem must not hide the numbers
+        print(f"chart failed: {exc!r}", file=sys.stderr)
+    targets = report.write_doc(speed=speed_r, over=over_r, acc=acc_r, meta=meta)
+    print(targets)
+    if acc_r.get("variants"):
+        print()
+        print(accuracy.format_table(acc_r))
+    print(
+        f"\n{mode} run took {meta['seconds'] / 60:.1f} min; wrote {report.DOC} and {report.CHART}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
