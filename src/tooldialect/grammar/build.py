@@ -85,6 +85,7 @@ def build_grammar(
 ) -> ToolGrammar | None:
     """The tool-call grammar for ``tools`` under ``tool_choice``; ``None`` when no call is possible.
 
+    ``parallel_tool_calls=False`` (or ``spec.parallel_calls=False``) allows exactly one call.
     ``reasoning_open`` says the prompt already opened the reasoning block, so a forced grammar starts
     inside it and lazy triggers only fire after its close.
     """
@@ -101,6 +102,7 @@ def build_grammar(
             "use tool_choice='auto'"
         )
     selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
+    parallel_tool_calls = parallel_tool_calls and getattr(spec, "parallel_calls", True)
     b = GbnfBuilder()
     root = b.name("root")
     reasoning = spec.reasoning
