@@ -1,0 +1,242 @@
+"""Finding one sentinel call's body in rendered text and reading its shape.
+
+Each finder looks for the probe call (sentinel name, sentinel arguments) at or after a position and
+returns where the body is and a body spec whose templates were read off the text. Bodies end right
+after the last argument; what follows (closing tags) is left to the envelope analysis, which sees
+what repeats around two parallel calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .derive_text import HOLE, lex, split_repeat
+from .spec import GEMMA4_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedBody
+
+__all__ = ["Found", "IdMode", "escape", "find_body"]
+
+IdMode = Literal["echo", "index"]
+"""How the template writes a call id: the caller's id verbatim, or the call's index."""
+
+_DECODER = json.JSONDecoder()
+_MAX_HEAD = 200
+_CLOSERS = {"(": ")", "{": "}", "[": "]"}
+
+
+@dataclass
+class Found:
+    """A body found in text: ``text[start:end]``; ``body`` still lacks envelope-owned prefix text."""
+
+    start: int
+    end: int
+    body: Body
+    id_mode: IdMode | None = None
+
+
+def escape(text: str) -> str:
+    """Literal text for a ``format_template`` template."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _substitute(text: str, name: str, call_id: str) -> str:
+    return escape(text).replace(name, "{name}").replace(call_id, "{id}")
+
+
+def find_body(
+    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+) -> Found | None:
+    """The first call body at or after ``pos``, trying each body kind in turn."""
+    for finder in (_find_json, _find_tagged, _find_python, _find_element):
+        found = finder(text, pos, name=name, args=args, call_id=call_id, index=index)
+        if found is not None:
+            return found
+    return None
+
+
+def _find_json(
+    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+) -> Found | None:
+    i = text.find("{", pos)
+    while i != -1:
+        try:
+            obj, end = _DECODER.raw_decode(text, i)
+        except ValueError:
+            obj, end = None, i
+        if isinstance(obj, dict):
+            read = _json_body(obj, name=name, args=args, call_id=call_id, index=index)
+            if read is not None:
+                return Found(i, end, read[0], read[1])
+        i = text.find("{", i + 1)
+    return None
+
+
+def _decodes_to(value: Any, args: Mapping[str, Any]) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        return bool(json.loads(value) == args)
+    except ValueError:
+        return False
+
+
+def _json_body(
+    obj: dict[str, Any], *, name: str, args: Mapping[str, Any], call_id: str, index: int
+) -> tuple[JsonBody, IdMode | None] | None:
+    keys = list(obj)
+    if len(obj) == 1 and keys[0] == name and obj[name] == args:
+        return JsonBody(name_key=None), None
+    name_key = next((k for k in keys if obj[k] == name), None)
+    args_key = next((k for k in keys if obj[k] == args), None)
+    as_string = False
+    if args_key is None:
+        args_key = next((k for k in keys if _decodes_to(obj[k], args)), None)
+        as_string = args_key is not None
+    if name_key is None or args_key is None:
+        return None
+    id_key: str | None = None
+    id_mode: IdMode | None = None
+    extra: dict[str, Any] = {}
+    for k in keys:
+        if k in (name_key, args_key):
+            continue
+        if obj[k] == call_id:
+            id_key, id_mode = k, "echo"
+        elif obj[k] in (str(index), index) and id_key is None:
+            id_key, id_mode = k, "index"
+        else:
+            extra[k] = obj[k]
+    id_first = id_key is not None and keys.index(id_key) < keys.index(name_key)
+    body = JsonBody(
+        name_key=name_key, arguments_key=args_key, id_key=id_key, id_first=id_first,
+        arguments_as_string=as_string, extra=extra,
+    )
+    return body, id_mode
+
+
+def _name_at(text: str, pos: int, name: str) -> int:
+    """The next occurrence of ``name`` as a whole word."""
+    i = text.find(name, pos)
+    while i != -1:
+        before = text[i - 1] if i > 0 else " "
+        after = text[i + len(name)] if i + len(name) < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return i
+        i = text.find(name, i + 1)
+    return -1
+
+
+def _find_tagged(
+    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+) -> Found | None:
+    n = _name_at(text, pos, name)
+    if n == -1:
+        return None
+    i = text.find("{", n + len(name))
+    while i != -1 and i - n <= _MAX_HEAD:
+        try:
+            obj, end = _DECODER.raw_decode(text, i)
+        except ValueError:
+            obj, end = None, i
+        if obj == args:
+            head_text = text[n:i]
+            id_mode: IdMode | None = "echo" if call_id in head_text else None
+            return Found(n, end, TaggedBody(head=_substitute(head_text, name, call_id)), id_mode)
+        i = text.find("{", i + 1)
+    return None
+
+
+def _scalar_texts(args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(key, value text)`` of the first two arguments: a string and an integer."""
+    items = list(args.items())[:2]
+    return [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in items]
+
+
+def _find_python(
+    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+) -> Found | None:
+    n = _name_at(text, pos, name)
+    if n == -1 or len(args) != 2:
+        return None
+    (ka, va), (kb, vb) = _scalar_texts(args)
+    after_name = n + len(name)
+    ia = text.find(ka, after_name)
+    if ia == -1 or ia - after_name > 8:
+        return None
+    opener = text[after_name:ia]
+    if not opener or opener[-1] not in _CLOSERS:
+        return None
+    ja = text.find(va, ia + len(ka))
+    ib = text.find(kb, ja + len(va)) if ja != -1 else -1
+    jb = text.find(vb, ib + len(kb)) if ib != -1 else -1
+    if jb == -1:
+        return None
+    between_a = text[ia + len(ka) : ja]
+    codec: Literal["python", "gemma4"]
+    for quote, codec in ((GEMMA4_QUOTE, "gemma4"), ('"', "python")):
+        if between_a.endswith(quote) and text.startswith(quote, ja + len(va)):
+            assign = between_a[: -len(quote)]
+            value_end = ja + len(va) + len(quote)
+            break
+    else:
+        return None
+    if not assign or text[ib + len(kb) : jb] != assign:
+        return None
+    body = PythonBody(
+        call_open=_substitute(text[n:ia], name, call_id),
+        call_close=_CLOSERS[opener[-1]],
+        assign=assign,
+        arg_separator=text[value_end:ib],
+        value_codec=codec,
+    )
+    return Found(n, jb + len(vb), body)
+
+
+def _find_element(
+    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+) -> Found | None:
+    n = _name_at(text, pos, name)
+    if n == -1 or len(args) != 2:
+        return None
+    (ka, va), (kb, vb) = _scalar_texts(args)
+    ia = text.find(ka, n + len(name))
+    ja = text.find(va, ia + len(ka)) if ia != -1 else -1
+    ib = text.find(kb, ja + len(va)) if ja != -1 else -1
+    jb = text.find(vb, ib + len(kb)) if ib != -1 else -1
+    if jb == -1 or ia - n > _MAX_HEAD:
+        return None
+    link_a, link_b = text[ia + len(ka) : ja], text[ib + len(kb) : jb]
+    if link_a != link_b:
+        # a string-typed marker between key and value (``string="true"``) differs per type
+        if link_a.replace("true", "{is_string}") != link_b.replace("false", "{is_string}"):
+            return None
+    link = escape(link_a).replace("true", "{is_string}") if link_a != link_b else escape(link_a)
+    # one hole per parameter; what repeats around the holes is the parameter template
+    holes = (f"{HOLE}a{HOLE}", f"{HOLE}b{HOLE}")
+    rest = text[jb + len(vb) :]
+    probe = text[n:ia] + holes[0] + text[ja + len(va) : ib] + holes[1] + rest
+    rep = split_repeat(probe, *holes)
+    if rep is None or rep.sep:
+        return None
+    unit_open, unit_close = rep.open, rep.close
+    head_text = rep.before
+    # start the parameter at its first non-blank: leading blanks move to the end of the unit
+    lx_open = lex(unit_open)
+    after = rep.after
+    while lx_open and lx_open[0].isspace() and after.startswith(lx_open[0]):
+        head_text += lx_open[0]
+        unit_close += lx_open[0]
+        after = after[len(lx_open[0]) :]
+        lx_open = lx_open[1:]
+    unit_open = "".join(lx_open)
+    param = escape(unit_open) + "{key}" + link + "{value}" + escape(unit_close)
+    end = len(text) - len(after)
+    body = ElementBody(
+        head=_substitute(head_text, name, call_id),
+        param=param,
+        tail="",
+        trim_value=link_a.endswith("\n") and unit_close.startswith("\n"),
+    )
+    return Found(n, end, body, "echo" if call_id in head_text else None)

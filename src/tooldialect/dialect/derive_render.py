@@ -1,0 +1,73 @@
+"""Rendering probe conversations for derivation: never raises, fills variables templates demand.
+
+Derivation renders a template dozens of times with sentinel conversations. Every failure is an
+answer ("this shape does not render"), so :class:`ProbeRenderer` returns ``None`` instead of raising.
+Templates that read variables the caller normally passes (FireFunction's ``functions`` and
+``datetime``) raise ``'x' is undefined``; the renderer then retries with ``x`` set to ``""``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..template import ChatTemplate
+
+__all__ = ["ProbeRenderer"]
+
+_UNDEFINED_RE = re.compile(r"'(\w+)' is undefined")
+_MAX_FILLS = 4
+
+
+def _fixed_now() -> datetime:
+    return datetime(2025, 1, 1)  # renders are compared with each other: keep dates constant
+
+
+class ProbeRenderer:
+    """Renders one template for probing; remembers variables it had to fill.
+
+    Rendering goes through :class:`~tooldialect.template.ChatTemplate`, so probes see exactly what
+    prompts will contain (including its choice of passing arguments as an object or a JSON string).
+    """
+
+    def __init__(self, source: str, *, bos_token: str = "", eos_token: str = "") -> None:
+        self.fills: dict[str, Any] = {}
+        try:
+            self._template: ChatTemplate | None = ChatTemplate(
+                source, bos_token=bos_token, eos_token=eos_token, now=_fixed_now
+            )
+        except Exception:  # a template that does not compile derives nothing
+            self._template = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the template compiled at all."""
+        return self._template is not None
+
+    def render(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        add_generation_prompt: bool = False,
+        **kwargs: Any,
+    ) -> str | None:
+        """The render, or ``None`` when the template refuses these messages."""
+        if self._template is None:
+            return None
+        for _ in range(_MAX_FILLS + 1):
+            try:
+                return self._template.render(
+                    messages,
+                    tools=tools,
+                    add_generation_prompt=add_generation_prompt,
+                    **{**self.fills, **kwargs},
+                )
+            except Exception as exc:  # any template failure is a "no" for this probe
+                m = _UNDEFINED_RE.search(str(exc))
+                if m is None or m.group(1) in self.fills or m.group(1) in kwargs:
+                    return None
+                self.fills[m.group(1)] = ""
+        return None
