@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from conftest import model_path
 
+from conftest import model_path
 from tooldialect.dialect.builtins import builtin_dialects
 from tooldialect.dialect.spec import (
     CallFormat,
@@ -20,7 +20,12 @@ from tooldialect.dialect.spec import (
     TaggedBody,
     Trigger,
 )
-from tooldialect.engine.grammar_check import grammar_accepts, lazy_grammar_accepts, validate_grammar, vocab_of
+from tooldialect.engine.grammar_check import (
+    grammar_accepts,
+    lazy_grammar_accepts,
+    validate_grammar,
+    vocab_of,
+)
 from tooldialect.errors import UnsupportedToolChoiceError
 from tooldialect.grammar import build_grammar, trigger_pattern
 
@@ -32,53 +37,168 @@ def vocab_llama() -> Any:
 
 
 TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 14},
-                       "units": {"enum": ["c", "f"]}, "tags": {"type": "array", "items": {"type": "string"}}},
-        "required": ["city", "days"]}}},
-    {"type": "function", "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 14},
+                    "units": {"enum": ["c", "f"]},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["city", "days"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}},
+    },
 ]
 ARGS = {"city": 'Paris <b> "x"', "days": 3, "units": "c", "tags": ["a", "b"]}
 
 HANDMADE = {
-    "element-qwen3-coder": DialectSpec(id="t-element", formats=[CallFormat(
-        call_open="<tool_call>\n", call_close="</tool_call>", body=ElementBody())]),
-    "element-is-string": DialectSpec(id="t-dsml", formats=[CallFormat(
-        section_open="<calls>", section_close="</calls>",
-        body=ElementBody(head='<invoke name="{name}">', param='<p name="{key}" string="{is_string}">{value}</p>',
-                         tail="</invoke>"))]),
-    "tagged-mistral-v11": DialectSpec(id="t-mistral", formats=[CallFormat(
-        call_open="[TOOL_CALLS]", body=TaggedBody(head="{name}[ARGS]"))]),
-    "tagged-kimi": DialectSpec(id="t-kimi", id_template="functions.{name}:{index}", formats=[CallFormat(
-        section_open="<|tool_calls_section_begin|>", section_close="<|tool_calls_section_end|>",
-        call_open="<|tool_call_begin|>", call_close="<|tool_call_end|>",
-        body=TaggedBody(head="functions.{name}:{index}<|tool_call_argument_begin|>"))]),
-    "tagged-fenced": DialectSpec(id="t-fence", formats=[CallFormat(
-        call_open="<call>", body=TaggedBody(head="function<sep>{name}", args_open="\n```json\n", args_close="\n```",
-                                           tail="</call>"))]),
-    "python-list": DialectSpec(id="t-py", formats=[CallFormat(
-        section_open="[", section_close="]", separator=", ", body=PythonBody())]),
-    "python-gemma4": DialectSpec(id="t-g4", formats=[CallFormat(
-        call_open="<|tool_call>", call_close="<tool_call|>",
-        body=PythonBody(call_open="call:{name}{{", call_close="}}", assign=":", arg_separator=",", value_codec="gemma4"))]),
-    "json-name-as-key": DialectSpec(id="t-apertus", formats=[CallFormat(
-        section_open="<|tools_prefix|>[", section_close="]<|tools_suffix|>", separator=", ",
-        body=JsonBody(name_key=None))]),
-    "json-arguments-as-string": DialectSpec(id="t-str", formats=[CallFormat(
-        call_open="<fc>", call_close="</fc>", body=JsonBody(arguments_as_string=True, extra={"type": "function"}))]),
-    "json-id-after": DialectSpec(id="t-nemo", id_format="alnum9", formats=[CallFormat(
-        section_open="[TOOL_CALLS][", section_close="]", separator=", ", body=JsonBody(id_key="id"))]),
-    "json-id-first": DialectSpec(id="t-r7b", id_format="numeric", formats=[CallFormat(
-        section_open="<|START_ACTION|>[", section_close="]<|END_ACTION|>", separator=",",
-        body=JsonBody(name_key="tool_name", arguments_key="parameters", id_key="tool_call_id", id_first=True))]),
-    "reasoning-hermes": DialectSpec(id="t-think", reasoning=ReasoningMarkers(), formats=[CallFormat(
-        call_open="<tool_call>\n", call_close="\n</tool_call>", body=JsonBody())]),
+    "element-qwen3-coder": DialectSpec(
+        id="t-element",
+        formats=[
+            CallFormat(call_open="<tool_call>\n", call_close="</tool_call>", body=ElementBody())
+        ],
+    ),
+    "element-is-string": DialectSpec(
+        id="t-dsml",
+        formats=[
+            CallFormat(
+                section_open="<calls>",
+                section_close="</calls>",
+                body=ElementBody(
+                    head='<invoke name="{name}">',
+                    param='<p name="{key}" string="{is_string}">{value}</p>',
+                    tail="</invoke>",
+                ),
+            )
+        ],
+    ),
+    "tagged-mistral-v11": DialectSpec(
+        id="t-mistral",
+        formats=[CallFormat(call_open="[TOOL_CALLS]", body=TaggedBody(head="{name}[ARGS]"))],
+    ),
+    "tagged-kimi": DialectSpec(
+        id="t-kimi",
+        id_template="functions.{name}:{index}",
+        formats=[
+            CallFormat(
+                section_open="<|tool_calls_section_begin|>",
+                section_close="<|tool_calls_section_end|>",
+                call_open="<|tool_call_begin|>",
+                call_close="<|tool_call_end|>",
+                body=TaggedBody(head="functions.{name}:{index}<|tool_call_argument_begin|>"),
+            )
+        ],
+    ),
+    "tagged-fenced": DialectSpec(
+        id="t-fence",
+        formats=[
+            CallFormat(
+                call_open="<call>",
+                body=TaggedBody(
+                    head="function<sep>{name}",
+                    args_open="\n```json\n",
+                    args_close="\n```",
+                    tail="</call>",
+                ),
+            )
+        ],
+    ),
+    "python-list": DialectSpec(
+        id="t-py",
+        formats=[
+            CallFormat(section_open="[", section_close="]", separator=", ", body=PythonBody())
+        ],
+    ),
+    "python-gemma4": DialectSpec(
+        id="t-g4",
+        formats=[
+            CallFormat(
+                call_open="<|tool_call>",
+                call_close="<tool_call|>",
+                body=PythonBody(
+                    call_open="call:{name}{{",
+                    call_close="}}",
+                    assign=":",
+                    arg_separator=",",
+                    value_codec="gemma4",
+                ),
+            )
+        ],
+    ),
+    "json-name-as-key": DialectSpec(
+        id="t-apertus",
+        formats=[
+            CallFormat(
+                section_open="<|tools_prefix|>[",
+                section_close="]<|tools_suffix|>",
+                separator=", ",
+                body=JsonBody(name_key=None),
+            )
+        ],
+    ),
+    "json-arguments-as-string": DialectSpec(
+        id="t-str",
+        formats=[
+            CallFormat(
+                call_open="<fc>",
+                call_close="</fc>",
+                body=JsonBody(arguments_as_string=True, extra={"type": "function"}),
+            )
+        ],
+    ),
+    "json-id-after": DialectSpec(
+        id="t-nemo",
+        id_format="alnum9",
+        formats=[
+            CallFormat(
+                section_open="[TOOL_CALLS][",
+                section_close="]",
+                separator=", ",
+                body=JsonBody(id_key="id"),
+            )
+        ],
+    ),
+    "json-id-first": DialectSpec(
+        id="t-r7b",
+        id_format="numeric",
+        formats=[
+            CallFormat(
+                section_open="<|START_ACTION|>[",
+                section_close="]<|END_ACTION|>",
+                separator=",",
+                body=JsonBody(
+                    name_key="tool_name",
+                    arguments_key="parameters",
+                    id_key="tool_call_id",
+                    id_first=True,
+                ),
+            )
+        ],
+    ),
+    "reasoning-hermes": DialectSpec(
+        id="t-think",
+        reasoning=ReasoningMarkers(),
+        formats=[
+            CallFormat(call_open="<tool_call>\n", call_close="\n</tool_call>", body=JsonBody())
+        ],
+    ),
 }
 
 
 def _specs() -> list[tuple[str, DialectSpec]]:
-    return [*HANDMADE.items(), *((f"builtin-{n}", DialectSpec.builtin(n)) for n in builtin_dialects())]
+    return [
+        *HANDMADE.items(),
+        *((f"builtin-{n}", DialectSpec.builtin(n)) for n in builtin_dialects()),
+    ]
 
 
 SPECS = _specs()
@@ -101,7 +221,9 @@ def test_round_trip(vocab_llama: Any, key: str, spec: DialectSpec) -> None:
     if patterns:
         lead = "" if spec.primary.at_start_only else "Sure thing. "
         for text in (one, two) if spec.parallel_calls else (one,):
-            assert lazy_grammar_accepts(lazy.gbnf, lead + text, llama=vocab_llama, trigger_patterns=patterns), text
+            assert lazy_grammar_accepts(
+                lazy.gbnf, lead + text, llama=vocab_llama, trigger_patterns=patterns
+            ), text
     if not spec.forcible:
         return
     forced = build_grammar(spec, TOOLS, tool_choice="required")
@@ -113,14 +235,20 @@ def test_round_trip(vocab_llama: Any, key: str, spec: DialectSpec) -> None:
     assert single is not None
     assert grammar_accepts(single.gbnf, one, llama=vocab_llama)
     assert not grammar_accepts(single.gbnf, two, llama=vocab_llama)
-    named = build_grammar(spec, TOOLS, tool_choice={"type": "function", "function": {"name": "ping"}})
+    named = build_grammar(
+        spec, TOOLS, tool_choice={"type": "function", "function": {"name": "ping"}}
+    )
     assert named is not None
     assert grammar_accepts(named.gbnf, spec.render_call("ping", {}), llama=vocab_llama)
     assert not grammar_accepts(named.gbnf, one, llama=vocab_llama)
     # a wrong name and a missing required argument are rejected
     assert not grammar_accepts(forced.gbnf, spec.render_call("get_weathr", ARGS), llama=vocab_llama)
-    assert not grammar_accepts(forced.gbnf, spec.render_call("get_weather", {"city": "x"}), llama=vocab_llama)
-    assert not grammar_accepts(forced.gbnf, spec.render_call("get_weather", {"city": "x", "days": 15}), llama=vocab_llama)
+    assert not grammar_accepts(
+        forced.gbnf, spec.render_call("get_weather", {"city": "x"}), llama=vocab_llama
+    )
+    assert not grammar_accepts(
+        forced.gbnf, spec.render_call("get_weather", {"city": "x", "days": 15}), llama=vocab_llama
+    )
 
 
 @pytest.mark.model
@@ -130,7 +258,9 @@ def test_forced_reasoning_block(vocab_llama: Any) -> None:
     g = build_grammar(spec, TOOLS, tool_choice="required")
     assert g is not None
     assert grammar_accepts(g.gbnf, call, llama=vocab_llama)
-    assert grammar_accepts(g.gbnf, "<think>\nplan: <tool maybe\n</think>\n\n" + call, llama=vocab_llama)
+    assert grammar_accepts(
+        g.gbnf, "<think>\nplan: <tool maybe\n</think>\n\n" + call, llama=vocab_llama
+    )
     opened = build_grammar(spec, TOOLS, tool_choice="required", reasoning_open=True)
     assert opened is not None
     assert grammar_accepts(opened.gbnf, "still thinking </thin</think>\n" + call, llama=vocab_llama)
@@ -145,11 +275,23 @@ def test_lazy_trigger_ignores_calls_inside_reasoning(vocab_llama: Any) -> None:
     assert g is not None and g.trigger_words == []
     pats = g.lazy_patterns()
     # quoted inside reasoning: no trigger there; the real call after </think> is constrained
-    assert lazy_grammar_accepts(g.gbnf, "<think>maybe " + call + " ok</think>\n" + call, llama=vocab_llama, trigger_patterns=pats)
-    assert not lazy_grammar_accepts(g.gbnf, "<think>" + call + "</think> plain answer", llama=vocab_llama, trigger_patterns=pats)
+    assert lazy_grammar_accepts(
+        g.gbnf,
+        "<think>maybe " + call + " ok</think>\n" + call,
+        llama=vocab_llama,
+        trigger_patterns=pats,
+    )
+    assert not lazy_grammar_accepts(
+        g.gbnf, "<think>" + call + "</think> plain answer", llama=vocab_llama, trigger_patterns=pats
+    )
     opened = build_grammar(spec, TOOLS, reasoning_open=True)
     assert opened is not None
-    assert not lazy_grammar_accepts(opened.gbnf, call + "</think> fine", llama=vocab_llama, trigger_patterns=opened.lazy_patterns())
+    assert not lazy_grammar_accepts(
+        opened.gbnf,
+        call + "</think> fine",
+        llama=vocab_llama,
+        trigger_patterns=opened.lazy_patterns(),
+    )
 
 
 T = Trigger(kind="word", value="<tool_call>")
@@ -162,15 +304,41 @@ PATTERN_CASES = [
     ("no-think", T, R, False, "text <tool_call>", "<tool_call>"),
     ("open-think", T, R, True, "a <tool_call> b", None),
     ("open-think-closed", T, R, True, "a <tool_call></think>\n<tool_call>", "<tool_call>"),
-    ("anchored", Trigger(kind="pattern", value=r'^\s*(\{\s*"name")'), R, False, '<think>x</think>\n {"name"', '{"name"'),
-    ("anchored-late", Trigger(kind="pattern", value=r'^\s*(\{\s*"name")'), None, False, 'hi {"name"', None),
-    ("full", Trigger(kind="pattern_full", value=r"\[TOOL_CALLS\].*"), None, False, "[TOOL_CALLS]x", "[TOOL_CALLS]x"),
+    (
+        "anchored",
+        Trigger(kind="pattern", value=r'^\s*(\{\s*"name")'),
+        R,
+        False,
+        '<think>x</think>\n {"name"',
+        '{"name"',
+    ),
+    (
+        "anchored-late",
+        Trigger(kind="pattern", value=r'^\s*(\{\s*"name")'),
+        None,
+        False,
+        'hi {"name"',
+        None,
+    ),
+    (
+        "full",
+        Trigger(kind="pattern_full", value=r"\[TOOL_CALLS\].*"),
+        None,
+        False,
+        "[TOOL_CALLS]x",
+        "[TOOL_CALLS]x",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("trigger", "reasoning", "opened", "text", "replay"), [c[1:] for c in PATTERN_CASES],
-                         ids=[c[0] for c in PATTERN_CASES])
-def test_trigger_patterns_python_re(trigger: Trigger, reasoning: Any, opened: bool, text: str, replay: str | None) -> None:
+@pytest.mark.parametrize(
+    ("trigger", "reasoning", "opened", "text", "replay"),
+    [c[1:] for c in PATTERN_CASES],
+    ids=[c[0] for c in PATTERN_CASES],
+)
+def test_trigger_patterns_python_re(
+    trigger: Trigger, reasoning: Any, opened: bool, text: str, replay: str | None
+) -> None:
     m = re.fullmatch(trigger_pattern(trigger, reasoning, reasoning_open=opened), text)
     if replay is None:
         assert m is None
@@ -187,6 +355,8 @@ def test_none_and_no_tools() -> None:
 
 
 def test_unforcible_dialect_raises() -> None:
-    spec = DialectSpec(id="t-x", forcible=False, unforcible_reason="calls hide in a header", formats=[CallFormat()])
-    with pytest.raises(UnsupportedToolChoiceError, match="t-x.*calls hide in a header"):
+    spec = DialectSpec(
+        id="t-x", forcible=False, unforcible_reason="calls hide in a header", formats=[CallFormat()]
+    )
+    with pytest.raises(UnsupportedToolChoiceError, match=r"t-x.*calls hide in a header"):
         build_grammar(spec, TOOLS, tool_choice="required")

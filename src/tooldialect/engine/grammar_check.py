@@ -56,7 +56,7 @@ def _init(vocab: Any, gbnf: str, root: str) -> Any:
 
 
 def validate_grammar(gbnf: str, *, root: str = "root", vocab: Any) -> None:
-    """Raise ``GrammarError`` unless llama.cpp can build a sampler for ``gbnf`` starting at ``root``."""
+    """Raise ``GrammarError`` unless llama.cpp can build a sampler for ``gbnf`` at ``root``."""
     import llama_cpp
 
     llama_cpp.llama_sampler_free(_init(vocab, gbnf, root))
@@ -66,7 +66,7 @@ def _allows(smpl: Any, token: int) -> bool:
     import llama_cpp
 
     data = (llama_cpp.llama_token_data * 1)()
-    data[0].id = token
+    data[0].id = token  # type: ignore[assignment]
     data[0].logit = 0.0
     data[0].p = 0.0
     arr = llama_cpp.llama_token_data_array(
@@ -100,7 +100,9 @@ def _feed(smpl: Any, tokens: Sequence[int], eos: int | None) -> bool:
     return eos is None or _allows(smpl, eos)
 
 
-def grammar_accepts(gbnf: str, text: str, *, root: str = "root", llama: Any, complete: bool = True) -> bool:
+def grammar_accepts(
+    gbnf: str, text: str, *, root: str = "root", llama: Any, complete: bool = True
+) -> bool:
     """Whether the grammar accepts ``text`` (all of it, and may end there when ``complete``).
 
     ``llama`` is any ``Llama`` (``vocab_only=True`` is enough); ``text`` is tokenized with
@@ -147,17 +149,24 @@ def lazy_grammar_accepts(
         pats[i] = p.encode("utf-8")
     toks = (llama_cpp.llama_token * max(1, len(trigger_tokens)))(*trigger_tokens)
     smpl = llama_cpp.llama_sampler_init_grammar_lazy_patterns(
-        vocab, gbnf.encode("utf-8"), root.encode("utf-8"),
-        pats, len(trigger_patterns), toks, len(trigger_tokens),
+        vocab,
+        gbnf.encode("utf-8"),
+        root.encode("utf-8"),
+        pats,
+        len(trigger_patterns),
+        toks,
+        len(trigger_tokens),
     )
     if not smpl:
-        raise GrammarError(f"llama.cpp rejected the lazy grammar or a trigger pattern {list(trigger_patterns)!r}")
+        raise GrammarError(
+            f"llama.cpp rejected the lazy grammar or a trigger pattern {list(trigger_patterns)!r}"
+        )
     compiled = [re.compile(p) for p in trigger_patterns]
     try:
         buffer = b""
         fired = False
         tokens = _tokens(llama, text)
-        for i, tok in enumerate(tokens):
+        for tok in tokens:
             if fired:
                 if not _allows(smpl, tok):
                     return False
@@ -173,11 +182,13 @@ def lazy_grammar_accepts(
                 for rx in compiled:
                     m = rx.fullmatch(decoded)
                     if m:
-                        replay = decoded[_first_group_start(m):].encode("utf-8")
+                        replay = decoded[_first_group_start(m) :].encode("utf-8")
                         break
             if replay is not None:
                 fired = True
-                if not grammar_accepts(gbnf, replay.decode("utf-8", "replace"), root=root, llama=llama, complete=False):
+                if not grammar_accepts(
+                    gbnf, replay.decode("utf-8", "replace"), root=root, llama=llama, complete=False
+                ):
                     return False
             llama_cpp.llama_sampler_accept(smpl, tok)
         return fired and _allows(smpl, llama.token_eos())

@@ -1,4 +1,4 @@
-"""Tool-call grammars built from a ``DialectSpec``: lazy for ``tool_choice="auto"``, forced otherwise.
+"""Tool-call grammars from a ``DialectSpec``: lazy for ``tool_choice="auto"``, forced otherwise.
 
 Generic over the spec: envelope markers come from ``CallFormat``, bodies from ``body.kind``, and
 each tool's arguments from its own JSON Schema, so a call to ``f`` must carry ``f``'s arguments.
@@ -38,6 +38,7 @@ from ..dialect.spec import (
 )
 from ..errors import UnsupportedToolChoiceError
 from ..tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+from .codec import CodecName
 from .gbnf import GbnfBuilder, literal, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
@@ -70,9 +71,9 @@ class ToolGrammar(BaseModel):
 
     def lazy_patterns(self) -> list[str]:
         """All triggers as full-match patterns (words escaped), for engines that use no tokens."""
-        return [trigger_pattern(Trigger(kind="word", value=w), None) for w in self.trigger_words] + list(
-            self.trigger_patterns
-        )
+        return [
+            trigger_pattern(Trigger(kind="word", value=w), None) for w in self.trigger_words
+        ] + list(self.trigger_patterns)
 
 
 def build_grammar(
@@ -86,11 +87,15 @@ def build_grammar(
     """The tool-call grammar for ``tools`` under ``tool_choice``; ``None`` when no call is possible.
 
     ``parallel_tool_calls=False`` (or ``spec.parallel_calls=False``) allows exactly one call.
-    ``reasoning_open`` says the prompt already opened the reasoning block, so a forced grammar starts
-    inside it and lazy triggers only fire after its close.
+    ``reasoning_open`` says the prompt already opened the reasoning block, so a forced grammar
+    starts inside it and lazy triggers only fire after its close.
     """
     defs = _tool_defs(tools)
-    choice = tool_choice if isinstance(tool_choice, ToolChoice) else normalize_tool_choice(tool_choice, defs)
+    choice = (
+        tool_choice
+        if isinstance(tool_choice, ToolChoice)
+        else normalize_tool_choice(tool_choice, defs)
+    )
     if choice.mode == "none" or not defs:
         return None
     forced = choice.forced
@@ -98,7 +103,7 @@ def build_grammar(
         raise UnsupportedToolChoiceError(
             f"dialect {spec.id!r} cannot force tool_choice={choice.mode!r}"
             + (f" ({choice.name!r})" if choice.name else "")
-            + f": {spec.unforcible_reason or 'its calls cannot be constrained from the first token'}; "
+            + f": {spec.unforcible_reason or 'its calls cannot be constrained from token one'}; "
             "use tool_choice='auto'"
         )
     selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
@@ -131,8 +136,12 @@ def build_grammar(
         return None
     b.define(root, " | ".join(alts))
     return ToolGrammar(
-        gbnf=b.render(root), root=root, lazy=True, forced=False,
-        trigger_words=list(dict.fromkeys(words)), trigger_patterns=list(dict.fromkeys(patterns)),
+        gbnf=b.render(root),
+        root=root,
+        lazy=True,
+        forced=False,
+        trigger_words=list(dict.fromkeys(words)),
+        trigger_patterns=list(dict.fromkeys(patterns)),
     )
 
 
@@ -142,7 +151,7 @@ def _tool_defs(tools: Sequence[Mapping[str, Any]] | Sequence[ToolDef] | None) ->
     return normalize_tools(tools)  # type: ignore[arg-type]
 
 
-# -- triggers ---------------------------------------------------------------------------------------
+# -- triggers ----------------------------------------------------------------------------
 
 _GROUP_RE = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\((?!\?)")
 
@@ -156,7 +165,9 @@ def _esc(text: str) -> str:
     return re.sub(r"([\\^$.*+?()\[\]{}|])", r"\\\1", text)
 
 
-def trigger_pattern(trigger: Trigger, reasoning: ReasoningMarkers | None, *, reasoning_open: bool = False) -> str:
+def trigger_pattern(
+    trigger: Trigger, reasoning: ReasoningMarkers | None, *, reasoning_open: bool = False
+) -> str:
     """``trigger`` as a full-match ECMAScript pattern whose first capture group is where the
     grammar starts; with ``reasoning`` it cannot match inside the reasoning block."""
     if reasoning is None:
@@ -171,7 +182,11 @@ def trigger_pattern(trigger: Trigger, reasoning: ReasoningMarkers | None, *, rea
     value = trigger.value
     anchored = value.startswith("^")
     if trigger.kind == "pattern_full":
-        value = value.removeprefix("^").removesuffix("$") if not value.endswith("\\$") else value.removeprefix("^")
+        value = (
+            value.removeprefix("^").removesuffix("$")
+            if not value.endswith("\\$")
+            else value.removeprefix("^")
+        )
     elif anchored:
         value = value[1:]
     inner = f"(?:{value})" if _has_group(value) else f"({value})"
@@ -180,7 +195,7 @@ def trigger_pattern(trigger: Trigger, reasoning: ReasoningMarkers | None, *, rea
     return f"{start}{inner}[\\s\\S]*" if anchored else rf"{start}[\s\S]*?{inner}[\s\S]*"
 
 
-# -- bodies -----------------------------------------------------------------------------------------
+# -- bodies ------------------------------------------------------------------------------
 
 _SENTINEL = re.compile("\x00([a-z_]+)\x00")
 _FIELDS = ("name", "id", "index", "key", "is_string", "value")
@@ -192,17 +207,32 @@ def _template(template: str, fields: Mapping[str, str]) -> str:
     out = []
     pos = 0
     for m in _SENTINEL.finditer(marked):
-        out.append(optional_edges(marked[pos:m.start()]))
+        out.append(optional_edges(marked[pos : m.start()]))
         out.append(fields[m.group(1)])
         pos = m.end()
     out.append(optional_edges(marked[pos:]))
     return " ".join(p for p in out if p) or '""'
 
 
-def _format(b: GbnfBuilder, spec: DialectSpec, fmt: CallFormat, tools: list[ToolDef], *, parallel: bool, hint: str) -> str:
+def _format(
+    b: GbnfBuilder,
+    spec: DialectSpec,
+    fmt: CallFormat,
+    tools: list[ToolDef],
+    *,
+    parallel: bool,
+    hint: str,
+) -> str:
     bodies = [_body(b, spec, fmt.body, t, hint=f"{hint}-{t.name}") for t in tools]
     call_body = b.add(f"{hint}-body", " | ".join(bodies))
-    call = b.add(f"{hint}-one", " ".join(p for p in (optional_edges(fmt.call_open), call_body, optional_edges(fmt.call_close)) if p))
+    call = b.add(
+        f"{hint}-one",
+        " ".join(
+            p
+            for p in (optional_edges(fmt.call_open), call_body, optional_edges(fmt.call_close))
+            if p
+        ),
+    )
     calls = f"{call} ({optional_edges(fmt.separator)} {call})*" if parallel else call
     parts = (optional_edges(fmt.section_open), calls, optional_edges(fmt.section_close))
     return b.add(hint, " ".join(p for p in parts if p))
@@ -220,29 +250,49 @@ def _body(b: GbnfBuilder, spec: DialectSpec, body: Any, tool: ToolDef, *, hint: 
         return _json_body(b, spec, body, tool, hint=hint)
     if isinstance(body, TaggedBody):
         args = SchemaConverter(b, schema).visit(schema, "", hint=f"{hint}-args")
-        parts = [_template(body.head, head_fields), optional_edges(body.args_open), args,
-                 optional_edges(body.args_close), optional_edges(body.tail)]
+        parts = [
+            _template(body.head, head_fields),
+            optional_edges(body.args_open),
+            args,
+            optional_edges(body.args_close),
+            optional_edges(body.tail),
+        ]
         return b.add(hint, " ".join(p for p in parts if p))
     if isinstance(body, ElementBody):
         return _element_body(b, body, tool, head_fields, hint=hint)
     assert isinstance(body, PythonBody)
-    codec = "gemma4" if body.value_codec == "gemma4" else "python"
+    codec: CodecName = "gemma4" if body.value_codec == "gemma4" else "python"
     conv = SchemaConverter(b, schema, codec=codec)
     items = []
     for key, sub in _properties(schema).items():
         value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")
-        items.append((b.add(f"{hint}-{key}-kv", f"{literal(key)} {optional_edges(body.assign)} {value}"), key in _required(schema)))
+        items.append(
+            (
+                b.add(f"{hint}-{key}-kv", f"{literal(key)} {optional_edges(body.assign)} {value}"),
+                key in _required(schema),
+            )
+        )
     seq = props_sequence(b, items, optional_edges(body.arg_separator) or '""', hint=f"{hint}-args")
-    return b.add(hint, f"{_template(body.call_open, head_fields)} {seq} {optional_edges(body.call_close) or chr(34) * 2}")
+    close = optional_edges(body.call_close) or '""'
+    return b.add(
+        hint,
+        f"{_template(body.call_open, head_fields)} {seq} {close}",
+    )
 
 
-def _json_body(b: GbnfBuilder, spec: DialectSpec, body: JsonBody, tool: ToolDef, *, hint: str) -> str:
+def _json_body(
+    b: GbnfBuilder, spec: DialectSpec, body: JsonBody, tool: ToolDef, *, hint: str
+) -> str:
     schema = tool.parameters
-    conv = SchemaConverter(b, schema, codec="json-in-string" if body.arguments_as_string else "json")
+    conv = SchemaConverter(
+        b, schema, codec="json-in-string" if body.arguments_as_string else "json"
+    )
     args = conv.visit(schema, "", hint=f"{hint}-args")
     if body.arguments_as_string:
         args = f'"\\"" {args} "\\""'
-    ws = conv.codec.ws(b) if not body.arguments_as_string else SchemaConverter(b, schema).codec.ws(b)
+    ws = (
+        conv.codec.ws(b) if not body.arguments_as_string else SchemaConverter(b, schema).codec.ws(b)
+    )
     colon = f'{ws} ":" {ws}'
 
     def kv(key: str, value: str) -> str:
@@ -264,7 +314,9 @@ def _json_body(b: GbnfBuilder, spec: DialectSpec, body: JsonBody, tool: ToolDef,
     return b.add(hint, f'"{{" {ws} {inner} {ws} "}}"')
 
 
-def _element_body(b: GbnfBuilder, body: ElementBody, tool: ToolDef, head_fields: Mapping[str, str], *, hint: str) -> str:
+def _element_body(
+    b: GbnfBuilder, body: ElementBody, tool: ToolDef, head_fields: Mapping[str, str], *, hint: str
+) -> str:
     schema = tool.parameters
     conv = SchemaConverter(b, schema)
     marked = format_template(body.param, value="\x00value\x00")
@@ -278,14 +330,20 @@ def _element_body(b: GbnfBuilder, body: ElementBody, tool: ToolDef, head_fields:
             alts = []
             for flag, only in (("true", True), ("false", False)):
                 pre = _template(pre_t, {"key": literal(key), "is_string": literal(flag)})
-                alts.append(f"{pre} {conv.element_value(sub, ptr, post, hint=f'{h}-{flag}', string_only=only)}")
+                alts.append(
+                    f"{pre} "
+                    + conv.element_value(sub, ptr, post, hint=f"{h}-{flag}", string_only=only)
+                )
             param = b.add(h, " | ".join(alts))
         else:
             pre = _template(pre_t, {"key": literal(key)})
             param = b.add(h, f"{pre} {conv.element_value(sub, ptr, post, hint=f'{h}-v')}")
         items.append((param, key in _required(schema)))
     seq = props_sequence(b, items, '""', hint=f"{hint}-args")
-    return b.add(hint, f"{_template(body.head, head_fields)} {seq} {optional_edges(body.tail) or chr(34) * 2}")
+    return b.add(
+        hint,
+        f"{_template(body.head, head_fields)} {seq} {optional_edges(body.tail) or chr(34) * 2}",
+    )
 
 
 def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:

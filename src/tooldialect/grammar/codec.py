@@ -28,7 +28,7 @@ EMBEDDED_CHAR = (
     '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\\\\\" ("\\\\\\"" | "\\\\\\\\" | [/bfnrt] | "u" [0-9a-fA-F]{4})'
 )
 PY_CHAR_DQ = '[^"\\\\\\x00-\\x1F] | "\\\\" [^\\x00-\\x1F]'
-PY_CHAR_SQ = "[^'\\\\\\x00-\\x1F] | \"\\\\\" [^\\x00-\\x1F]"
+PY_CHAR_SQ = '[^\'\\\\\\x00-\\x1F] | "\\\\" [^\\x00-\\x1F]'
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,13 @@ class Codec:
     def any_string(self, b: GbnfBuilder) -> str:
         key = f"{self.name}-string"
         if self.name == "gemma4":
-            return _shared(b, key, f"{literal(GEMMA4_QUOTE)} {until(b, GEMMA4_QUOTE, hint='g4str')}")
+            return _shared(
+                b, key, f"{literal(GEMMA4_QUOTE)} {until(b, GEMMA4_QUOTE, hint='g4str')}"
+            )
         if self.name == "python":
             dq = _shared(b, "py-char-dq", PY_CHAR_DQ)
             sq = _shared(b, "py-char-sq", PY_CHAR_SQ)
-            return _shared(b, key, f"{literal(chr(34))} {dq}* {literal(chr(34))} | \"'\" {sq}* \"'\"")
+            return _shared(b, key, f'{literal(chr(34))} {dq}* {literal(chr(34))} | "\'" {sq}* "\'"')
         return _shared(b, key, self.quote(f"{self.char(b)}*"))
 
     def scalar(self, b: GbnfBuilder, kind: Literal["true", "false", "null"]) -> str:
@@ -106,4 +108,4 @@ def _shared(b: GbnfBuilder, name: str, body: str) -> str:
     return b.memo[key]
 
 
-CODECS: dict[str, Codec] = {n: Codec(n) for n in ("json", "python", "gemma4", "json-in-string")}  # type: ignore[arg-type]
+CODECS: dict[str, Codec] = {n: Codec(n) for n in ("json", "python", "gemma4", "json-in-string")}

@@ -42,13 +42,17 @@ def optional_edges(text: str) -> str:
     if not core:
         return f"{literal(text)}?" if text else ""
     start = text.index(core)
-    lead, trail = text[:start], text[start + len(core):]
-    parts = [f"{literal(lead)}?" if lead else "", literal(core), f"{literal(trail)}?" if trail else ""]
+    lead, trail = text[:start], text[start + len(core) :]
+    parts = [
+        f"{literal(lead)}?" if lead else "",
+        literal(core),
+        f"{literal(trail)}?" if trail else "",
+    ]
     return " ".join(p for p in parts if p)
 
 
 class GbnfBuilder:
-    """Collects named rules; ``add`` returns an existing name when the same body was added before."""
+    """Collects named rules; ``add`` returns the existing name for a body added before."""
 
     def __init__(self, *, prefix: str = "") -> None:
         self.prefix = _NAME_BAD.sub("-", prefix)

@@ -33,18 +33,56 @@ from .codec import CODECS, Codec, CodecName
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
 from .regex import regex_to_gbnf
 
-__all__ = ["UNSUPPORTED", "SchemaConverter", "json_schema_to_gbnf", "props_sequence", "schema_grammar"]
+__all__ = [
+    "UNSUPPORTED",
+    "SchemaConverter",
+    "json_schema_to_gbnf",
+    "props_sequence",
+    "schema_grammar",
+]
 
-UNSUPPORTED = frozenset({
-    "not", "if", "then", "else", "patternProperties", "dependentSchemas", "dependentRequired",
-    "dependencies", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains",
-    "minContains", "maxContains", "multipleOf", "minProperties", "maxProperties", "$dynamicRef",
-    "$recursiveRef",
-})
-_ANNOTATIONS = frozenset({
-    "title", "description", "examples", "default", "$schema", "$id", "$comment", "deprecated",
-    "readOnly", "writeOnly", "$defs", "definitions", "contentEncoding", "contentMediaType", "$anchor",
-})
+UNSUPPORTED = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "patternProperties",
+        "dependentSchemas",
+        "dependentRequired",
+        "dependencies",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "multipleOf",
+        "minProperties",
+        "maxProperties",
+        "$dynamicRef",
+        "$recursiveRef",
+    }
+)
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "examples",
+        "default",
+        "$schema",
+        "$id",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$defs",
+        "definitions",
+        "contentEncoding",
+        "contentMediaType",
+        "$anchor",
+    }
+)
 _FORMATS = {
     "date": '[0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01])',
     "time": (
@@ -52,7 +90,8 @@ _FORMATS = {
         '("Z" | "z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9])?'
     ),
     "uuid": (
-        '[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12}'
+        '[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" '
+        "[0-9a-fA-F]{12}"
     ),
 }
 _FORMATS["date-time"] = f"({_FORMATS['date']}) [Tt ] ({_FORMATS['time']})"
@@ -73,7 +112,9 @@ def _group(expr: str) -> str:
 class SchemaConverter:
     """Compiles (sub)schemas of one document into rules of a shared ``GbnfBuilder``."""
 
-    def __init__(self, builder: GbnfBuilder, document: Any, *, codec: Codec | CodecName = "json") -> None:
+    def __init__(
+        self, builder: GbnfBuilder, document: Any, *, codec: Codec | CodecName = "json"
+    ) -> None:
         self.b = builder
         self.doc = document
         self.codec = CODECS[codec] if isinstance(codec, str) else codec
@@ -88,7 +129,9 @@ class SchemaConverter:
             return expr
         return self.b.add(hint, expr)
 
-    def element_value(self, schema: Any, pointer: str, post: str, *, hint: str, string_only: bool | None = None) -> str:
+    def element_value(
+        self, schema: Any, pointer: str, post: str, *, hint: str, string_only: bool | None = None
+    ) -> str:
         """A rule for one element-body value *followed by* ``post`` (the template after
         ``{value}``): strings are raw text that cannot contain ``post``'s marker, the rest JSON.
 
@@ -96,7 +139,7 @@ class SchemaConverter:
         with ``{is_string}``); None picks by schema.
         """
         core = post.strip()
-        tail = post[post.index(core) + len(core):] if core else ""
+        tail = post[post.index(core) + len(core) :] if core else ""
         s = self._resolve(schema, pointer)
         admits = _admits_string(s, self)
         closing = optional_edges(post) or '""'
@@ -122,13 +165,16 @@ class SchemaConverter:
             schema = self._deref(schema["$ref"], _ptr(pointer, "$ref"))
             seen += 1
             if seen > 64:
-                raise UnsupportedSchemaError(f"$ref cycle without content at {pointer!r}", pointer=pointer)
+                raise UnsupportedSchemaError(
+                    f"$ref cycle without content at {pointer!r}", pointer=pointer
+                )
         return schema
 
     def _deref(self, ref: Any, pointer: str) -> Any:
         if not isinstance(ref, str) or not ref.startswith("#"):
             raise UnsupportedSchemaError(
-                f"only local $ref ('#/$defs/...') is supported, got {ref!r} at {pointer!r}", pointer=pointer
+                f"only local $ref ('#/$defs/...') is supported, got {ref!r} at {pointer!r}",
+                pointer=pointer,
             )
         node = self.doc
         for raw in ref[1:].split("/")[1:] if ref != "#" else []:
@@ -138,27 +184,35 @@ class SchemaConverter:
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             else:
-                raise UnsupportedSchemaError(f"$ref {ref!r} at {pointer!r} points nowhere", pointer=pointer)
+                raise UnsupportedSchemaError(
+                    f"$ref {ref!r} at {pointer!r} points nowhere", pointer=pointer
+                )
         return node
 
-    def _expr(self, schema: Any, pointer: str, hint: str) -> str:  # noqa: C901 - a keyword dispatch
+    def _expr(self, schema: Any, pointer: str, hint: str) -> str:
         c, b = self.codec, self.b
         if schema is True or schema == {}:
             return self._any()
         if schema is False:
-            raise UnsupportedSchemaError(f"schema 'false' at {pointer!r} matches nothing", pointer=pointer)
+            raise UnsupportedSchemaError(
+                f"schema 'false' at {pointer!r} matches nothing", pointer=pointer
+            )
         if not isinstance(schema, Mapping):
-            raise UnsupportedSchemaError(f"a schema must be an object or a boolean, got {schema!r} at {pointer!r}", pointer=pointer)
+            raise UnsupportedSchemaError(
+                f"a schema must be an object or a boolean, got {schema!r} at {pointer!r}",
+                pointer=pointer,
+            )
         for key, value in schema.items():
             if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
                 raise UnsupportedSchemaError(
-                    f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled into a "
-                    "grammar; remove it or express the constraint with enum/anyOf",
+                    f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
+                    "into a grammar; remove it or express the constraint with enum/anyOf",
                     pointer=_ptr(pointer, key),
                 )
             if key == "uniqueItems" and value:
                 raise UnsupportedSchemaError(
-                    f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a grammar; drop it",
+                    f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
+                    "grammar; drop it",
                     pointer=_ptr(pointer, key),
                 )
         if "$ref" in schema:
@@ -179,7 +233,9 @@ class SchemaConverter:
             if kw in schema:
                 branches = schema[kw]
                 if not isinstance(branches, list) or not branches:
-                    raise UnsupportedSchemaError(f"{kw!r} at {pointer!r} must be a non-empty list", pointer=_ptr(pointer, kw))
+                    raise UnsupportedSchemaError(
+                        f"{kw!r} at {pointer!r} must be a non-empty list", pointer=_ptr(pointer, kw)
+                    )
                 base = {k: v for k, v in schema.items() if k != kw and k not in _ANNOTATIONS}
                 alts = []
                 for i, br in enumerate(branches):
@@ -194,13 +250,20 @@ class SchemaConverter:
         if "enum" in schema:
             values = schema["enum"]
             if not isinstance(values, list) or not values:
-                raise UnsupportedSchemaError(f"'enum' at {pointer!r} must be a non-empty list, got {values!r}", pointer=_ptr(pointer, "enum"))
+                raise UnsupportedSchemaError(
+                    f"'enum' at {pointer!r} must be a non-empty list, got {values!r}",
+                    pointer=_ptr(pointer, "enum"),
+                )
             return " | ".join(dict.fromkeys(c.const(v) for v in values))
         typ = schema.get("type")
         if isinstance(typ, list):
             if not typ:
-                raise UnsupportedSchemaError(f"empty 'type' list at {pointer!r}", pointer=_ptr(pointer, "type"))
-            return " | ".join(self.visit({**schema, "type": t}, pointer, hint=f"{hint}-{t}") for t in typ)
+                raise UnsupportedSchemaError(
+                    f"empty 'type' list at {pointer!r}", pointer=_ptr(pointer, "type")
+                )
+            return " | ".join(
+                self.visit({**schema, "type": t}, pointer, hint=f"{hint}-{t}") for t in typ
+            )
         if typ is None:
             if any(k in schema for k in ("properties", "additionalProperties", "required")):
                 typ = "object"
@@ -208,7 +271,9 @@ class SchemaConverter:
                 typ = "array"
             elif any(k in schema for k in ("minLength", "maxLength", "pattern", "format")):
                 typ = "string"
-            elif any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")):
+            elif any(
+                k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+            ):
                 typ = "number"
             else:
                 return self._any()
@@ -227,19 +292,26 @@ class SchemaConverter:
             return f"{c.scalar(b, 'true')} | {c.scalar(b, 'false')}"
         if typ == "null":
             return c.scalar(b, "null")
-        raise UnsupportedSchemaError(f"unknown type {typ!r} at {_ptr(pointer, 'type')!r}", pointer=_ptr(pointer, "type"))
+        raise UnsupportedSchemaError(
+            f"unknown type {typ!r} at {_ptr(pointer, 'type')!r}", pointer=_ptr(pointer, "type")
+        )
 
     def _merge_all_of(self, schema: Mapping[str, Any], pointer: str) -> dict[str, Any]:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         parts = schema["allOf"]
         if not isinstance(parts, list):
-            raise UnsupportedSchemaError(f"'allOf' at {pointer!r} must be a list", pointer=_ptr(pointer, "allOf"))
+            raise UnsupportedSchemaError(
+                f"'allOf' at {pointer!r} must be a list", pointer=_ptr(pointer, "allOf")
+            )
         for i, part in enumerate(parts):
             part = self._resolve(part, _ptr(pointer, "allOf", i))
             if part is True:
                 continue
             if not isinstance(part, Mapping):
-                raise UnsupportedSchemaError(f"allOf part {part!r} at {pointer!r} cannot be merged", pointer=_ptr(pointer, "allOf", i))
+                raise UnsupportedSchemaError(
+                    f"allOf part {part!r} at {pointer!r} cannot be merged",
+                    pointer=_ptr(pointer, "allOf", i),
+                )
             if "allOf" in part:
                 part = self._merge_all_of(part, _ptr(pointer, "allOf", i))
             for k, v in part.items():
@@ -252,7 +324,8 @@ class SchemaConverter:
                 elif k in merged and merged[k] != v:
                     raise UnsupportedSchemaError(
                         f"allOf parts at {pointer!r} conflict on {k!r} ({merged[k]!r} vs {v!r}); "
-                        "merge them by hand", pointer=_ptr(pointer, "allOf", i, k),
+                        "merge them by hand",
+                        pointer=_ptr(pointer, "allOf", i, k),
                     )
                 else:
                     merged[k] = v
@@ -266,11 +339,27 @@ class SchemaConverter:
             b.memo[key] = name
             ws = c.ws(b)
             sep = f"{ws} {c.text(',')} {ws}"
-            kv = f"{c.any_string(b) if c.name != 'gemma4' else '[a-zA-Z_] [a-zA-Z0-9_]*'} {ws} {c.text(':')} {ws} {name}"
-            obj = b.add(f"{c.name}-object", f"{c.text('{')} {ws} ({kv} ({sep} {kv})*)? {ws} {c.text('}')}")
-            arr = b.add(f"{c.name}-array", f"{c.text('[')} {ws} ({name} ({sep} {name})*)? {ws} {c.text(']')}")
+            any_key = c.any_string(b) if c.name != "gemma4" else "[a-zA-Z_] [a-zA-Z0-9_]*"
+            kv = f"{any_key} {ws} {c.text(':')} {ws} {name}"
+            obj = b.add(
+                f"{c.name}-object", f"{c.text('{')} {ws} ({kv} ({sep} {kv})*)? {ws} {c.text('}')}"
+            )
+            arr = b.add(
+                f"{c.name}-array",
+                f"{c.text('[')} {ws} ({name} ({sep} {name})*)? {ws} {c.text(']')}",
+            )
             num = b.add("number", f"{_INT} {_FRAC_EXP}")
-            body = " | ".join([obj, arr, c.any_string(b), num, c.scalar(b, "true"), c.scalar(b, "false"), c.scalar(b, "null")])
+            body = " | ".join(
+                [
+                    obj,
+                    arr,
+                    c.any_string(b),
+                    num,
+                    c.scalar(b, "true"),
+                    c.scalar(b, "false"),
+                    c.scalar(b, "null"),
+                ]
+            )
             b.define(name, body)
         return b.memo[key]
 
@@ -278,7 +367,10 @@ class SchemaConverter:
         c, b = self.codec, self.b
         props = schema.get("properties") or {}
         if not isinstance(props, Mapping):
-            raise UnsupportedSchemaError(f"'properties' at {pointer!r} must be an object", pointer=_ptr(pointer, "properties"))
+            raise UnsupportedSchemaError(
+                f"'properties' at {pointer!r} must be an object",
+                pointer=_ptr(pointer, "properties"),
+            )
         required = schema.get("required") or []
         unknown = [r for r in required if r not in props]
         addl = schema.get("additionalProperties", None if "properties" in schema else True)
@@ -296,7 +388,11 @@ class SchemaConverter:
             items.append((kv, k in required))
         tail_rest = tail_first = ""
         if addl not in (None, False):
-            value = self.visit(addl if isinstance(addl, (Mapping, bool)) else True, _ptr(pointer, "additionalProperties"), hint=f"{hint}-extra")
+            value = self.visit(
+                addl if isinstance(addl, (Mapping, bool)) else True,
+                _ptr(pointer, "additionalProperties"),
+                hint=f"{hint}-extra",
+            )
             key = c.any_string(b) if c.name != "gemma4" else "[a-zA-Z_] [a-zA-Z0-9_]*"
             kv = b.add(f"{hint}-extra-kv", f"{key} {ws} {c.text(':')} {ws} {value}")
             tail_rest = f"({sep} {kv})*"
@@ -325,11 +421,12 @@ class SchemaConverter:
             body = head or '""'
         else:
             item = self.visit(items, _ptr(pointer, "items"), hint=f"{hint}-item")
-            rep = _repeat(f"({sep} {item})", max(0, lo - (0 if parts else 1)), None if hi is None else int(hi) - (0 if parts else 1))
-            if parts:
-                body = f"{head} {rep}"
-            else:
-                body = f"{item} {rep}" if lo >= 1 else f"({item} {rep})?"
+            rep = _repeat(
+                f"({sep} {item})",
+                max(0, lo - (0 if parts else 1)),
+                None if hi is None else int(hi) - (0 if parts else 1),
+            )
+            body = f"{head} {rep}" if parts else f"{item} {rep}" if lo >= 1 else f"({item} {rep})?"
         return f"{c.text('[')} {ws} {body} {ws} {c.text(']')}"
 
     def _string_content(self, schema: Mapping[str, Any], pointer: str, char: str) -> str | None:
@@ -337,8 +434,12 @@ class SchemaConverter:
         if "pattern" in schema:
             pat = schema["pattern"]
             if not isinstance(pat, str):
-                raise UnsupportedSchemaError(f"'pattern' at {pointer!r} must be a string", pointer=_ptr(pointer, "pattern"))
-            return regex_to_gbnf(pat, pointer=_ptr(pointer, "pattern"), any_char=char, text=self._content_text)
+                raise UnsupportedSchemaError(
+                    f"'pattern' at {pointer!r} must be a string", pointer=_ptr(pointer, "pattern")
+                )
+            return regex_to_gbnf(
+                pat, pointer=_ptr(pointer, "pattern"), any_char=char, text=self._content_text
+            )
         fmt = schema.get("format")
         if isinstance(fmt, str) and fmt in _FORMATS:
             return _group(_FORMATS[fmt])
@@ -375,7 +476,9 @@ class SchemaConverter:
         if lo is None and hi is None:
             return _group(_INT)
         if lo is not None and hi is not None and lo > hi:
-            raise UnsupportedSchemaError(f"integer bounds at {pointer!r} admit no value ({lo} > {hi})", pointer=pointer)
+            raise UnsupportedSchemaError(
+                f"integer bounds at {pointer!r} admit no value ({lo} > {hi})", pointer=pointer
+            )
         if lo is not None and lo >= 0:
             return _group(_uint_range(lo, hi))
         if hi is not None and hi < 0:
@@ -436,8 +539,13 @@ def _bounds(schema: Mapping[str, Any], pointer: str, *, integer: bool) -> tuple[
         if v is None or isinstance(v, bool):
             continue  # draft-4 boolean exclusive* flags are handled below
         if not isinstance(v, (int, float)):
-            raise UnsupportedSchemaError(f"{key!r} at {pointer!r} must be a number, got {v!r}", pointer=_ptr(pointer, key))
-        excl = key.startswith("exclusive") or schema.get("exclusive" + key[0].upper() + key[1:]) is True
+            raise UnsupportedSchemaError(
+                f"{key!r} at {pointer!r} must be a number, got {v!r}", pointer=_ptr(pointer, key)
+            )
+        excl = (
+            key.startswith("exclusive")
+            or schema.get("exclusive" + key[0].upper() + key[1:]) is True
+        )
         if key.endswith("inimum"):
             b = (math.floor(v) + 1 if excl else math.ceil(v)) if integer else v
             lo = b if lo is None else max(lo, b)
@@ -497,7 +605,8 @@ def props_sequence(
     tail_first: str = "",
 ) -> str:
     """Key/value items in order, ``(rule, required)``, joined by ``sep``; optional ones may be
-    left out. ``tail_*`` continue the sequence after / instead of the declared items. Linear size."""
+    left out. ``tail_*`` continue the sequence after / instead of the declared items.
+    Linear size."""
     rest = tail_rest
     first = tail_first
     for i in range(len(items) - 1, -1, -1):

@@ -2,8 +2,8 @@
 
 Supported: literals, escapes (``\\d \\w \\s \\D \\W \\S``, ``\\.`` etc.), ``.``, character classes,
 groups ``(...)``/``(?:...)``, ``|``, quantifiers ``? * + {m} {m,} {m,n}`` (lazy ``?`` suffix
-ignored) and ``^``/``$`` at the ends. A pattern without ``^``/``$`` may be surrounded by any text, as
-JSON Schema searches. Anything else (backreferences, lookaround, ``\\b``) raises
+ignored) and ``^``/``$`` at the ends. A pattern without ``^``/``$`` may be surrounded by any
+text, as JSON Schema searches. Anything else (backreferences, lookaround, ``\\b``) raises
 ``UnsupportedSchemaError``. Class members are taken literally, so a class that admits ``"`` or a
 control character can yield invalid JSON; keep such patterns out of schemas.
 """
@@ -28,7 +28,9 @@ def regex_to_gbnf(pattern: str, *, pointer: str, any_char: str, text: Callable[[
 
 
 class _Parser:
-    def __init__(self, pattern: str, pointer: str, any_char: str, text: Callable[[str], str]) -> None:
+    def __init__(
+        self, pattern: str, pointer: str, any_char: str, text: Callable[[str], str]
+    ) -> None:
         self.p = pattern
         self.i = 0
         self.pointer = pointer
@@ -37,15 +39,16 @@ class _Parser:
 
     def fail(self, what: str) -> UnsupportedSchemaError:
         return UnsupportedSchemaError(
-            f"pattern {self.p!r} at {self.pointer!r} uses {what}, which the grammar cannot express; "
-            "simplify the regex", pointer=self.pointer,
+            f"pattern {self.p!r} at {self.pointer!r} uses {what}, which a grammar cannot express; "
+            "simplify the regex",
+            pointer=self.pointer,
         )
 
     def parse(self) -> str:
         p = self.p
         anchored_start = p.startswith("^")
         anchored_end = p.endswith("$") and not p.endswith("\\$")
-        self.p = p[1 if anchored_start else 0: len(p) - 1 if anchored_end else len(p)]
+        self.p = p[1 if anchored_start else 0 : len(p) - 1 if anchored_end else len(p)]
         body = self.alt()
         if self.i != len(self.p):
             raise self.fail(f"an unbalanced ')' at {self.i}")
@@ -140,7 +143,7 @@ class _Parser:
             q = ch
         elif ch == "{":
             end = p.find("}", self.i)
-            spec = p[self.i + 1: end] if end > 0 else ""
+            spec = p[self.i + 1 : end] if end > 0 else ""
             lo, _, hi = spec.partition(",")
             if not lo.isdigit() or (hi and not hi.isdigit()):
                 return atom  # a literal '{' in JS regexes; taken as text by the next atom
