@@ -220,7 +220,9 @@ def test_template_renders_what_render_call_writes(name: str) -> None:
     if spec.polyfill is not None:
         # no tool support: the polyfill writes the calls into the assistant's content
         prompt = pytest.importorskip("tooldialect.prompt")
-        rendered = prompt.render_prompt(tmpl, spec, messages, tools=[PROBE_TOOL], **dict(case.kwargs))
+        rendered = prompt.render_prompt(
+            tmpl, spec, messages, tools=[PROBE_TOOL], **dict(case.kwargs)
+        )
     else:
         rendered = tmpl.render(messages, tools=[PROBE_TOOL], **dict(case.kwargs))
     fmt = spec.formats[case.align_format]
