@@ -223,7 +223,13 @@ def _format(
     parallel: bool,
     hint: str,
 ) -> str:
-    bodies = [_body(b, spec, fmt.body, t, hint=f"{hint}-{t.name}") for t in tools]
+    body_key = repr(fmt.body)
+    bodies = []
+    for t in tools:
+        key = ("body", body_key, t.name)
+        if key not in b.memo:  # formats sharing a body (tagged and bare JSON) share its rules
+            b.memo[key] = _body(b, spec, fmt.body, t, hint=f"{hint}-{t.name}")
+        bodies.append(b.memo[key])
     call_body = b.add(f"{hint}-body", " | ".join(bodies))
     call = b.add(
         f"{hint}-one",

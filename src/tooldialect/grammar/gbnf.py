@@ -25,9 +25,12 @@ def _esc_char(ch: str, extra: str = "") -> str:
     return ch
 
 
+_LITERAL_TABLE = {ord(c): _esc_char(c) for c in [*map(chr, range(0x20)), "\x7f", "\\", '"']}
+
+
 def literal(text: str) -> str:
     """A GBNF string literal for ``text`` (``""`` is the empty sequence)."""
-    return '"' + "".join(_esc_char(c) for c in text) + '"'
+    return '"' + text.translate(_LITERAL_TABLE) + '"'
 
 
 def char_class(chars: str, *, negate: bool = False) -> str:
