@@ -18,6 +18,7 @@ from .errors import (
     UnsupportedToolChoiceError,
 )
 from .gguf import ModelInfo, read_gguf_metadata
+from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
 
 __version__ = "0.1.0"
@@ -36,12 +37,15 @@ __all__ = [
     "TemplateSecurityError",
     "ToolCallParseError",
     "ToolDialectError",
+    "ToolGrammar",
     "ToolSpecError",
     "UnsupportedSchemaError",
     "UnsupportedToolChoiceError",
     "__version__",
+    "build_grammar",
     "builtin_dialects",
     "detect_dialect",
+    "json_schema_to_gbnf",
     "normalize_messages",
     "read_gguf_metadata",
 ]
