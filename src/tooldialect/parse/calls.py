@@ -374,6 +374,9 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody) -> Rea
             if depth == 0 and n - i < len(close) and close.startswith(buf[i:]) and not src.final:
                 break
             c = buf[i]
+            partial_quote = n - i < len(GEMMA4_QUOTE) and GEMMA4_QUOTE.startswith(buf[i:])
+            if gemma and partial_quote and not src.final:
+                break
             if gemma and buf.startswith(GEMMA4_QUOTE, i):
                 quote = GEMMA4_QUOTE
                 i += len(GEMMA4_QUOTE)
@@ -434,6 +437,8 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
         q = end
         if status == BROKEN:
             return q, BROKEN
+        if not ctx.spec.parallel_calls:
+            break
     if not count:
         return p, FAIL
     r = yield from probe_literal(src, q, plan.section_close)

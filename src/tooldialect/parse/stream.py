@@ -282,10 +282,14 @@ class StreamParser:
                 return False
             self._text(buf[pos : m.start()])
             action, formats = scan.actions[m.group()]
-            if action == _CALL:
+            if action == _CALL and (self._spec.parallel_calls or not self._calls):
                 self._pos = m.start()
                 self._start_reader(formats, m.start(), m.group())
                 return True
+            if action == _CALL:  # a second call where the dialect allows one: content
+                self._text(m.group())
+                self._pos = pos = m.end()
+                continue
             self._marker()
             if action == _OPEN:
                 self._reasoning_mode = True
