@@ -9,9 +9,14 @@ import textwrap
 from typing import Any
 
 import pytest
-from conftest import model_path
 
-from tooldialect.engine.grammar_check import grammar_accepts, lazy_grammar_accepts, validate_grammar, vocab_of
+from conftest import model_path
+from tooldialect.engine.grammar_check import (
+    grammar_accepts,
+    lazy_grammar_accepts,
+    validate_grammar,
+    vocab_of,
+)
 from tooldialect.errors import GrammarError
 
 G = 'root ::= "<tool_call>" [a-z]+ "</tool_call>"'
@@ -32,7 +37,11 @@ def test_invalid_grammar_raises_instead_of_segfault(vocab_llama: Any) -> None:
 @pytest.mark.model
 @pytest.mark.parametrize(
     ("text", "ok"),
-    [("<tool_call>abc</tool_call>", True), ("<tool_call>ab1</tool_call>", False), ("<tool_call>abc", False)],
+    [
+        ("<tool_call>abc</tool_call>", True),
+        ("<tool_call>ab1</tool_call>", False),
+        ("<tool_call>abc", False),
+    ],
     ids=["complete", "bad-char", "unfinished"],
 )
 def test_grammar_accepts(vocab_llama: Any, text: str, ok: bool) -> None:
@@ -52,7 +61,13 @@ def test_grammar_accepts(vocab_llama: Any, text: str, ok: bool) -> None:
         (r"^[\s\S]*?<tool_call>[\s\S]*", "hi <tool_call>abc</tool_call>", False),
         (r"^[\s\S]*?(<tool_call>)[\s\S]*", "no call here", False),
     ],
-    ids=["bare-group-is-full-match", "anywhere", "first-nonempty-group", "no-group-replays-all", "never-fires"],
+    ids=[
+        "bare-group-is-full-match",
+        "anywhere",
+        "first-nonempty-group",
+        "no-group-replays-all",
+        "never-fires",
+    ],
 )
 def test_lazy_pattern_semantics(vocab_llama: Any, pattern: str, text: str, ok: bool) -> None:
     assert lazy_grammar_accepts(G, text, llama=vocab_llama, trigger_patterns=[pattern]) is ok
@@ -63,8 +78,12 @@ def test_lazy_trigger_token_replays_only_its_text(vocab_llama: Any) -> None:
     tok = vocab_llama.tokenize(b"<|im_start|>", add_bos=False, special=True)
     assert len(tok) == 1
     g = 'root ::= "<|im_start|>" [a-z]+'
-    assert lazy_grammar_accepts(g, "free text <|im_start|>abc", llama=vocab_llama, trigger_tokens=tok)
-    assert not lazy_grammar_accepts(g, "free text <|im_start|>ab1", llama=vocab_llama, trigger_tokens=tok)
+    assert lazy_grammar_accepts(
+        g, "free text <|im_start|>abc", llama=vocab_llama, trigger_tokens=tok
+    )
+    assert not lazy_grammar_accepts(
+        g, "free text <|im_start|>ab1", llama=vocab_llama, trigger_tokens=tok
+    )
 
 
 @pytest.mark.model
