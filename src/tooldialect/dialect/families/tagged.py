@@ -102,9 +102,10 @@ _V11_CALL_ID = TaggedBody(head="{name}[CALL_ID]{id}[ARGS]")
 
 @builtin(signatures=[Signature(("[TOOL_CALLS]", "[ARGS]"))], priority=10)
 def mistral_v11() -> DialectSpec:
-    """Mistral v11+ tokenizers (Ministral 3, Devstral, Magistral): mistralai-Ministral-3-14B-
-    Reasoning-2512.jinja writes, per call, ``'[TOOL_CALLS]'`` + name + ``'[ARGS]'`` + JSON.
-    Reasoning in ``[THINK]...[/THINK]``; some versions put ``[CALL_ID]id`` before ``[ARGS]``."""
+    """Mistral v11+ tokenizers (Ministral 3, Devstral, Magistral):
+    mistralai-Ministral-3-14B-Reasoning-2512.jinja writes, per call, ``'[TOOL_CALLS]'`` + name +
+    ``'[ARGS]'`` + JSON. Reasoning in ``[THINK]...[/THINK]``; some versions put ``[CALL_ID]id``
+    before ``[ARGS]`` (second format)."""
     return DialectSpec(
         id="mistral-v11",
         family="Mistral v11+ (Ministral 3, Devstral, Magistral)",
