@@ -22,19 +22,27 @@ from typing import Any
 
 from .derive_body import Found, IdMode, find_body
 from .derive_render import ProbeRenderer
-from .derive_text import HOLE, common_prefix, is_marker, leading_word, lex, split_repeat, trailing_word
+from .derive_text import (
+    HOLE,
+    common_prefix,
+    is_marker,
+    leading_word,
+    lex,
+    split_repeat,
+    trailing_word,
+)
 from .spec import (
     Body,
     CallFormat,
     DialectSpec,
     ElementBody,
+    IdFormat,
     JsonBody,
     PythonBody,
     ReasoningMarkers,
     TaggedBody,
     Trigger,
 )
-from .spec import IdFormat
 
 __all__ = ["PROBE_ARGS", "PROBE_NAME", "PROBE_RICH_ARGS", "derive_dialect"]
 
@@ -43,8 +51,13 @@ PROBE_NAME = "zz_probe_fn"
 PROBE_ARGS: dict[str, Any] = {"zzk_a": "zzword", "zzk_b": 42}
 """Arguments the structure is read from: render the same as JSON, Python and raw text."""
 PROBE_RICH_ARGS: dict[str, Any] = {
-    "zzk_a": "zzword", "zzk_b": 42, "zzk_c": 2.5, "zzk_d": True, "zzk_e": None,
-    "zzk_f": [1, "zzitem"], "zzk_g": {"zzk_h": "zzval"},
+    "zzk_a": "zzword",
+    "zzk_b": 42,
+    "zzk_c": 2.5,
+    "zzk_d": True,
+    "zzk_e": None,
+    "zzk_f": [1, "zzitem"],
+    "zzk_g": {"zzk_h": "zzval"},
 }
 """Arguments of every JSON type, for the round trip (keys sorted: some templates sort them)."""
 PROBE_IDS = ("zzcall001", "zzcall002")
@@ -57,11 +70,22 @@ _SYSTEM = "zzsystem"
 
 
 def _tool(args: Mapping[str, Any]) -> dict[str, Any]:
-    types = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+    types = {
+        str: "string",
+        int: "integer",
+        float: "number",
+        bool: "boolean",
+        list: "array",
+        dict: "object",
+    }
     props = {
         k: {"type": types.get(type(v), "null"), "description": f"zz {k}"} for k, v in args.items()
     }
-    fn = {"name": PROBE_NAME, "description": "zz probe", "parameters": {"type": "object", "properties": props}}
+    fn = {
+        "name": PROBE_NAME,
+        "description": "zz probe",
+        "parameters": {"type": "object", "properties": props},
+    }
     return {"type": "function", "function": fn}
 
 
@@ -70,7 +94,9 @@ _TOOLS = [_tool(PROBE_ARGS)]
 _RICH_TOOLS = [_tool(PROBE_RICH_ARGS)]
 
 
-def derive_dialect(template_source: str, *, bos_token: str = "", eos_token: str = "") -> DialectSpec | None:
+def derive_dialect(
+    template_source: str, *, bos_token: str = "", eos_token: str = ""
+) -> DialectSpec | None:
     """A spec read off ``template_source`` (``origin="derived"``), or ``None``.
 
     ``None`` means the template does not write assistant tool calls (use the polyfill), or wrote
@@ -106,7 +132,9 @@ class _Probe:
     """The marker closing a plain assistant turn."""
 
 
-def _call(index: int, *, args: Mapping[str, Any] = PROBE_ARGS, call_id: str | None = None) -> dict[str, Any]:
+def _call(
+    index: int, *, args: Mapping[str, Any] = PROBE_ARGS, call_id: str | None = None
+) -> dict[str, Any]:
     return {
         "id": call_id or PROBE_IDS[index],
         "type": "function",
@@ -114,7 +142,9 @@ def _call(index: int, *, args: Mapping[str, Any] = PROBE_ARGS, call_id: str | No
     }
 
 
-def _assistant(*, content: str = "", calls: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+def _assistant(
+    *, content: str = "", calls: list[dict[str, Any]] | None = None, **extra: Any
+) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": content, **extra}
     if calls:
         msg["tool_calls"] = calls
@@ -141,7 +171,9 @@ def _conversation(shape: int, assistant: dict[str, Any] | None) -> list[dict[str
     return before if assistant is None else [*before, assistant, *after]
 
 
-def _render(renderer: ProbeRenderer, shape: int, assistant: dict[str, Any], **kwargs: Any) -> str | None:
+def _render(
+    renderer: ProbeRenderer, shape: int, assistant: dict[str, Any], **kwargs: Any
+) -> str | None:
     return renderer.render(_conversation(shape, assistant), tools=_TOOLS, **kwargs)
 
 
@@ -161,12 +193,19 @@ def _probes(renderer: ProbeRenderer) -> Iterator[_Probe]:
         one = _render(renderer, shape, _assistant(calls=[_call(0)]))
         if plain is None or one is None or PROBE_NAME not in one:
             continue
-        prompt = renderer.render(_conversation(shape, None), tools=_TOOLS, add_generation_prompt=True)
+        prompt = renderer.render(
+            _conversation(shape, None), tools=_TOOLS, add_generation_prompt=True
+        )
         if prompt is not None and not one.startswith(prompt):
             prompt = None
         yield _Probe(
-            renderer, shape, plain, one, prompt,
-            user_end=_marker_after(plain, _USER), plain_end=_marker_after(plain, _PLAIN),
+            renderer,
+            shape,
+            plain,
+            one,
+            prompt,
+            user_end=_marker_after(plain, _USER),
+            plain_end=_marker_after(plain, _PLAIN),
         )
         return
 
@@ -201,18 +240,25 @@ def _region(probe: _Probe, call: str) -> _Region:
     text = call[start:end]
     plain_text = probe.plain[plain_start : len(probe.plain) - (len(call) - end)]
     usual = probe.plain_end
-    if usual and usual in lex(text):
+    named = text.find(PROBE_NAME)
+    if usual and usual in text[named:]:
         # the call turn closes with the usual marker and the template writes more after it
-        cut = "".join(lex(text)[: lex(text).index(usual)])
-        end = start + len(cut)
-        text = cut
+        end = start + named + text[named:].index(usual)
+        text = call[start:end]
     region = _Region(text, plain_text)
     following = [x for x in lex(call[end:])[:4] if not x.isspace()]
     last = [x for x in lex(text) if not x.isspace()][-1:]
+    content_wrapped = any(is_marker(x) for x in lex(plain_text.split(_PLAIN)[0]))
     if (
-        usual and usual == probe.user_end and last and is_marker(last[0]) and last[0] != usual
+        usual
+        and usual == probe.user_end
+        and last
+        and is_marker(last[0])
+        and last[0] != usual
         and (not following or following[0] != usual)
+        and not content_wrapped
     ):
+        # the usual end of turn is replaced after calls (``<|eom_id|>``): a stop, not a marker
         region.end_of_turn = last[0]
         region.text = text[: text.rindex(last[0])]
     return region
@@ -268,7 +314,9 @@ class _Envelope:
     parallel: bool
 
 
-def _envelope(probe: _Probe, one_region: str, reasoning: ReasoningMarkers | None) -> _Envelope | None:
+def _envelope(
+    probe: _Probe, one_region: str, reasoning: ReasoningMarkers | None
+) -> _Envelope | None:
     """Body and envelope markers, from the one-call and (when it renders) two-call regions."""
     ones = _find_all(one_region, 1, args=PROBE_ARGS)
     if ones is None:
@@ -284,11 +332,19 @@ def _envelope(probe: _Probe, one_region: str, reasoning: ReasoningMarkers | None
         body = _merge_index(twos[0].body, twos[1].body)
         holes = (f"{HOLE}1{HOLE}", f"{HOLE}2{HOLE}")
         f1, f2 = twos
-        text = two_region[: f1.start] + holes[0] + two_region[f1.end : f2.start] + holes[1] + two_region[f2.end :]
+        text = (
+            two_region[: f1.start]
+            + holes[0]
+            + two_region[f1.end : f2.start]
+            + holes[1]
+            + two_region[f2.end :]
+        )
         rep = split_repeat(text, *holes)
         if body is None or rep is None:
             return None
-        env = _Envelope(body, first.id_mode, rep.before, rep.after, rep.open, rep.close, rep.sep, True)
+        env = _Envelope(
+            body, first.id_mode, rep.before, rep.after, rep.open, rep.close, rep.sep, True
+        )
         # what the one-call render writes outside the body must be the same envelope
         if one_region[: first.start] != env.section_open + env.call_open:
             return None
@@ -300,7 +356,7 @@ def _envelope(probe: _Probe, one_region: str, reasoning: ReasoningMarkers | None
 
 
 def _attach_words(env: _Envelope) -> _Envelope:
-    """Move text glued to the body (``functions.``, ``<function=``, ``)``) from the envelope into it."""
+    """Move text glued to the body (``functions.``, ``<function=``, ``)``) from the envelope."""
     body = env.body
     if isinstance(body, (TaggedBody, ElementBody)):
         word = trailing_word(env.call_open)
@@ -336,14 +392,17 @@ def _strip_empty_reasoning(region: str, reasoning: ReasoningMarkers | None) -> s
     """Drop an empty reasoning block the template writes before calls."""
     if reasoning is None:
         return region
-    pattern = r"\s*" + re.escape(reasoning.open) + r"\s*" + re.escape(reasoning.close) + r"\s*"
+    # the open marker may sit in the generation prompt, leaving only the close in the turn
+    pattern = r"\s*(?:" + re.escape(reasoning.open) + r")?\s*" + re.escape(reasoning.close) + r"\s*"
     return re.sub("^" + pattern, "", region)
 
 
 def _reasoning(probe: _Probe) -> ReasoningMarkers | None:
     """Markers around ``reasoning_content`` when the template renders it."""
     turns = [{"content": _PLAIN}, {"calls": [_call(0)]}]
-    for key, turn in ((k, t) for k in ("reasoning_content", "thinking", "reasoning") for t in turns):
+    for key, turn in (
+        (k, t) for k in ("reasoning_content", "thinking", "reasoning") for t in turns
+    ):
         text = _render(probe.renderer, probe.shape, _assistant(**turn, **{key: _THINK}))  # type: ignore[arg-type]
         if text is None or _THINK not in text:
             continue
@@ -379,12 +438,13 @@ def _id_format(probe: _Probe, env: _Envelope) -> IdFormat:
 
 
 def _triggers(fmt: CallFormat) -> list[Trigger]:
-    """A pattern trigger for layouts with no opening marker (a bare JSON object)."""
-    if fmt.opener().strip():
-        return []
+    """A pattern trigger for a bare JSON call; other markerless layouts get none, since a bare
+    name would fire on ordinary prose."""
     body = fmt.body
     if isinstance(body, JsonBody):
-        first = body.id_key if body.id_key and body.id_first else next(iter(body.extra), body.name_key)
+        first = (
+            body.id_key if body.id_key and body.id_first else next(iter(body.extra), body.name_key)
+        )
         if first is None:
             return [Trigger(kind="pattern", value=r'^\s*(\{\s*")')]
         return [Trigger(kind="pattern", value=r'^\s*(\{\s*"' + re.escape(first) + r'"\s*:)')]
@@ -398,12 +458,16 @@ def _derive(probe: _Probe) -> DialectSpec | None:
     if env is None:
         return None
     fmt = CallFormat(
-        body=env.body, section_open=env.section_open, section_close=env.section_close,
-        call_open=env.call_open, call_close=env.call_close, separator=env.separator,
+        body=env.body,
+        section_open=env.section_open,
+        section_close=env.section_close,
+        call_open=env.call_open,
+        call_close=env.call_close,
+        separator=env.separator,
     )
-    triggers = _triggers(fmt)
-    if triggers:
-        fmt = fmt.model_copy(update={"triggers": triggers, "at_start_only": True})
+    if not fmt.opener().strip():
+        # nothing marks a call: recognise one only at the start of the reply
+        fmt = fmt.model_copy(update={"triggers": _triggers(fmt), "at_start_only": True})
     return DialectSpec(
         id="derived",
         family="derived from the chat template",
@@ -428,7 +492,9 @@ def _squash(text: str) -> str:
 
 def _call_id_for(spec: DialectSpec, index: int) -> str | None:
     body = spec.primary.body
-    writes_id = (isinstance(body, JsonBody) and body.id_key is not None) or "{id}" in getattr(body, "head", "")
+    writes_id = (isinstance(body, JsonBody) and body.id_key is not None) or "{id}" in getattr(
+        body, "head", ""
+    )
     if writes_id and spec.id_format != "numeric":
         return PROBE_IDS[index]
     return None
@@ -440,22 +506,21 @@ def _validate(spec: DialectSpec, probe: _Probe) -> bool:
         mine = spec.render_call(PROBE_NAME, PROBE_ARGS, call_id=_call_id_for(spec, 0))
     except Exception:
         return False
-    if _squash(mine) not in _squash(_region(probe, probe.one).text):
+    theirs = _region(probe, probe.one).text
+    if isinstance(spec.primary.body, PythonBody):
+        theirs = theirs.replace("'", '"')  # Python literals: either quote
+    if _squash(mine) not in _squash(theirs):
         return False
     return _round_trips(spec)
 
 
 def _round_trips(spec: DialectSpec) -> bool:
-    """``render_call`` output parses back to the probe call (skipped until the parser exists)."""
-    try:
-        from ..parse import parse_output  # type: ignore[attr-defined]
-    except ImportError:
-        return True
-    from ..tools import normalize_tools
+    """``render_call`` output, arguments of every JSON type, parses back to the probe call."""
+    from ..parse import parse_output  # lazily: the parser imports the dialect package
 
     text = spec.render_call(PROBE_NAME, PROBE_RICH_ARGS, call_id=_call_id_for(spec, 0))
     try:
-        parsed = parse_output(text, spec, tools=normalize_tools(_RICH_TOOLS))
+        parsed = parse_output(text, spec, tools=_RICH_TOOLS)
     except Exception:
         return False
     calls = list(parsed.tool_calls)

@@ -28,7 +28,7 @@ _CLOSERS = {"(": ")", "{": "}", "[": "]"}
 
 @dataclass
 class Found:
-    """A body found in text: ``text[start:end]``; ``body`` still lacks envelope-owned prefix text."""
+    """A body found at ``text[start:end]``; its head may still lack text the envelope holds."""
 
     start: int
     end: int
@@ -110,8 +110,12 @@ def _json_body(
             extra[k] = obj[k]
     id_first = id_key is not None and keys.index(id_key) < keys.index(name_key)
     body = JsonBody(
-        name_key=name_key, arguments_key=args_key, id_key=id_key, id_first=id_first,
-        arguments_as_string=as_string, extra=extra,
+        name_key=name_key,
+        arguments_key=args_key,
+        id_key=id_key,
+        id_first=id_first,
+        arguments_as_string=as_string,
+        extra=extra,
     )
     return body, id_mode
 
@@ -174,14 +178,19 @@ def _find_python(
     if jb == -1:
         return None
     between_a = text[ia + len(ka) : ja]
-    codec: Literal["python", "gemma4"]
-    for quote, codec in ((GEMMA4_QUOTE, "gemma4"), ('"', "python")):
-        if between_a.endswith(quote) and text.startswith(quote, ja + len(va)):
-            assign = between_a[: -len(quote)]
-            value_end = ja + len(va) + len(quote)
-            break
-    else:
+    quotes: list[tuple[str, Literal["python", "gemma4"]]] = [
+        (GEMMA4_QUOTE, "gemma4"),
+        ('"', "python"),
+        ("'", "python"),
+    ]
+    quoted = [
+        (q, c) for q, c in quotes if between_a.endswith(q) and text.startswith(q, ja + len(va))
+    ]
+    if not quoted:
         return None
+    quote, codec = quoted[0]
+    assign = between_a[: -len(quote)]
+    value_end = ja + len(va) + len(quote)
     if not assign or text[ib + len(kb) : jb] != assign:
         return None
     body = PythonBody(
@@ -208,10 +217,11 @@ def _find_element(
     if jb == -1 or ia - n > _MAX_HEAD:
         return None
     link_a, link_b = text[ia + len(ka) : ja], text[ib + len(kb) : jb]
-    if link_a != link_b:
-        # a string-typed marker between key and value (``string="true"``) differs per type
-        if link_a.replace("true", "{is_string}") != link_b.replace("false", "{is_string}"):
-            return None
+    # a string-typed marker between key and value (``string="true"``) differs per type
+    if link_a != link_b and (
+        link_a.replace("true", "{is_string}") != link_b.replace("false", "{is_string}")
+    ):
+        return None
     link = escape(link_a).replace("true", "{is_string}") if link_a != link_b else escape(link_a)
     # one hole per parameter; what repeats around the holes is the parameter template
     holes = (f"{HOLE}a{HOLE}", f"{HOLE}b{HOLE}")

@@ -1,7 +1,7 @@
 """Rendering probe conversations for derivation: never raises, fills variables templates demand.
 
 Derivation renders a template dozens of times with sentinel conversations. Every failure is an
-answer ("this shape does not render"), so :class:`ProbeRenderer` returns ``None`` instead of raising.
+answer ("this shape does not render"), so :class:`ProbeRenderer` returns ``None``, never raises.
 Templates that read variables the caller normally passes (FireFunction's ``functions`` and
 ``datetime``) raise ``'x' is undefined``; the renderer then retries with ``x`` set to ``""``.
 """

@@ -72,7 +72,7 @@ def common_prefix(items: Sequence[Sequence[str]]) -> int:
 
 
 class Repeat:
-    """Text holding two repeated units split as ``before + open·A·close + sep + open·B·close + after``."""
+    """Two repeated units: ``before + open A close + sep + open B close + after``."""
 
     def __init__(self, before: str, open_: str, close: str, sep: str, after: str) -> None:
         self.before = before
