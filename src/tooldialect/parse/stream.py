@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,27 +169,59 @@ class StreamParser:
         self._current: _Call | None = None
         self._out: list[dict[str, Any]] = []
         self._result: ParsedOutput | None = None
+        self._plain = self._fast = False
+        self._fast_mode: bool | None = None
+        self._fast_key = "content"
+        self._fast_acc = self._content.append
+        self._fast_char: str | None = None
+        self._fast_search: Callable[[str], object] = _no_match
+        self._refresh_fast()
 
     # public API
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Consume ``text``; return the deltas it completes (possibly none)."""
+        if self._plain and text:
+            # hot path: no call open, nothing held back, no character that could start a marker
+            char = self._fast_char
+            if (char not in text) if char is not None else (self._fast_search(text) is None):
+                if not text[-1].isspace():
+                    if self._fast:
+                        self._fast_acc(text)
+                        return [{self._fast_key: text}]
+                    if not self._drop_ws:  # held whitespace goes out with this text
+                        text = self._pending_ws + text
+                        self._pending_ws = ""
+                        self._fast = True
+                        self._fast_acc(text)
+                        return [{self._fast_key: text}]
+                out: list[dict[str, Any]] = []
+                self._out = out
+                self._text(text)
+                self._fast = not self._drop_ws and not self._pending_ws
+                return out
         if self.final:
             raise ToolDialectError("StreamParser.feed() after close(); create a new parser")
-        out: list[dict[str, Any]] = []
+        out = []
         self._out = out
-        scan = self._plan.reasoning if self._reasoning_mode else self._plan.content
-        if (
-            self._reader is None
-            and self._pos == len(self.buf)
-            and not self._at_start
-            and text
-            and (scan.first is None or scan.first.search(text) is None)
-        ):
-            self._text(text)  # hot path: no marker can start in this chunk
-            return out
         self.buf += text
         self._advance()
+        self._refresh_fast()
         return out
+
+    def _refresh_fast(self) -> None:
+        """Decide whether the next chunk may take the hot path in ``feed``."""
+        self._plain = (
+            self._reader is None and not self.buf and not self._at_start and not self.final
+        )
+        self._fast = self._plain and not self._drop_ws and not self._pending_ws
+        mode = self._reasoning_mode
+        if mode != self._fast_mode:
+            self._fast_mode = mode
+            scan = self._plan.reasoning if mode else self._plan.content
+            self._fast_key = "reasoning_content" if mode else "content"
+            self._fast_acc = (self._reasoning if mode else self._content).append
+            self._fast_char = next(iter(scan.firsts)) if len(scan.firsts) == 1 else None
+            self._fast_search = scan.first.search if scan.first is not None else _no_match
 
     def close(self) -> list[dict[str, Any]]:
         """End of the reply: flush held text, finish or give back an open call."""
@@ -364,6 +396,10 @@ class StreamParser:
             "index": index, "id": cid, "type": "function",
             "function": {"name": ev.name, "arguments": ""},
         }]})
+
+
+def _no_match(text: str) -> None:
+    return None
 
 
 def _finish(call: _Call) -> ToolCall:
