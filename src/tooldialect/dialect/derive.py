@@ -412,9 +412,18 @@ def _reasoning(probe: _Probe) -> ReasoningMarkers | None:
             continue
         before = _marker_run(lx[:at][::-1])[::-1]
         after = _marker_run(lx[at + 1 :])
-        if before and after:
+        if before and after and not _wraps_content(probe.plain, before):
             return ReasoningMarkers(open="".join(before).strip(), close="".join(after).strip())
     return None
+
+
+def _wraps_content(plain: str, opener: list[str]) -> bool:
+    """Whether a would-be reasoning opener also opens plain content (``<|message|>``)."""
+    lx = lex(plain)
+    if _PLAIN not in lx:
+        return False
+    run = _marker_run(lx[: lx.index(_PLAIN)][::-1])
+    return [x for x in run if is_marker(x)] == [x for x in opener if is_marker(x)][-1:]
 
 
 def _marker_run(lx: list[str]) -> list[str]:
