@@ -19,6 +19,7 @@ from .errors import (
 )
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
+from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
 
 __version__ = "0.1.0"
@@ -32,9 +33,12 @@ __all__ = [
     "MissingTemplateError",
     "ModelInfo",
     "ModelMetadataError",
+    "ParsedOutput",
+    "StreamParser",
     "TemplateCapabilities",
     "TemplateError",
     "TemplateSecurityError",
+    "ToolCall",
     "ToolCallParseError",
     "ToolDialectError",
     "ToolGrammar",
@@ -47,5 +51,6 @@ __all__ = [
     "detect_dialect",
     "json_schema_to_gbnf",
     "normalize_messages",
+    "parse_output",
     "read_gguf_metadata",
 ]
