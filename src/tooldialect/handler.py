@@ -91,6 +91,8 @@ class ToolChatHandler:
         self.fallback = fallback
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        self.last_result: GenerationResult | None = None
+        """The engine's account of the latest request (complete once it has been consumed)."""
 
     def __repr__(self) -> str:
         name = self.dialect.id if self.dialect else "auto"
@@ -214,6 +216,7 @@ class ToolChatHandler:
             request.prompt, grammar=request.grammar, sampling=sampling, max_tokens=max_tokens,
             stop=stops,
         )
+        self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
         if stream:
             return _stream(request, gen, name)
@@ -297,11 +300,15 @@ def _finish(calls: bool, result: GenerationResult) -> str:
     return "length" if result.finish_reason == "length" else "stop"
 
 
-def _usage(result: GenerationResult) -> dict[str, int]:
+def _usage(result: GenerationResult) -> dict[str, Any]:
     return {
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
         "total_tokens": result.prompt_tokens + result.completion_tokens,
+        # OpenAI's field for prompt tokens served from cache: here, from the KV cache
+        "prompt_tokens_details": {
+            "cached_tokens": result.prompt_tokens - result.last_prompt_eval_tokens
+        },
     }
 
 
