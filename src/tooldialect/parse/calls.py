@@ -1,7 +1,8 @@
 """Generators that read one emission of calls (section, calls, separators) from a growing buffer.
 
 Every reader is a generator over a ``Source``: it yields ``None`` while it cannot decide yet, and
-yields events as a call becomes certain:
+yields events as a call becomes certain (streaming JSON arguments wait by yielding their
+``JsonScanner``, see ``Wait``):
 
 * ``Begin(name, id, index)`` once a call is certain (it is never retracted),
 * ``Args(fragment)`` argument text (concatenated: the call's ``arguments_json``),
@@ -35,7 +36,9 @@ from .jsonscan import DONE, ERROR, NEED, JsonScanner
 from .templates import Segment, Source, compile_template, match_template, probe_literal, skip_ws
 from .values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
 
-__all__ = ["BROKEN", "FAIL", "OK", "Args", "Begin", "End", "Event", "FormatPlan", "read_emission"]
+__all__ = [
+    "BROKEN", "FAIL", "OK", "Args", "Begin", "End", "Event", "FormatPlan", "Wait", "read_emission",
+]
 
 OK, FAIL, BROKEN = 0, 1, 2
 
@@ -62,7 +65,12 @@ class End:
 
 
 Event = Begin | Args | End
-Reader = Generator[Event | None, None, tuple[int, int]]
+Wait = JsonScanner | None
+"""What a reader yields while it needs more text: ``None``, or the scanner of streaming JSON
+arguments. The caller may then drive that scanner over new text itself (``advance`` on the grown
+buffer, ``take_safe`` for fragments, which are ``Args``) while it answers NEED; the reader, resumed,
+carries on from the scanner's state."""
+Reader = Generator[Event | Wait, None, tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -130,9 +138,10 @@ def _run(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
         yield None
 
 
-def _stream_args(src: Source, p: int) -> Generator[Event | None, None, tuple[int, bool]]:
+def _stream_args(src: Source, p: int) -> Generator[Event | Wait, None, tuple[int, bool]]:
     """Stream a JSON object's text from ``p``; returns (end, complete). Incomplete: healed, and
-    ``end`` is the raw position of the last safe point."""
+    ``end`` is the raw position of the last safe point. It waits by yielding its scanner (see
+    ``Wait``)."""
     sc = JsonScanner(p)
     while True:
         st = sc.advance(src.buf, src.final)
@@ -147,7 +156,7 @@ def _stream_args(src: Source, p: int) -> Generator[Event | None, None, tuple[int
         frag = sc.take_safe()
         if frag:
             yield Args(frag)
-        yield None
+        yield sc  # the stream parser may drive the scanner itself until it is DONE or ERROR
 
 
 def _certain(name: str, cid: str | None, index: str | None, args_json: str) -> Generator[Event]:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["DONE", "ERROR", "NEED", "JsonScanner"]
+__all__ = ["DONE", "ERROR", "NEED", "PLAIN_STRING_STOP", "JsonScanner"]
 
 DONE, NEED, ERROR = 0, 1, 2
 
 _WS = re.compile(r"[ \t\n\r]+")
 _STR_RUN = re.compile(r'[^"\\\x00-\x1f]+')
+PLAIN_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+"""A character that ends a run of plain string text (see ``JsonScanner.skip_string``)."""
 _ESC = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ESC_PREFIX = re.compile(r'\\(?:u[0-9a-fA-F]{0,3})?\Z')
 _NUM_EXTENT = re.compile(r"[-+0-9.eE]+")
@@ -33,8 +35,8 @@ _VALUE, _ARR_FIRST, _OBJ_FIRST, _OBJ_KEY, _COLON, _AFTER, _STR = range(7)
 class JsonScanner:
     """Scans one JSON value starting at ``pos`` of a growing buffer."""
 
-    __slots__ = ("_closers", "_in_key", "_safe_heal", "_safe_n", "_stack", "_state", "pieces",
-                 "pos", "safe_pos", "start")
+    __slots__ = ("_closers", "_in_key", "_safe_heal", "_safe_n", "_stack", "_state", "_status",
+                 "pieces", "pos", "safe_pos", "start")
 
     def __init__(self, pos: int) -> None:
         self.start = pos
@@ -46,6 +48,7 @@ class JsonScanner:
         self._stack: list[str] = []
         self._closers = ""
         self._state = _VALUE
+        self._status = NEED
         self._in_key = False
         self._safe_n = 0
         self._safe_heal = ""
@@ -78,6 +81,18 @@ class JsonScanner:
         self._safe_n = 0
         return out
 
+    def in_open_string(self, end: int) -> bool:
+        """True when the scanner read the buffer up to ``end`` and waits inside a string value with
+        everything safe taken: text free of ``PLAIN_STRING_STOP`` may then go through
+        ``skip_string`` instead of ``advance``."""
+        return self._state == _STR and not self._in_key and not self.pieces and self.pos == end
+
+    def skip_string(self, n: int) -> None:
+        """Account for ``n`` plain string characters the caller read (and took) itself; only
+        valid while ``in_open_string()``. The safe point moves to the new end, heal unchanged."""
+        self.pos += n
+        self.safe_pos = self.pos
+
     def _close_value(self, pos: int) -> int:
         """A value just ended at ``pos``; DONE when it was the top-level one."""
         if not self._stack:
@@ -87,7 +102,17 @@ class JsonScanner:
         return NEED
 
     def advance(self, buf: str, final: bool) -> int:
-        """Read ``buf`` from ``pos``; return DONE (``pos`` is after the value), NEED or ERROR."""
+        """Read ``buf`` from ``pos``; return DONE (``pos`` is after the value), NEED or ERROR.
+
+        Once DONE or ERROR, later calls return the same without reading (so two callers may
+        drive one scanner: the second sees the first one's verdict)."""
+        if self._status != NEED:
+            return self._status
+        st = self._scan(buf, final)
+        self._status = st
+        return st
+
+    def _scan(self, buf: str, final: bool) -> int:
         pos = self.pos
         n = len(buf)
         pieces = self.pieces

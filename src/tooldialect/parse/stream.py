@@ -24,11 +24,13 @@ from ..dialect.spec import DialectSpec, format_template
 from ..errors import ToolDialectError
 from ..tools import ToolDef, normalize_tools
 from .calls import BROKEN, FAIL, Args, Begin, Context, End, FormatPlan, Reader, read_emission
+from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
 from .result import ParsedOutput, ToolCall
 
 __all__ = ["StreamParser"]
 
 _WS = re.compile(r"\s+")
+_PLAIN_STOP = PLAIN_STRING_STOP.search
 _OPEN, _CLOSE, _STRIP, _CALL = range(4)
 
 
@@ -169,7 +171,9 @@ class StreamParser:
         self._current: _Call | None = None
         self._out: list[dict[str, Any]] = []
         self._result: ParsedOutput | None = None
-        self._plain = self._fast = False
+        self._plain = False
+        self._jsc: JsonScanner | None = None
+        self._jstr = False
         self._fast_mode: bool | None = None
         self._fast_key = "content"
         self._fast_acc = self._content.append
@@ -180,29 +184,54 @@ class StreamParser:
     # public API
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Consume ``text``; return the deltas it completes (possibly none)."""
+        # Hot paths first; each leaves exactly the state the general path below would.
         if self._plain and text:
-            # hot path: no call open, nothing held back, no character that could start a marker
+            # no call open, nothing held back, no character that could start a marker: content
             char = self._fast_char
             if (char not in text) if char is not None else (self._fast_search(text) is None):
-                if not text[-1].isspace():
-                    if self._fast:
-                        self._fast_acc(text)
-                        return [{self._fast_key: text}]
-                    if not self._drop_ws:  # held whitespace goes out with this text
-                        text = self._pending_ws + text
-                        self._pending_ws = ""
-                        self._fast = True
-                        self._fast_acc(text)
-                        return [{self._fast_key: text}]
-                out: list[dict[str, Any]] = []
-                self._out = out
-                self._text(text)
-                self._fast = not self._drop_ws and not self._pending_ws
-                return out
+                if self._drop_ws:
+                    out: list[dict[str, Any]] = []
+                    self._out = out
+                    self._text(text)
+                    return out
+                if text[-1].isspace():  # trailing whitespace waits: a marker may follow
+                    body = text.rstrip()
+                    if not body:
+                        self._pending_ws += text
+                        return []
+                    tail = text[len(body) :]
+                else:
+                    body, tail = text, ""
+                if self._pending_ws:
+                    body = self._pending_ws + body
+                self._pending_ws = tail
+                self._fast_acc(body)
+                return [{self._fast_key: body}]
+        elif self._jsc is not None and text:
+            # streaming JSON arguments: drive the reader's scanner here (see ``calls.Wait``)
+            sc = self._jsc
+            self.buf += text
+            if self._jstr and _PLAIN_STOP(text) is None:
+                sc.skip_string(len(text))  # plain text inside a string value: all of it is safe
+                frag = text
+            elif sc.advance(self.buf, False) == NEED:
+                frag = sc.take_safe()
+                self._jstr = sc.in_open_string(len(self.buf))
+            else:  # the value ended or broke: the reader takes over (the text is in buf)
+                frag = None
+            if frag is not None:
+                if not frag:
+                    return []
+                call = self._current
+                assert call is not None
+                call.parts.append(frag)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": frag}}]}]
+            text = ""
         if self.final:
             raise ToolDialectError("StreamParser.feed() after close(); create a new parser")
         out = []
         self._out = out
+        self._jsc = None
         self.buf += text
         self._advance()
         self._refresh_fast()
@@ -213,7 +242,6 @@ class StreamParser:
         self._plain = (
             self._reader is None and not self.buf and not self._at_start and not self.final
         )
-        self._fast = self._plain and not self._drop_ws and not self._pending_ws
         mode = self._reasoning_mode
         if mode != self._fast_mode:
             self._fast_mode = mode
@@ -228,6 +256,8 @@ class StreamParser:
         if self.final:
             return []
         self.final = True
+        self._plain = False
+        self._jsc = None
         out: list[dict[str, Any]] = []
         self._out = out
         self._advance()
@@ -346,10 +376,12 @@ class StreamParser:
                 end, status = stop.value
                 self._reader_done(end, status)
                 return True
-            if ev is None:
+            if ev is None or isinstance(ev, JsonScanner):
                 if self.final:  # readers decide at the end; this is a safety net
                     self._reader_done(self._cand_at, FAIL)
                     return True
+                self._jsc = ev
+                self._jstr = ev is not None and ev.in_open_string(len(self.buf))
                 return False
             self._event(ev)
 
