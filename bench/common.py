@@ -64,9 +64,9 @@ def make_llama(model: str, system: str, *, n_ctx: int = 4096) -> Any:
         "seed": 0,
     }
     if system == "tooldialect":
-        import tooldialect
+        from tooldialect.handler import ToolChatHandler
 
-        kwargs["chat_handler"] = tooldialect.ToolChatHandler()
+        kwargs["chat_handler"] = ToolChatHandler()
     elif system == "chatml-fc":
         kwargs["chat_format"] = "chatml-function-calling"
     elif system != "default":
@@ -100,28 +100,23 @@ def read_perf(llm: Any) -> Perf:
     return Perf(data.t_p_eval_ms, data.t_eval_ms, data.n_p_eval, data.n_eval)
 
 
-def handler_prompt_tokens(llm: Any) -> int | None:
-    """Prompt tokens the tooldialect handler decoded on its last request, if it reports them."""
-    handler = getattr(llm, "chat_handler", None)
-    for name in (
-        "last_prompt_tokens_decoded",
-        "prompt_tokens_decoded",
-        "last_decoded_prompt_tokens",
-        "n_prompt_decoded",
-        "last_n_prompt_decoded",
-    ):
-        value = getattr(handler, name, None)
-        if isinstance(value, int):
-            return value
-    stats = getattr(handler, "last_stats", None) or getattr(handler, "stats", None)
-    if stats is not None:
-        for name in ("prompt_tokens_decoded", "decoded_prompt_tokens", "n_decoded"):
-            value = getattr(stats, name, None)
-            if value is None and isinstance(stats, dict):
-                value = stats.get(name)
-            if isinstance(value, int):
-                return value
-    return None
+def capture_generations(llm: Any) -> list[Any]:
+    """Record every ``Generation`` the tooldialect handler's engine starts for ``llm``.
+
+    ``Generation.result.last_prompt_eval_tokens`` is the number of prompt tokens the engine
+    actually decoded (the rest came from the KV cache).
+    """
+    engine = llm.chat_handler.setup(llm).engine
+    generations: list[Any] = []
+    original = engine.generate
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        generation = original(*args, **kwargs)
+        generations.append(generation)
+        return generation
+
+    engine.generate = recording
+    return generations
 
 
 def median(values: list[float]) -> float:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import workload
-from bench.common import handler_prompt_tokens, make_llama, median, quiet_stderr, read_perf
+from bench.common import capture_generations, make_llama, median, quiet_stderr, read_perf
 
 
 def _timed(llm: Any, fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -69,9 +69,13 @@ def ab_decode(
 
     plain()  # warm-up
     rows = []
-    for _ in range(reps):
-        a, a_wall, a_prompt = _timed(llm, request)
-        b, b_wall, b_prompt = _timed(llm, plain)
+    for i in range(reps):
+        if i % 2 == 0:  # ABBA order, so a slow drift favours neither side
+            a, a_wall, a_prompt = _timed(llm, request)
+            b, b_wall, b_prompt = _timed(llm, plain)
+        else:
+            b, b_wall, b_prompt = _timed(llm, plain)
+            a, a_wall, a_prompt = _timed(llm, request)
         a_n, b_n = a["usage"]["completion_tokens"], b["usage"]["completion_tokens"]
         a_tps, b_tps = a_n / (a_wall - a_prompt), b_n / (b_wall - b_prompt)
         rows.append(
@@ -156,17 +160,18 @@ def _count_evals(llm: Any) -> list[int]:
     return sizes
 
 
-def multi_turn(system: str, *, max_tokens: int = 64, model: str = "qwen") -> list[dict[str, Any]]:
+def multi_turn(system: str, *, max_tokens: int = 128, model: str = "qwen") -> list[dict[str, Any]]:
     """Target 3: a 6-request agent conversation; prompt tokens decoded per request."""
     with quiet_stderr():
         llm = make_llama(model, system, n_ctx=4096)
     evals = _count_evals(llm)
+    generations = capture_generations(llm) if system == "tooldialect" else []
     user_turns = list(workload.AGENT_USER_TURNS)
     messages: list[dict[str, Any]] = [
         workload.AGENT_SYSTEM,
         {"role": "user", "content": user_turns.pop(0)},
     ]
-    cached = 0  # tokens the KV cache holds after the previous request
+    cached = 0  # tokens the KV cache held after the previous request
     rows = []
     for turn in range(6):
         evals.clear()
@@ -189,7 +194,7 @@ def multi_turn(system: str, *, max_tokens: int = 64, model: str = "qwen") -> lis
         usage = response["usage"]
         message = response["choices"][0]["message"]
         calls = message.get("tool_calls") or []
-        reported = handler_prompt_tokens(llm) if system == "tooldialect" else None
+        reported = generations[-1].result.last_prompt_eval_tokens if generations else None
         decoded = reported if reported is not None else (evals[0] if evals else spent.n_p_eval)
         suffix = usage["prompt_tokens"] - cached if turn else usage["prompt_tokens"]
         rows.append(
@@ -204,7 +209,7 @@ def multi_turn(system: str, *, max_tokens: int = 64, model: str = "qwen") -> lis
                 "calls": [c["function"]["name"] for c in calls],
             }
         )
-        cached = usage["prompt_tokens"] + usage["completion_tokens"]
+        cached = int(llm.n_tokens)  # what the KV cache holds now: prompt + evaluated reply
         assistant: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
         if calls:
             assistant["tool_calls"] = calls
@@ -231,6 +236,8 @@ def run(*, quick: bool) -> dict[str, Any]:
     """All three measurements; a failing one is reported, not fatal."""
     reps = 5
     max_tokens = 48 if quick else 128
+    # a 50-tool prompt is ~6k tokens: on Qwen its prompt pass alone takes a minute on 2 cores
+    qwen_sizes = (1, 10) if quick else (1, 10, 50)
     results: dict[str, Any] = {"reps": reps, "max_tokens": max_tokens}
     steps: list[tuple[str, Callable[[], Any]]] = [
         (
@@ -243,8 +250,8 @@ def run(*, quick: bool) -> dict[str, Any]:
             "constrained",
             lambda: [
                 r
-                for m in ("qwen", "smollm2")
-                for r in constrained_call(m, reps=reps, max_tokens=max_tokens)
+                for m, sizes in (("qwen", qwen_sizes), ("smollm2", (1, 10, 50)))
+                for r in constrained_call(m, reps=reps, max_tokens=max_tokens, sizes=sizes)
             ],
         ),
         ("multi_turn", lambda: {s: multi_turn(s) for s in ("tooldialect", "chatml-fc")}),

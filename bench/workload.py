@@ -115,8 +115,7 @@ PLAIN_MESSAGES = [
     {"role": "system", "content": "You are a helpful assistant."},
     {
         "role": "user",
-        "content": "Tell me a long story about a lighthouse keeper and a storm. "
-        "Do not use any tool.",
+        "content": "Explain in detail how a lighthouse works, in several paragraphs.",
     },
 ]
 CALL_MESSAGES = [
