@@ -19,9 +19,10 @@ __all__ = ["DONE", "ERROR", "NEED", "PLAIN_STRING_STOP", "JsonScanner"]
 DONE, NEED, ERROR = 0, 1, 2
 
 _WS = re.compile(r"[ \t\n\r]+")
+_WS_CHARS = frozenset(" \t\n\r")
 _STR_RUN = re.compile(r'[^"\\\x00-\x1f]+')
 PLAIN_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
-"""A character that ends a run of plain string text (see ``JsonScanner.skip_string``)."""
+"""A character that ends a run of plain string text (see ``JsonScanner.in_open_string``)."""
 _ESC = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ESC_PREFIX = re.compile(r'\\(?:u[0-9a-fA-F]{0,3})?\Z')
 _NUM_EXTENT = re.compile(r"[-+0-9.eE]+")
@@ -55,11 +56,6 @@ class JsonScanner:
         self.safe_pos = pos
         """Raw buffer position of the last safe point."""
 
-    def _safe(self, heal: str, pos: int) -> None:
-        self._safe_n = len(self.pieces)
-        self._safe_heal = heal
-        self.safe_pos = pos
-
     def take_safe(self) -> str:
         """Cooked text up to the last safe point not taken before."""
         n = self._safe_n
@@ -83,23 +79,9 @@ class JsonScanner:
 
     def in_open_string(self, end: int) -> bool:
         """True when the scanner read the buffer up to ``end`` and waits inside a string value with
-        everything safe taken: text free of ``PLAIN_STRING_STOP`` may then go through
-        ``skip_string`` instead of ``advance``."""
+        everything safe taken. Text free of ``PLAIN_STRING_STOP`` then changes nothing but the
+        positions: a caller may take it as a fragment itself and not show it to ``advance``."""
         return self._state == _STR and not self._in_key and not self.pieces and self.pos == end
-
-    def skip_string(self, n: int) -> None:
-        """Account for ``n`` plain string characters the caller read (and took) itself; only
-        valid while ``in_open_string()``. The safe point moves to the new end, heal unchanged."""
-        self.pos += n
-        self.safe_pos = self.pos
-
-    def _close_value(self, pos: int) -> int:
-        """A value just ended at ``pos``; DONE when it was the top-level one."""
-        if not self._stack:
-            return DONE
-        self._state = _AFTER
-        self._safe(self._closers, pos)
-        return NEED
 
     def advance(self, buf: str, final: bool) -> int:
         """Read ``buf`` from ``pos``; return DONE (``pos`` is after the value), NEED or ERROR.
@@ -113,92 +95,165 @@ class JsonScanner:
         return st
 
     def _scan(self, buf: str, final: bool) -> int:
+        # The hot loop of streaming: state lives in locals and is written back on exit.
         pos = self.pos
         n = len(buf)
         pieces = self.pieces
+        append = pieces.append
+        stack = self._stack
+        state = self._state
+        in_key = self._in_key
+        closers = self._closers
         try:
             while True:
-                state = self._state
                 if state == _STR:
                     m = _STR_RUN.match(buf, pos)
                     if m:
-                        pieces.append(m.group())
+                        append(m.group())
                         pos = m.end()
                     if pos >= n:
-                        if not self._in_key:
-                            self._safe('"' + self._closers, pos)
+                        if not in_key:
+                            self._safe_n = len(pieces)
+                            self._safe_heal = '"' + closers
+                            self.safe_pos = pos
                         return NEED
                     c = buf[pos]
                     if c == '"':
-                        pieces.append(c)
+                        append(c)
                         pos += 1
-                        if self._in_key:
-                            self._state = _COLON
-                        elif self._close_value(pos) == DONE:
+                        if in_key:
+                            state = _COLON
+                            continue
+                        if not stack:
                             return DONE
+                        state = _AFTER
+                        self._safe_n = len(pieces)
+                        self._safe_heal = closers
+                        self.safe_pos = pos
                         continue
                     if c == "\\":
                         m = _ESC.match(buf, pos)
                         if m:
-                            pieces.append(m.group())
+                            append(m.group())
                             pos = m.end()
                             continue
                         if not final and _ESC_PREFIX.match(buf, pos):
-                            if not self._in_key:
-                                self._safe('"' + self._closers, pos)
+                            if not in_key:
+                                self._safe_n = len(pieces)
+                                self._safe_heal = '"' + closers
+                                self.safe_pos = pos
                             return NEED
                         return ERROR
                     # a raw control character: tolerated, escaped in the cooked text
-                    pieces.append(json.dumps(c)[1:-1])
+                    append(json.dumps(c)[1:-1])
                     pos += 1
                     continue
-                m = _WS.match(buf, pos)
-                if m:
-                    pieces.append(m.group())
-                    pos = m.end()
                 if pos >= n:
                     return NEED
                 c = buf[pos]
-                if state in (_VALUE, _ARR_FIRST):
-                    if c == "{" or c == "[":
-                        if not self._stack:
-                            self.start = pos
-                            if pieces:  # leading whitespace is not part of the value
-                                pieces.clear()
-                        pieces.append(c)
+                if c in _WS_CHARS:
+                    m = _WS.match(buf, pos)
+                    assert m is not None
+                    append(m.group())
+                    pos = m.end()
+                    if pos >= n:
+                        return NEED
+                    c = buf[pos]
+                if state == _AFTER:
+                    if c == ",":
+                        append(c)
                         pos += 1
-                        self._stack.append(c)
-                        self._closers = ("}" if c == "{" else "]") + self._closers
-                        self._state = _OBJ_FIRST if c == "{" else _ARR_FIRST
-                        self._safe(self._closers, pos)
+                        state = _OBJ_KEY if stack[-1] == "{" else _VALUE
                         continue
-                    if c == "]" and state == _ARR_FIRST:
-                        pieces.append(c)
+                    if c == closers[0]:
+                        append(c)
                         pos += 1
-                        self._pop()
-                        if self._close_value(pos) == DONE:
+                        stack.pop()
+                        closers = closers[1:]
+                        if not stack:
                             return DONE
+                        self._safe_n = len(pieces)
+                        self._safe_heal = closers
+                        self.safe_pos = pos
                         continue
-                    if not self._stack:
-                        self.start = pos
-                        pieces.clear()
+                    return ERROR
+                if state == _COLON:
+                    if c != ":":
+                        return ERROR
+                    append(c)
+                    pos += 1
+                    state = _VALUE
+                    continue
+                if state in (_OBJ_KEY, _OBJ_FIRST):
                     if c == '"':
-                        pieces.append(c)
+                        append(c)
                         pos += 1
-                        self._state = _STR
-                        self._in_key = False
+                        state = _STR
+                        in_key = True
                         continue
-                    if c in _LITERALS:
-                        lit = _LITERALS[c]
-                        if buf.startswith(lit, pos):
-                            pieces.append(lit)
-                            pos += len(lit)
-                            if self._close_value(pos) == DONE:
-                                return DONE
-                            continue
+                    if c == "}" and state == _OBJ_FIRST:
+                        append(c)
+                        pos += 1
+                        stack.pop()
+                        closers = closers[1:]
+                        if not stack:
+                            return DONE
+                        state = _AFTER
+                        self._safe_n = len(pieces)
+                        self._safe_heal = closers
+                        self.safe_pos = pos
+                        continue
+                    return ERROR
+                # _VALUE or _ARR_FIRST
+                if c == "{" or c == "[":
+                    if not stack:
+                        self.start = pos
+                        if pieces:  # leading whitespace is not part of the value
+                            pieces.clear()
+                    append(c)
+                    pos += 1
+                    stack.append(c)
+                    if c == "{":
+                        closers = "}" + closers
+                        state = _OBJ_FIRST
+                    else:
+                        closers = "]" + closers
+                        state = _ARR_FIRST
+                    self._safe_n = len(pieces)
+                    self._safe_heal = closers
+                    self.safe_pos = pos
+                    continue
+                if c == "]" and state == _ARR_FIRST:
+                    append(c)
+                    pos += 1
+                    stack.pop()
+                    closers = closers[1:]
+                    if not stack:
+                        return DONE
+                    state = _AFTER
+                    self._safe_n = len(pieces)
+                    self._safe_heal = closers
+                    self.safe_pos = pos
+                    continue
+                if not stack:
+                    self.start = pos
+                    pieces.clear()
+                if c == '"':
+                    append(c)
+                    pos += 1
+                    state = _STR
+                    in_key = False
+                    continue
+                if c in _LITERALS:
+                    lit = _LITERALS[c]
+                    if buf.startswith(lit, pos):
+                        append(lit)
+                        pos += len(lit)
+                    else:
                         if not final and n - pos < len(lit) and lit.startswith(buf[pos:]):
                             return NEED
                         return ERROR
+                else:
                     m = _NUM_EXTENT.match(buf, pos)
                     if m is None:
                         return ERROR
@@ -206,51 +261,17 @@ class JsonScanner:
                         return NEED
                     if not _NUM.match(m.group()):
                         return ERROR
-                    pieces.append(m.group())
+                    append(m.group())
                     pos = m.end()
-                    if self._close_value(pos) == DONE:
-                        return DONE
-                    continue
-                if state in (_OBJ_FIRST, _OBJ_KEY):
-                    if c == "}" and state == _OBJ_FIRST:
-                        pieces.append(c)
-                        pos += 1
-                        self._pop()
-                        if self._close_value(pos) == DONE:
-                            return DONE
-                        continue
-                    if c != '"':
-                        return ERROR
-                    pieces.append(c)
-                    pos += 1
-                    self._state = _STR
-                    self._in_key = True
-                    continue
-                if state == _COLON:
-                    if c != ":":
-                        return ERROR
-                    pieces.append(c)
-                    pos += 1
-                    self._state = _VALUE
-                    continue
-                # _AFTER
-                top = self._stack[-1]
-                if c == ",":
-                    pieces.append(c)
-                    pos += 1
-                    self._state = _OBJ_KEY if top == "{" else _VALUE
-                    continue
-                if c == self._closers[0]:
-                    pieces.append(c)
-                    pos += 1
-                    self._pop()
-                    if self._close_value(pos) == DONE:
-                        return DONE
-                    continue
-                return ERROR
+                # a scalar value ended
+                if not stack:
+                    return DONE
+                state = _AFTER
+                self._safe_n = len(pieces)
+                self._safe_heal = closers
+                self.safe_pos = pos
         finally:
             self.pos = pos
-
-    def _pop(self) -> None:
-        self._stack.pop()
-        self._closers = self._closers[1:]
+            self._state = state
+            self._in_key = in_key
+            self._closers = closers

@@ -152,7 +152,8 @@ class StreamParser:
         defs += normalize_tools(raw) if raw else []
         self._ctx = Context(spec=spec, schemas={t.name: t.parameters for t in defs})
         self.buf = ""
-        """Text not yet consumed (the current call's text while one is being read)."""
+        """Text not yet consumed (the current call's text while one is being read, less plain
+        string text of JSON arguments, which goes straight out as fragments)."""
         self.final = False
         """True once ``close`` was called."""
         self._pos = 0
@@ -210,15 +211,18 @@ class StreamParser:
         elif self._jsc is not None and text:
             # streaming JSON arguments: drive the reader's scanner here (see ``calls.Wait``)
             sc = self._jsc
-            self.buf += text
             if self._jstr and _PLAIN_STOP(text) is None:
-                sc.skip_string(len(text))  # plain text inside a string value: all of it is safe
+                # plain text inside a string value: all of it is a safe fragment. It is not added
+                # to buf (kept linear in long strings): the scanner never reads it again and,
+                # the call being certain, nothing before the scanner's position is re-read.
                 frag = text
-            elif sc.advance(self.buf, False) == NEED:
-                frag = sc.take_safe()
-                self._jstr = sc.in_open_string(len(self.buf))
-            else:  # the value ended or broke: the reader takes over (the text is in buf)
-                frag = None
+            else:
+                self.buf = buf = self.buf + text
+                if sc.advance(buf, False) == NEED:
+                    frag = sc.take_safe()
+                    self._jstr = sc.in_open_string(len(buf))
+                else:  # the value ended or broke: the reader takes over
+                    frag = None
             if frag is not None:
                 if not frag:
                     return []
