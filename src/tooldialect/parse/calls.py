@@ -303,6 +303,25 @@ def _trim(value: str, body: ElementBody) -> str:
     return value
 
 
+@dataclass
+class _Unfinished:
+    """A buffer seen as still growing (``final`` false), for ``_cut_short``."""
+
+    buf: str
+    final: bool = False
+
+
+def _cut_short(buf: str, p: int, segments: tuple[Segment, ...]) -> bool:
+    """Whether matching ``segments`` at ``p`` would have waited for more text had ``buf`` not
+    ended: the text ended inside an element, rather than the element being absent."""
+    gen = match_template(_Unfinished(buf), p, segments)
+    try:
+        next(gen)
+    except StopIteration:
+        return False
+    return True
+
+
 def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx: Context) -> Reader:
     p, fields = yield from match_template(src, p, plan.head)
     if p < 0:
@@ -319,10 +338,12 @@ def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx:
                 break
         q, pf = yield from match_template(src, p, plan.param)
         if q < 0:
-            if plan.tail:
-                rest = yield from skip_ws(src, p)
-                if not (src.final and rest >= len(src.buf)):
-                    return p, FAIL
+            rest = yield from skip_ws(src, p)
+            at_end = src.final and rest >= len(src.buf)
+            if plan.tail and not at_end:
+                return p, FAIL
+            if not at_end and src.final and _cut_short(src.buf, p, plan.param):
+                return p, FAIL  # no tail, and the text ended inside a parameter: truncated
             break  # a missing tail at the end of the text is tolerated
         key = pf.get("key", "")
         raw = _trim(pf.get("value", ""), body)
