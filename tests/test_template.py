@@ -375,3 +375,26 @@ def test_compiled_once_per_source() -> None:
 def test_capabilities_probed_once_per_source() -> None:
     source = read_template("Qwen-Qwen3-0.6B.jinja")
     assert ChatTemplate(source).capabilities is ChatTemplate(source).capabilities
+
+
+def test_calls_render_where_template_needs_none_content() -> None:
+    """DeepSeek R1 Distill Llama renders calls only for `content is none`: probing finds that."""
+    template = ChatTemplate(read_template("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja"))
+    call = {
+        "id": "a",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    rendered = template.render(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "a", "content": "sunny"},
+        ]
+    )
+    assert template.call_content_form == "none"
+    assert 'get_weather\n```json\n{"city": "Paris"}\n```' in rendered
+    assert (
+        ChatTemplate(read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")).call_content_form
+        == "empty"
+    )

@@ -239,8 +239,15 @@ def _convert_arguments(call: Any, form: ArgumentForm) -> Any:
     return call
 
 
+CallContentForm = Literal["empty", "none"]
+"""What an assistant message that only calls tools carries as ``content`` (see below)."""
+
+
 def normalize_messages(
-    messages: Sequence[Mapping[str, Any]], *, arguments: ArgumentForm = "object"
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    arguments: ArgumentForm = "object",
+    call_content: CallContentForm = "empty",
 ) -> list[Message]:
     """Copy OpenAI-shaped messages into the form chat templates expect. Input is never mutated.
 
@@ -249,7 +256,9 @@ def normalize_messages(
       key (what ``tokenizer.apply_chat_template`` does) breaks Qwen3, QwQ, Granite 3.3, LFM2 and
       others on ``message.content`` operations, and keeping ``None`` prints "None" (GLM 4.6,
       MiniMax M2) or breaks Qwen3, gpt-oss, Ministral 3. Other keys whose value is ``None`` are
-      dropped, as transformers does.
+      dropped, as transformers does. ``call_content="none"`` keeps ``None`` on assistant messages
+      that carry ``tool_calls``, for templates that render calls only then (DeepSeek R1 Distill
+      Llama tests ``message['content'] is none``); :class:`ChatTemplate` finds this by probing.
     * ``tool_calls[].function.arguments`` given as a JSON string is decoded to an object
       (``arguments="object"``, the default), so ``arguments | tojson`` does not double-encode it;
       a string that does not decode to an object stays a string. ``arguments="string"`` encodes
@@ -271,7 +280,8 @@ def normalize_messages(
         plain = _plain(raw)
         message = {key: value for key, value in plain.items() if value is not None}
         if "content" in plain and plain["content"] is None:
-            message["content"] = ""
+            keep_none = call_content == "none" and bool(plain.get("tool_calls"))
+            message["content"] = None if keep_none else ""
         content = message.get("content")
         if isinstance(content, list | tuple):
             message["content"] = _flatten_parts(list(content), role=message.get("role"))
@@ -311,6 +321,8 @@ class TemplateCapabilities(BaseModel):
     reasoning: bool
     """The template reads reasoning: a ``reasoning_content`` appears, or ``enable_thinking`` /
     ``thinking`` change the prompt."""
+    calls_need_none_content: bool = False
+    """Calls render only when the assistant message's ``content`` is ``None``, not ``""``."""
 
 
 _PROBE_USER = {"role": "user", "content": "probe-user-text"}
@@ -403,7 +415,9 @@ class ChatTemplate:
         :class:`~tooldialect.TemplateSecurityError` when it reaches outside the sandbox.
         """
         return self._render(
-            normalize_messages(messages, arguments=self.argument_form),
+            normalize_messages(
+                messages, arguments=self.argument_form, call_content=self.call_content_form
+            ),
             tools=tools,
             add_generation_prompt=add_generation_prompt,
             template_kwargs=template_kwargs,
@@ -443,6 +457,12 @@ class ChatTemplate:
         return "object"
 
     @functools.cached_property
+    def call_content_form(self) -> CallContentForm:
+        """``"none"`` when the template renders tool calls only for ``content: None``, else
+        ``"empty"`` (``None`` prints "None" or breaks string operations in many templates)."""
+        return "none" if self.capabilities.calls_need_none_content else "empty"
+
+    @functools.cached_property
     def capabilities(self) -> TemplateCapabilities:
         """What this template renders (see :class:`TemplateCapabilities`), probed once per
         template text and special tokens, however many ``ChatTemplate`` objects share them."""
@@ -460,6 +480,20 @@ class ChatTemplate:
         two = self._probe(_probe_turn(_TWO_CALLS), tools=_PROBE_TOOLS)
         two_string = self._probe(_probe_turn(_TWO_CALLS), tools=_PROBE_TOOLS, arguments="string")
         calls = one + one_string
+        none_content = False
+        if "probe_call_one" not in calls:
+            # Some templates render calls only for `content is none` (DeepSeek R1 Distill Llama).
+            one_none = self._probe(_probe_turn(_ONE_CALL), tools=_PROBE_TOOLS, call_content="none")
+            string_none = self._probe(
+                _probe_turn(_STRING_CALL),
+                tools=_PROBE_TOOLS,
+                arguments="as_given",
+                call_content="none",
+            )
+            none_content = "probe_call_one" in one_none + string_none
+            if none_content:
+                one, one_string = one_none, string_none
+                calls = one + one_string
         return TemplateCapabilities(
             system_role="probe-system-text" in system,
             tools="probe_tool_one" in tools,
@@ -471,6 +505,7 @@ class ChatTemplate:
             object_arguments="probe-value-7" in one,
             string_arguments=_PROBE_ARGS_JSON in one_string,
             reasoning=self._reads_reasoning(),
+            calls_need_none_content=none_content,
         )
 
     def _probe(
@@ -479,6 +514,7 @@ class ChatTemplate:
         *,
         tools: list[dict[str, Any]] | None = None,
         arguments: ArgumentForm = "object",
+        call_content: CallContentForm = "empty",
         add_generation_prompt: bool = True,
         template_kwargs: Mapping[str, Any] | None = None,
     ) -> str:
@@ -487,7 +523,7 @@ class ChatTemplate:
         Without tools, ``tools=[]`` is tried after ``None``: tool_use variants (Hermes 2 Pro,
         Command R+) iterate ``tools`` unconditionally.
         """
-        normalized = normalize_messages(messages, arguments=arguments)
+        normalized = normalize_messages(messages, arguments=arguments, call_content=call_content)
         for tools_value in (tools,) if tools is not None else (None, []):
             try:
                 return self._render(

@@ -145,7 +145,9 @@ def _call(
 def _assistant(
     *, content: str = "", calls: list[dict[str, Any]] | None = None, **extra: Any
 ) -> dict[str, Any]:
-    msg: dict[str, Any] = {"role": "assistant", "content": content, **extra}
+    # A call-only turn carries content None, as OpenAI clients send it; ChatTemplate then picks
+    # what the template needs ("" for most, None for those testing `content is none`).
+    msg: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else ""), **extra}
     if calls:
         msg["tool_calls"] = calls
     return msg
