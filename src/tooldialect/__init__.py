@@ -24,6 +24,10 @@ from .template import ChatTemplate, TemplateCapabilities, normalize_messages
 
 __version__ = "0.1.0"
 
+from .dialect.polyfill import apply_polyfill
+from .handler import ToolChatHandler, register
+from .prompt import render_prompt
+
 __all__ = [
     "ChatTemplate",
     "ContextOverflowError",
@@ -40,12 +44,14 @@ __all__ = [
     "TemplateSecurityError",
     "ToolCall",
     "ToolCallParseError",
+    "ToolChatHandler",
     "ToolDialectError",
     "ToolGrammar",
     "ToolSpecError",
     "UnsupportedSchemaError",
     "UnsupportedToolChoiceError",
     "__version__",
+    "apply_polyfill",
     "build_grammar",
     "builtin_dialects",
     "detect_dialect",
@@ -53,4 +59,6 @@ __all__ = [
     "normalize_messages",
     "parse_output",
     "read_gguf_metadata",
+    "register",
+    "render_prompt",
 ]

@@ -128,3 +128,33 @@ def test_tooldefs_and_openai_dicts_both_accepted() -> None:
     text = spec.render_call("get_weather", {"n": 3})
     for tools in (TOOLS, normalize_tools(TOOLS)):
         assert parse_output(text, spec, tools=tools).tool_calls[0].arguments == {"n": 3}
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ('Sure.\n<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>\nDone.',
+         "Sure.\nDone."),
+        ('Sure. <tool_call>{"name": "search", "arguments": {}}</tool_call>Done.', "Sure.\nDone."),
+        ('<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>\nDone.', "Done."),
+        ('Sure.\n<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>\n', "Sure."),
+        ('A <tool_call>{"name": "search", "arguments": {}}</tool_call> B '
+         '<tool_call>{"name": "search", "arguments": {}}</tool_call> C', "A\nB\nC"),
+        ("A <think>r</think> B", "AB"),
+    ],
+    ids=["around-call", "no-newlines-written", "nothing-before", "nothing-after", "two-blocks",
+         "reasoning-is-not-a-call"],
+)
+def test_content_around_calls_is_joined_with_one_newline(text: str, content: str) -> None:
+    assert parse_output(text, HERMES).content == content
+    parser = StreamParser(HERMES)
+    deltas = [d for ch in text for d in parser.feed(ch)] + parser.close()
+    assert assemble(deltas).content == content
+
+
+def test_join_newline_goes_out_with_the_content_after_the_call() -> None:
+    parser = StreamParser(HERMES)
+    call = '<tool_call>{"name": "search", "arguments": {}}</tool_call>'
+    assert parser.feed("Sure.\n") == [{"content": "Sure."}]
+    assert [d for d in parser.feed(call + "\n") if "content" in d] == []
+    assert parser.feed("Done") == [{"content": "\nDone"}]

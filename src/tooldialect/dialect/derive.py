@@ -147,7 +147,11 @@ def _assistant(
 ) -> dict[str, Any]:
     # A call-only turn carries content None, as OpenAI clients send it; ChatTemplate then picks
     # what the template needs ("" for most, None for those testing `content is none`).
-    msg: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else ""), **extra}
+    msg: dict[str, Any] = {
+        "role": "assistant",
+        "content": content or (None if calls else ""),
+        **extra,
+    }
     if calls:
         msg["tool_calls"] = calls
     return msg

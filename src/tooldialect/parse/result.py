@@ -43,7 +43,8 @@ class ParsedOutput(BaseModel):
 
     content: str | None = None
     """Text outside reasoning and calls, pieces concatenated; ``None`` when empty. Whitespace
-    adjacent to a marker (reasoning, call envelope, ``strip`` marker) is dropped."""
+    adjacent to a marker (reasoning, call envelope, ``strip`` marker) is dropped; the pieces before
+    and after a block of calls are joined with one ``"\n"`` when both are non-empty."""
     reasoning_content: str | None = None
     """Text inside reasoning markers (an unclosed block at the end counts); ``None`` when empty."""
     tool_calls: list[ToolCall] = []

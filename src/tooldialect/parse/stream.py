@@ -10,6 +10,8 @@ content, unchanged.
 Whitespace rule (the same in ``parse_output``, which is this parser fed once): whitespace adjacent
 to a marker (reasoning open/close, a call emission, a ``strip`` marker) is dropped, so content
 pieces are stripped on the side where a marker or call touches them; whitespace elsewhere is kept.
+Content on both sides of a call emission is joined with one ``"\n"`` (``"Sure.\n<call>\nDone."``
+gives ``"Sure.\nDone."``), sent with the first content after the calls.
 """
 
 from __future__ import annotations
@@ -165,6 +167,7 @@ class StreamParser:
         self._cand_core = ""
         self._pending_ws = ""
         self._drop_ws = False
+        self._join = False
         self._at_start = bool(self._plan.start)
         self._content: list[str] = []
         self._reasoning: list[str] = []
@@ -304,9 +307,14 @@ class StreamParser:
         if not body:
             self._pending_ws += t
             return
+        lead = self._pending_ws
         if not self._reasoning_mode:
             self._at_start = False
-        self._emit(self._pending_ws + body if self._pending_ws else body)
+            if self._join:  # content on both sides of a call block: one newline between
+                self._join = False
+                if self._content:
+                    lead = "\n"  # (held whitespace is empty here: a call is a marker)
+        self._emit(lead + body if lead else body)
         self._pending_ws = t[len(body) :]
 
     def _marker(self) -> None:
@@ -401,7 +409,8 @@ class StreamParser:
             self._text(self._cand_core)
             self._pos = self._cand_at + len(self._cand_core)
             return
-        self._marker()
+        self._marker()  # the next content goes through _text, which sees _join
+        self._join = True
         self._at_start = False
         self._pos = end
         if status == BROKEN:
