@@ -21,6 +21,7 @@ class Case:
     expected: dict[str, Any]
     tools: list[dict[str, Any]] | None = None
     reasoning_open: bool = False
+    prefill: str = ""
 
 
 def _spec(value: Any) -> DialectSpec:
@@ -47,6 +48,7 @@ def load_cases() -> list[Case]:
                     expected=merged["expected"],
                     tools=merged.get("tools"),
                     reasoning_open=bool(merged.get("reasoning_open", False)),
+                    prefill=str(merged.get("prefill", "")),
                 )
             )
     return out
@@ -89,7 +91,8 @@ def assemble(deltas: list[dict[str, Any]]) -> Assembled:
 
 
 def run_stream(case: Case, chunks: list[str]) -> tuple[ParsedOutput, Assembled]:
-    parser = StreamParser(case.spec, tools=case.tools, reasoning_open=case.reasoning_open)
+    parser = StreamParser(case.spec, tools=case.tools, reasoning_open=case.reasoning_open,
+                          prefill=case.prefill)
     deltas: list[dict[str, Any]] = []
     for chunk in chunks:
         deltas += parser.feed(chunk)

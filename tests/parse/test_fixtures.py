@@ -24,9 +24,8 @@ def test_fixtures_found() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_parse_output_matches_golden(case: Case) -> None:
-    result = parse_output(
-        case.text, case.spec, tools=case.tools, reasoning_open=case.reasoning_open
-    )
+    result = parse_output(case.text, case.spec, tools=case.tools,
+                          reasoning_open=case.reasoning_open, prefill=case.prefill)
     exp = case.expected
     assert result.content == exp["content"]
     assert result.reasoning_content == exp.get("reasoning_content")
@@ -46,7 +45,8 @@ def test_parse_output_matches_golden(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_stream_whole_and_per_char(case: Case) -> None:
-    batch = parse_output(case.text, case.spec, tools=case.tools, reasoning_open=case.reasoning_open)
+    batch = parse_output(case.text, case.spec, tools=case.tools,
+                         reasoning_open=case.reasoning_open, prefill=case.prefill)
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     for chunks in ([case.text], list(case.text)):
         result, assembled = run_stream(case, chunks)
@@ -65,7 +65,8 @@ def _chunked(draw: st.DrawFn, text: str) -> list[str]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_chunking_parses_the_same(case: Case, data: st.DataObject) -> None:
-    batch = parse_output(case.text, case.spec, tools=case.tools, reasoning_open=case.reasoning_open)
+    batch = parse_output(case.text, case.spec, tools=case.tools,
+                         reasoning_open=case.reasoning_open, prefill=case.prefill)
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     chunks = data.draw(_chunked(case.text))
     assert "".join(chunks) == case.text

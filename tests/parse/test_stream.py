@@ -158,3 +158,40 @@ def test_join_newline_goes_out_with_the_content_after_the_call() -> None:
     assert parser.feed("Sure.\n") == [{"content": "Sure."}]
     assert [d for d in parser.feed(call + "\n") if "content" in d] == []
     assert parser.feed("Done") == [{"content": "\nDone"}]
+
+
+FUNCTIONARY = DialectSpec.builtin("functionary-v3.2")
+
+
+def test_prefill_is_read_but_never_emitted() -> None:
+    parser = StreamParser(FUNCTIONARY, prefill=">>>")
+    deltas = [d for ch in 'get_weather\n{"city": "Oslo"}' for d in parser.feed(ch)]
+    deltas += parser.close()
+    assembled = assemble(deltas)
+    assert assembled.content == "" and parser.result.content is None
+    assert [(c["name"], c["arguments"]) for c in assembled.calls] == [
+        ("get_weather", '{"city": "Oslo"}')
+    ]
+
+
+@pytest.mark.parametrize("prefill", [">>>", ">>>all\n", "Sure, ", "<tool_call>\n"],
+                         ids=["call-opener", "strip-marker", "plain-text", "hermes-opener"])
+def test_prefill_text_never_reaches_the_content(prefill: str) -> None:
+    spec = HERMES if "tool_call" in prefill else FUNCTIONARY
+    text = "!!! not a call"
+    parser = StreamParser(spec, prefill=prefill)
+    deltas = [d for ch in text for d in parser.feed(ch)] + parser.close()
+    assert prefill.strip() not in (assemble(deltas).content or "")
+    assert parse_output(text, spec, prefill=prefill).content == parser.result.content
+
+
+@pytest.mark.parametrize("text", ["I think.</think>Answer.", " I think. </think> Answer.",
+                                  'Hmm.</think>\n<tool_call>{"name": "search", "arguments": {}}'
+                                  "</tool_call>", "never closed"],
+                         ids=["closed", "spaces", "call-after", "unclosed"])
+def test_reasoning_open_is_prefill_of_the_open_marker(text: str) -> None:
+    assert HERMES.reasoning is not None
+    a = parse_output(text, HERMES, reasoning_open=True)
+    b = parse_output(text, HERMES, prefill=HERMES.reasoning.open)
+    assert (a.content, a.reasoning_content, [c.arguments for c in a.tool_calls]) == (
+        b.content, b.reasoning_content, [c.arguments for c in b.tool_calls])

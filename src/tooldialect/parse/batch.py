@@ -22,14 +22,17 @@ def parse_output(
     *,
     tools: Sequence[ToolDef | Mapping[str, Any]] | None = None,
     reasoning_open: bool = False,
+    prefill: str = "",
 ) -> ParsedOutput:
     """Split a model reply written in ``spec``'s dialect into content, reasoning and tool calls.
 
     ``tools`` (``ToolDef`` s or OpenAI tool dicts) type element/XML argument values by schema.
-    ``reasoning_open`` means the prompt ended inside an open reasoning block. Text that is not a
-    well-formed call stays in ``content`` unchanged; see ``StreamParser`` for the whitespace rule.
+    ``reasoning_open`` means the prompt ended inside an open reasoning block; ``prefill`` is text
+    the prompt already wrote at the start of the reply (e.g. ``>>>``), read first and never part of
+    the result. Text that is not a well-formed call stays in ``content`` unchanged; see
+    ``StreamParser`` for the whitespace rule and ``prefill``.
     """
-    parser = StreamParser(spec, tools=tools, reasoning_open=reasoning_open)
+    parser = StreamParser(spec, tools=tools, reasoning_open=reasoning_open, prefill=prefill)
     parser.feed(text)
     parser.close()
     return parser.result

@@ -138,6 +138,12 @@ class StreamParser:
     {"name", "arguments": ""}}]}`` (sent once the call is certain, see ``calls.py``), then
     ``{"tool_calls": [{"index", "function": {"arguments": fragment}}]}``. JSON arguments stream
     as they are generated; element and python arguments come whole when their call ends.
+
+    ``prefill`` is text the prompt already wrote at the start of the assistant turn that belongs
+    to the output grammar (Functionary v3.2's generation prompt ends with ``>>>``): it is read as
+    if fed first but never emitted, neither as a delta nor in ``result``. ``reasoning_open=True``
+    (the prompt ended inside an open reasoning block) is ``prefill=spec.reasoning.open``, put
+    before any ``prefill`` given too.
     """
 
     def __init__(
@@ -146,6 +152,7 @@ class StreamParser:
         *,
         tools: Sequence[ToolDef | Mapping[str, Any]] | None = None,
         reasoning_open: bool = False,
+        prefill: str = "",
     ) -> None:
         self._spec = spec
         self._plan = _plan(spec)
@@ -159,7 +166,8 @@ class StreamParser:
         self.final = False
         """True once ``close`` was called."""
         self._pos = 0
-        self._reasoning_mode = reasoning_open and self._plan.has_reasoning
+        self._reasoning_mode = False
+        self._prefill_left = 0
         self._reader: Reader | None = None
         self._cands: tuple[int, ...] = ()
         self._cand_i = 0
@@ -183,6 +191,13 @@ class StreamParser:
         self._fast_acc = self._content.append
         self._fast_char: str | None = None
         self._fast_search: Callable[[str], object] = _no_match
+        if reasoning_open and spec.reasoning is not None and self._plan.has_reasoning:
+            prefill = spec.reasoning.open + prefill
+        if prefill:  # read like output, through the general path, never emitted
+            self.buf = prefill
+            self._prefill_left = len(prefill)
+            self._advance()
+            self._out = []
         self._refresh_fast()
 
     # public API
@@ -317,6 +332,13 @@ class StreamParser:
         self._emit(lead + body if lead else body)
         self._pending_ws = t[len(body) :]
 
+    def _give(self, a: int, b: int) -> None:
+        """``buf[a:b]`` is content, less what of it is prefill (never emitted)."""
+        if a < self._prefill_left:
+            a = min(self._prefill_left, b)
+        if a < b:
+            self._text(self.buf[a:b])
+
     def _marker(self) -> None:
         self._pending_ws = ""
         self._drop_ws = True
@@ -330,6 +352,8 @@ class StreamParser:
                 break
         if self._pos:
             self.buf = self.buf[self._pos :]
+            if self._prefill_left:
+                self._prefill_left = max(0, self._prefill_left - self._pos)
             self._pos = 0
 
     def _scan(self) -> bool:
@@ -341,7 +365,7 @@ class StreamParser:
                 p = m.end() if m else pos
                 if p >= len(buf) and not self.final:
                     return False
-                self._text(buf[pos:p])
+                self._give(pos, p)
                 self._pos = pos = p
                 if p < len(buf):
                     self._at_start = False
@@ -351,17 +375,25 @@ class StreamParser:
             m = scan.regex.search(buf, pos) if scan.regex is not None else None
             if m is None:
                 k = 0 if self.final else scan.held(buf, pos)
-                self._text(buf[pos : len(buf) - k])
+                self._give(pos, len(buf) - k)
                 self._pos = len(buf) - k
                 return False
-            self._text(buf[pos : m.start()])
+            if not self.final:
+                # a longer marker may still match at or before this one (">>>" vs ">>>all"):
+                # wait, as the whole text would have shown it
+                j = len(buf) - scan.held(buf, pos)
+                if j <= m.start():
+                    self._give(pos, j)
+                    self._pos = j
+                    return False
+            self._give(pos, m.start())
             action, formats = scan.actions[m.group()]
             if action == _CALL and (self._spec.parallel_calls or not self._calls):
                 self._pos = m.start()
                 self._start_reader(formats, m.start(), m.group())
                 return True
             if action == _CALL:  # a second call where the dialect allows one: content
-                self._text(m.group())
+                self._give(m.start(), m.end())
                 self._pos = pos = m.end()
                 continue
             self._marker()
@@ -406,7 +438,7 @@ class StreamParser:
                 self._reader = read_emission(self, self._cand_at, fmt, self._ctx)
                 return
             # not a call: the opener is content and scanning goes on right after it
-            self._text(self._cand_core)
+            self._give(self._cand_at, self._cand_at + len(self._cand_core))
             self._pos = self._cand_at + len(self._cand_core)
             return
         self._marker()  # the next content goes through _text, which sees _join
