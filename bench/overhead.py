@@ -198,14 +198,14 @@ def _child(args: list[str]) -> dict[str, Any]:
     return result
 
 
-def run(*, reps: int = 5) -> dict[str, Any]:
-    """All three measurements; a failing one is reported, not fatal."""
-    results: dict[str, Any] = {"reps": reps}
+def run(*, reps: int = 5, memory_reps: int | None = None) -> dict[str, Any]:
+    """All four measurements; a failing one is reported, not fatal."""
+    results: dict[str, Any] = {"reps": reps, "memory_reps": memory_reps or reps}
     steps = [
         ("overhead_cached", lambda: {n: request_pipeline(n, reps=20) for n in (1, 10, 50)}),
         ("overhead_cold", lambda: {n: cold_pipeline(n, reps=reps) for n in (1, 10, 50)}),
         ("parser", lambda: parser_throughput(reps=reps)),
-        ("memory", lambda: memory(reps=reps)),
+        ("memory", lambda: memory(reps=memory_reps or reps)),
     ]
     for name, step in steps:
         start = time.perf_counter()
