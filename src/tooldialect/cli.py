@@ -1,0 +1,65 @@
+"""``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
+
+Reads only the GGUF header (no weights are loaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .dialect.detect import detect_dialect
+from .errors import ToolDialectError
+from .fallback_templates import fallback_template
+from .gguf import read_gguf_metadata
+
+__all__ = ["main"]
+
+
+def inspect_model(path: str) -> dict[str, object]:
+    """A JSON-ready summary: model facts, template origin, capabilities and the detected dialect."""
+    info = read_gguf_metadata(path)
+    source, origin = info.chat_template, "gguf"
+    if not source:
+        found = fallback_template(info.architecture)
+        source, origin = (found[1], f"fallback:{found[0]}") if found else (None, "none")
+    summary: dict[str, object] = {
+        "path": info.path,
+        "architecture": info.architecture,
+        "name": info.name,
+        "context_length": info.context_length,
+        "bos_token": info.bos_token,
+        "eos_token": info.eos_token,
+        "chat_template": origin,
+        "named_templates": sorted(info.chat_templates),
+    }
+    if source is not None:
+        from .template import ChatTemplate
+
+        template = ChatTemplate(source, bos_token=info.bos_token, eos_token=info.eos_token)
+        summary["capabilities"] = template.capabilities.model_dump()
+        spec = detect_dialect(source, bos_token=info.bos_token, eos_token=info.eos_token)
+        summary["dialect"] = json.loads(spec.model_dump_json())
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tooldialect`` command."""
+    parser = argparse.ArgumentParser(prog="tooldialect", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmd = sub.add_parser("inspect", help="print a GGUF's template facts and detected dialect")
+    cmd.add_argument("model", help="path to a .gguf file")
+    args = parser.parse_args(argv)
+    try:
+        summary = inspect_model(args.model)
+    except (ToolDialectError, OSError) as exc:
+        print(f"tooldialect: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(summary, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

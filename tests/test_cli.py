@@ -1,0 +1,28 @@
+"""``tooldialect inspect``: header-only summary of a GGUF."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tooldialect.cli import main
+
+
+@pytest.mark.model
+def test_inspect_prints_template_origin_and_dialect(
+    smollm2_path: Path, gemma3_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["inspect", str(smollm2_path)]) == 0
+    smol = json.loads(capsys.readouterr().out)
+    assert smol["chat_template"] == "gguf" and smol["dialect"]["polyfill"] is not None
+    assert main(["inspect", str(gemma3_path)]) == 0
+    gemma = json.loads(capsys.readouterr().out)
+    assert gemma["architecture"] == "gemma3"
+    assert gemma["chat_template"] == "fallback:gemma3.jinja"
+
+
+def test_inspect_missing_file_fails_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", "/nonexistent/model.gguf"]) == 1
+    assert "nonexistent" in capsys.readouterr().err
