@@ -58,9 +58,9 @@ def target_rows(speed: dict[str, Any], over: dict[str, Any], acc: dict[str, Any]
         rows.append(("3. multi-turn KV reuse", f"not run: {_err(turns)}", "suffix + <= 5", None))
     else:
         ours = [t for t in turns["tooldialect"] if "excess" in t]
-        worst = max((t["excess"] for t in ours[1:]), default=float("nan"))
+        worst = max((t["excess"] for t in ours if t["turn"] > 1), default=float("nan"))
         theirs = [t for t in turns["chatml-fc"] if "excess" in t]
-        worst_theirs = max((t["excess"] for t in theirs[1:]), default=float("nan"))
+        worst_theirs = max((t["excess"] for t in theirs if t["turn"] > 1), default=float("nan"))
         rows.append(
             (
                 "3. multi-turn: worst excess over the new suffix, turns 2-6",
