@@ -33,6 +33,9 @@ from .sampling import (
 
 __all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
 
+_GREEDY_PROBE = 64
+"""Candidates tried one by one after a greedy rejection before the full-vocabulary mask."""
+
 FinishReason = Literal["stop", "length"]
 
 
@@ -236,6 +239,12 @@ class Engine:
         assert grammar is not None
         result.grammar_resamples += 1
         buf = self._candidates()
+        if chain.greedy_only:
+            # greedy = best allowed token: walk the top candidates with 1-token checks (cheap)
+            # before masking the whole vocabulary
+            for candidate in buf.top_tokens(ctx, _GREEDY_PROBE):
+                if grammar.allows(candidate):
+                    return candidate
         buf.fill(ctx)
         lib.llama_sampler_apply(grammar.ptr, buf.ref)
         lib.llama_sampler_apply(chain.ptr, buf.ref)

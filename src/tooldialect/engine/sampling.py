@@ -104,6 +104,11 @@ class SamplerChain:
         if not self.ptr:
             raise MemoryError("llama_sampler_chain_init returned NULL")
         self.stateful = params.penalized
+        self.greedy_only = (
+            params.temperature == 0.0 and not params.penalized and not params.logit_bias
+        )
+        """The chain is argmax of the raw logits, so "the best token the grammar allows" can be
+        found by checking candidates in logit order instead of masking the whole vocabulary."""
         try:
             if params.logit_bias:
                 items = list(params.logit_bias.items())
@@ -281,6 +286,16 @@ class CandidateBuffer:
         self.array.size = self.n_vocab
         self.array.selected = -1
         self.array.sorted = False
+
+    def top_tokens(self, ctx: Any, k: int, idx: int = -1) -> list[int]:
+        """The ``k`` highest-logit token ids of output ``idx``, best first (no full copy)."""
+        ptr = self._lib.llama_get_logits_ith(ctx, idx)
+        logits = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        k = min(k, self.n_vocab)
+        part = np.argpartition(logits, -k)[-k:]
+        # stable order on ties, lowest id first, as llama.cpp's greedy sampler picks
+        order = np.lexsort((part, -logits[part]))
+        return [int(t) for t in part[order]]
 
     def selected(self) -> tuple[int, float]:
         """The token the last sampler selected, and its logit."""
