@@ -107,8 +107,14 @@ def builtin_signatures() -> list[tuple[str, tuple[Signature, ...]]]:
 
 
 # A bare {"name": ..., "arguments": ...} at the start of the reply. Small Qwen models write this
-# without tags; the trigger pattern lets the lazy grammar constrain it as well.
-BARE_JSON_TRIGGER = Trigger(kind="pattern", value=r'^\s*(\{\s*"name"\s*:)')
+# without tags, or inside a ```json fence; the trigger patterns let the lazy grammar constrain
+# those forms as well. The whitespace they admit is deliberately bounded: llama.cpp replays the
+# captured text into the grammar and aborts the process if it does not fit, and the JSON grammar
+# admits only bounded whitespace. Text with more whitespace stays unconstrained; the parser
+# still reads it.
+_NAME_KEY = r'\{[ \t]{0,4}(?:\n[ \t]{0,8})?"name"[ \t]{0,4}:'
+BARE_JSON_TRIGGER = Trigger(kind="pattern", value=r"^\s*(" + _NAME_KEY + ")")
+FENCED_JSON_TRIGGER = Trigger(kind="pattern", value=r"^\s*(```json\n" + _NAME_KEY + ")")
 
 THINK = ReasoningMarkers(open="<think>", close="</think>")
 """The common ``<think>...</think>`` reasoning markers (Qwen3, QwQ, DeepSeek R1, GLM...)."""
@@ -121,6 +127,14 @@ def _hermes_formats() -> list[CallFormat]:
         ),
         CallFormat(
             body=JsonBody(), separator="\n", at_start_only=True, triggers=[BARE_JSON_TRIGGER]
+        ),
+        CallFormat(
+            section_open="```json\n",
+            section_close="\n```",
+            body=JsonBody(),
+            separator="\n",
+            at_start_only=True,
+            triggers=[FENCED_JSON_TRIGGER],
         ),
     ]
 
