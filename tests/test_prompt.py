@@ -29,8 +29,11 @@ CONVERSATION = [
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            },
         ],
     },
     {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
@@ -92,3 +95,24 @@ def test_prompt_opens_reasoning(prompt: str, expected: bool) -> None:
     spec = get_builtin("hermes").model_copy(update={"reasoning": ReasoningMarkers()})
     assert prompt_opens_reasoning(prompt, spec) is expected
     assert prompt_opens_reasoning(prompt, spec.model_copy(update={"reasoning": None})) is False
+
+
+@pytest.mark.parametrize(
+    ("template_file", "spec_id", "expected"),
+    [
+        ("meetkai-functionary-medium-v3.2.jinja", "functionary-v3.2", ">>>"),
+        ("llama-cpp-deepseek-r1.jinja", "deepseek-r1", "<think>"),
+        ("Qwen2.5-Coder-0.5B-Instruct.jinja", "hermes", ""),
+    ],
+    ids=["functionary-call-opener", "r1-open-think", "qwen-none"],
+)
+def test_prompt_prefill_reads_markers_the_prompt_already_wrote(
+    template_file: str, spec_id: str, expected: str
+) -> None:
+    from tooldialect.prompt import prompt_prefill
+
+    spec = get_builtin(spec_id)
+    prompt = render_prompt(
+        read_template(template_file), spec, [{"role": "user", "content": "hi"}], tools=TOOLS
+    )
+    assert prompt_prefill(prompt, spec).strip() == expected

@@ -29,7 +29,7 @@ from .engine.sampling import GrammarLike, SamplingParams
 from .errors import MissingTemplateError, UnsupportedToolChoiceError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
-from .prompt import prompt_opens_reasoning, render_prompt
+from .prompt import prompt_prefill, render_prompt
 from .template import ChatTemplate
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
@@ -143,22 +143,22 @@ class ToolChatHandler:
 
     def _grammar(
         self, setup: ModelSetup, tools: list[ToolDef], choice: ToolChoice, parallel: bool,
-        reasoning_open: bool,
+        reasoning_open: bool, prefill: str,
     ) -> GrammarLike | None:
         if choice.mode == "none" or not tools:
             return None
         spec = setup.spec
+        # the cache lives on the setup, whose spec is fixed: the key need not name the spec
         key = (
-            spec.id, hash(spec.model_dump_json()),
             json.dumps([t.model_dump() for t in tools], sort_keys=True),
-            choice.mode, choice.name, parallel, reasoning_open,
+            choice.mode, choice.name, parallel, reasoning_open, prefill,
         )
         if key not in setup.grammars:
             from .grammar import build_grammar
 
             setup.grammars[key] = build_grammar(
                 spec, tools, tool_choice=choice, parallel_tool_calls=parallel,
-                reasoning_open=reasoning_open,
+                reasoning_open=reasoning_open, prefill=prefill,
             )
         return setup.grammars[key]
 
@@ -260,13 +260,15 @@ class ToolChatHandler:
                 template_kwargs[key] = kwargs.pop(key)
         shown = defs if choice.mode != "none" else []
         prompt = render_prompt(setup.template, spec, messages, tools=shown, **template_kwargs)
-        reasoning_open = prompt_opens_reasoning(prompt, spec)
-        gram = self._grammar(setup, defs, choice, parallel, reasoning_open)
+        prefill = prompt_prefill(prompt, spec)
+        reasoning_open = spec.reasoning is not None and prefill == spec.reasoning.open
+        call_prefill = "" if reasoning_open else prefill
+        gram = self._grammar(setup, defs, choice, parallel, reasoning_open, call_prefill)
         if gram is None and grammar is not None and choice.mode in ("none", "auto"):
             gram = _ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
         return Request(
             setup=setup, prompt=prompt, tools=defs, choice=choice, grammar=gram,
-            reasoning_open=reasoning_open,
+            reasoning_open=reasoning_open, prefill=call_prefill,
         )
 
 
@@ -280,13 +282,17 @@ class Request:
     choice: ToolChoice
     grammar: GrammarLike | None
     reasoning_open: bool
+    """The prompt ended inside an open reasoning block."""
+    prefill: str = ""
+    """A call opener the prompt already wrote (see ``prompt_prefill``)."""
 
 
 def _parse(request: Request, text: str) -> ParsedOutput:
     from .parse import ParsedOutput, parse_output
 
     parsed = parse_output(
-        text, request.setup.spec, tools=request.tools, reasoning_open=request.reasoning_open
+        text, request.setup.spec, tools=request.tools, reasoning_open=request.reasoning_open,
+        prefill=request.prefill,
     )
     if request.choice.mode == "none" and parsed.tool_calls:
         # tool_choice="none": the model may not call, so a call it wrote anyway stays text
@@ -353,6 +359,7 @@ def _stream(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
         request.setup.spec,
         tools=request.tools if request.choice.mode != "none" else [],
         reasoning_open=request.reasoning_open,
+        prefill=request.prefill,
     )
     cid = "chatcmpl-" + uuid.uuid4().hex
     created = int(time.time())

@@ -15,7 +15,7 @@ from .dialect.spec import DialectSpec
 from .template import ChatTemplate
 from .tools import ToolDef, normalize_tools
 
-__all__ = ["prompt_opens_reasoning", "render_prompt"]
+__all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
 
 
 def render_prompt(
@@ -34,9 +34,7 @@ def render_prompt(
     tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
     defs = _tool_defs(tools)
     if spec.polyfill is not None:
-        rewritten = apply_polyfill(
-            messages, spec, defs, system_role=tmpl.capabilities.system_role
-        )
+        rewritten = apply_polyfill(messages, spec, defs, system_role=tmpl.capabilities.system_role)
         return tmpl.render(
             rewritten, add_generation_prompt=add_generation_prompt, **template_kwargs
         )
@@ -46,6 +44,26 @@ def render_prompt(
         add_generation_prompt=add_generation_prompt,
         **template_kwargs,
     )
+
+
+def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
+    """The marker the prompt already wrote for the model's reply, or ``""``.
+
+    Generation prompts sometimes end inside the model's output syntax: an open reasoning block
+    (``<think>\n``, DeepSeek R1, Qwen3 thinking), or a call opener (Functionary v3.2 ends with
+    ``>>>``). The parser reads this text as if the model had written it, and a forced grammar
+    starts after it. Read from the spec's markers, never from a per-family list.
+    """
+    tail = prompt.rstrip()
+    if spec.reasoning is not None:
+        marker = spec.reasoning.open
+        if marker.strip() and tail.endswith(marker.strip()):
+            return marker
+    for fmt in spec.formats:
+        opener = fmt.section_open or fmt.call_open
+        if opener.strip() and prompt.endswith(opener.rstrip()):
+            return opener
+    return ""
 
 
 def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:

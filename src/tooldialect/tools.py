@@ -7,7 +7,7 @@ and never re-inspects the raw request.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,12 +40,15 @@ class ToolDef(BaseModel):
         return {"type": "function", "function": fn}
 
 
+_Mode = Literal["auto", "none", "required", "named"]
+
+
 class ToolChoice(BaseModel):
     """A normalised ``tool_choice``."""
 
     model_config = ConfigDict(frozen=True)
 
-    mode: Literal["auto", "none", "required", "named"]
+    mode: _Mode
     """``named`` forces the single function ``name``."""
     name: str | None = None
     """The forced function for ``named``."""
@@ -86,16 +89,21 @@ def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
         if params is None:
             params = {"type": "object", "properties": {}}
         if not isinstance(params, Mapping):
-            raise ToolSpecError(f"tools[{i}].function.parameters must be a JSON Schema object, got {params!r}")
+            raise ToolSpecError(
+                f"tools[{i}].function.parameters must be a JSON Schema object, got {params!r}"
+            )
         if params.get("type", "object") != "object":
             raise ToolSpecError(
-                f"tools[{i}].function.parameters must describe an object, got type {params.get('type')!r}"
+                f"tools[{i}].function.parameters must describe an object, "
+                f"got type {params.get('type')!r}"
             )
         desc = fn.get("description") or ""
         if not isinstance(desc, str):
             raise ToolSpecError(f"tools[{i}].function.description must be a string, got {desc!r}")
         out.append(
-            ToolDef(name=name, description=desc, parameters=dict(params), strict=bool(fn.get("strict")))
+            ToolDef(
+                name=name, description=desc, parameters=dict(params), strict=bool(fn.get("strict"))
+            )
         )
     return out
 
@@ -107,13 +115,14 @@ def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolCho
     if isinstance(tool_choice, str):
         if tool_choice not in ("auto", "none", "required"):
             raise ToolSpecError(
-                f"tool_choice must be 'auto', 'none', 'required' or a function object, got {tool_choice!r}"
+                "tool_choice must be 'auto', 'none', 'required' or a function object, "
+                f"got {tool_choice!r}"
             )
         if tool_choice == "required" and not tools:
             raise ToolSpecError("tool_choice='required' needs at least one tool in tools")
         if not tools:
             return ToolChoice(mode="none")
-        return ToolChoice(mode=tool_choice)  # type: ignore[arg-type]
+        return ToolChoice(mode=cast(_Mode, tool_choice))
     if isinstance(tool_choice, Mapping):
         fn = tool_choice.get("function")
         name = fn.get("name") if isinstance(fn, Mapping) else None

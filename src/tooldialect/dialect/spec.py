@@ -1,8 +1,8 @@
 """``DialectSpec``: a model family's tool-call wire format, as data.
 
 This is the one place a dialect is described. Detection and derivation produce a spec; the grammar
-builder, the parsers, the prompt polyfill and :meth:`DialectSpec.render_call` only *read* it. Nothing
-about a dialect is written twice, so whatever the grammar permits, the parser reads back.
+builder, the parsers, the prompt polyfill and :meth:`DialectSpec.render_call` only *read* it.
+Nothing about a dialect is written twice, so whatever the grammar permits, the parser reads back.
 
 Anatomy of what a model writes (every piece optional except the body)::
 
@@ -158,7 +158,8 @@ class CallFormat(_Model):
     body: Body = Field(default_factory=JsonBody)
     """How one call is encoded."""
     section_open: str = ""
-    """Written once before all calls (``[TOOL_CALLS]``, ``functools[``, ``<|tool_calls_section_begin|>``)."""
+    """Written once before all calls (``[TOOL_CALLS]``, ``functools[``,
+    ``<|tool_calls_section_begin|>``)."""
     section_close: str = ""
     """Written once after all calls."""
     call_open: str = ""
@@ -295,7 +296,9 @@ class DialectSpec(_Model):
             args = _as_mapping(arguments)
             index = start_index + i
             cid = call_id if call_id is not None else self.new_id(name=name, index=index)
-            parts.append(fmt.call_open + render_body(fmt.body, name, args, cid, index) + fmt.call_close)
+            parts.append(
+                fmt.call_open + render_body(fmt.body, name, args, cid, index) + fmt.call_close
+            )
         return fmt.section_open + fmt.separator.join(parts) + fmt.section_close
 
 
@@ -306,8 +309,11 @@ def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, in
         return _dumps(_json_body_object(body, name, args, call_id))
     if isinstance(body, TaggedBody):
         return (
-            format_template(body.head, **fields) + body.args_open + _dumps(dict(args))
-            + body.args_close + body.tail
+            format_template(body.head, **fields)
+            + body.args_open
+            + _dumps(dict(args))
+            + body.args_close
+            + body.tail
         )
     if isinstance(body, ElementBody):
         params = "".join(

@@ -83,12 +83,16 @@ def build_grammar(
     tool_choice: Any = "auto",
     parallel_tool_calls: bool = True,
     reasoning_open: bool = False,
+    prefill: str = "",
 ) -> ToolGrammar | None:
     """The tool-call grammar for ``tools`` under ``tool_choice``; ``None`` when no call is possible.
 
     ``parallel_tool_calls=False`` (or ``spec.parallel_calls=False``) allows exactly one call.
     ``reasoning_open`` says the prompt already opened the reasoning block, so a forced grammar
-    starts inside it and lazy triggers only fire after its close.
+    starts inside it and lazy triggers only fire after its close. ``prefill`` is a call opener
+    the prompt already wrote (Functionary v3.2's generation prompt ends with ``>>>``): a forced
+    grammar then starts right after it. Lazily, the first call after such a prefill is left
+    unconstrained (no trigger can precede it); the parser still reads it.
     """
     defs = _tool_defs(tools)
     choice = (
@@ -107,12 +111,15 @@ def build_grammar(
             "use tool_choice='auto'"
         )
     selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
-    parallel_tool_calls = parallel_tool_calls and getattr(spec, "parallel_calls", True)
+    parallel_tool_calls = parallel_tool_calls and spec.parallel_calls
     b = GbnfBuilder()
     root = b.name("root")
     reasoning = spec.reasoning
     if forced:
-        body = _format(b, spec, spec.primary, selected, parallel=parallel_tool_calls, hint="call")
+        body = _format(
+            b, spec, spec.primary, selected, parallel=parallel_tool_calls, hint="call",
+            prefill=prefill,
+        )
         if reasoning is not None:
             think = until(b, reasoning.close, hint="think")
             if reasoning_open:
@@ -222,6 +229,7 @@ def _format(
     *,
     parallel: bool,
     hint: str,
+    prefill: str = "",
 ) -> str:
     body_key = repr(fmt.body)
     bodies = []
@@ -239,8 +247,19 @@ def _format(
             if p
         ),
     )
-    calls = f"{call} ({optional_edges(fmt.separator)} {call})*" if parallel else call
-    parts = (optional_edges(fmt.section_open), calls, optional_edges(fmt.section_close))
+    section_open = fmt.section_open
+    first = call
+    wrote = prefill.strip()
+    if wrote and section_open.strip() == wrote:
+        section_open = ""  # the prompt already opened the section
+    elif wrote and not section_open and fmt.call_open.strip() == wrote:
+        # the prompt already wrote the first call's opener
+        first = b.add(
+            f"{hint}-first",
+            " ".join(p for p in (call_body, optional_edges(fmt.call_close)) if p),
+        )
+    calls = f"{first} ({optional_edges(fmt.separator)} {call})*" if parallel else first
+    parts = (optional_edges(section_open), calls, optional_edges(fmt.section_close))
     return b.add(hint, " ".join(p for p in parts if p))
 
 
