@@ -1,8 +1,17 @@
-"""tooldialect: OpenAI-shaped tool calling for any local GGUF model in llama-cpp-python."""
+"""tooldialect: OpenAI-shaped tool calling for any local GGUF model in llama-cpp-python.
+
+The pipeline, one module per stage: ``gguf`` (metadata) -> ``template`` (sandboxed render,
+capabilities) -> ``dialect`` (detect / derive / builtin / polyfill, all producing one
+``DialectSpec``) -> ``grammar`` (GBNF, lazy triggers) -> ``engine`` (one pass over the model) ->
+``parse`` (text and stream) -> ``handler`` (OpenAI shapes). Only ``engine`` and ``handler``
+touch ``llama_cpp``, and only when a model is used.
+"""
 
 from __future__ import annotations
 
 from .dialect import DialectSpec, builtin_dialects, detect_dialect
+from .dialect.derive import derive_dialect
+from .dialect.polyfill import apply_polyfill
 from .errors import (
     ContextOverflowError,
     DialectError,
@@ -19,14 +28,13 @@ from .errors import (
 )
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
+from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
+from .prompt import render_prompt
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
+from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 __version__ = "0.1.0"
-
-from .dialect.polyfill import apply_polyfill
-from .handler import ToolChatHandler, register
-from .prompt import render_prompt
 
 __all__ = [
     "ChatTemplate",
@@ -45,6 +53,8 @@ __all__ = [
     "ToolCall",
     "ToolCallParseError",
     "ToolChatHandler",
+    "ToolChoice",
+    "ToolDef",
     "ToolDialectError",
     "ToolGrammar",
     "ToolSpecError",
@@ -54,9 +64,13 @@ __all__ = [
     "apply_polyfill",
     "build_grammar",
     "builtin_dialects",
+    "create_chat_completion",
+    "derive_dialect",
     "detect_dialect",
     "json_schema_to_gbnf",
     "normalize_messages",
+    "normalize_tool_choice",
+    "normalize_tools",
     "parse_output",
     "read_gguf_metadata",
     "register",

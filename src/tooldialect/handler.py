@@ -26,7 +26,7 @@ from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
 from .engine.generate import Engine, GenerationResult, engine_for
 from .engine.sampling import GrammarLike, SamplingParams
-from .errors import MissingTemplateError, UnsupportedToolChoiceError
+from .errors import MissingTemplateError, ToolSpecError, UnsupportedToolChoiceError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
 from .prompt import prompt_prefill, render_prompt
@@ -36,7 +36,7 @@ from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 if TYPE_CHECKING:
     from .parse import ParsedOutput
 
-__all__ = ["ModelSetup", "ToolChatHandler", "register"]
+__all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
 
 _TEMPLATE_KWARG_NAMES = ("enable_thinking", "thinking", "reasoning_effort")
 """Request keywords that are template variables (Qwen3, DeepSeek V3.1, gpt-oss)."""
@@ -393,6 +393,29 @@ def _stream(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
     last = chunk({}, _finish(saw_call, gen.result))
     last["usage"] = _usage(gen.result)
     yield last
+
+
+def create_chat_completion(
+    llama: Any,
+    *,
+    messages: Sequence[Mapping[str, Any]],
+    handler: ToolChatHandler | None = None,
+    **request: Any,
+) -> dict[str, Any] | Iterator[dict[str, Any]]:
+    """``llama.create_chat_completion`` plus per-request extras.
+
+    llama-cpp-python's ``create_chat_completion`` has a fixed signature and drops unknown
+    keywords, so per-request ``enable_thinking``, ``thinking``, ``reasoning_effort``,
+    ``chat_template_kwargs={...}`` and ``parallel_tool_calls`` cannot pass through it. This calls
+    the handler directly with them. ``handler`` defaults to ``llama.chat_handler``.
+    """
+    chosen = handler if handler is not None else getattr(llama, "chat_handler", None)
+    if not isinstance(chosen, ToolChatHandler):
+        raise ToolSpecError(
+            f"llama.chat_handler is {chosen!r}, not a ToolChatHandler; load the model with "
+            "Llama(..., chat_handler=tooldialect.ToolChatHandler()) or pass handler="
+        )
+    return chosen(llama=llama, messages=messages, **request)
 
 
 _REGISTERED: dict[str, ToolChatHandler] = {}
