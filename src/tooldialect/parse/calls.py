@@ -33,7 +33,15 @@ from ..dialect.spec import (
     TaggedBody,
 )
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
-from .templates import Segment, Source, compile_template, match_template, probe_literal, skip_ws
+from .templates import (
+    Segment,
+    Source,
+    compile_template,
+    match_template,
+    probe_closer,
+    probe_literal,
+    skip_ws,
+)
 from .values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
 
 __all__ = [
@@ -283,7 +291,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
     for core in (plan.args_close, plan.tail):
-        q = yield from probe_literal(src, p, core)
+        q = yield from probe_closer(src, p, core)
         if q < 0:
             return p, OK
         p = q
@@ -332,7 +340,7 @@ def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx:
     args: dict[str, Any] = {}
     while True:
         if plan.tail:
-            q = yield from probe_literal(src, p, plan.tail)
+            q = yield from probe_closer(src, p, plan.tail)
             if q >= 0:
                 p = q
                 break
@@ -440,7 +448,7 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         end, status = yield from _python_body(src, q, plan, body)
     if status != OK:
         return end, status
-    q = yield from probe_literal(src, end, plan.call_close)
+    q = yield from probe_closer(src, end, plan.call_close)
     return (q if q >= 0 else end), OK  # a missing call_close (EOS cut it) is tolerated
 
 
@@ -459,6 +467,9 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
         if count and plan.separator:
             r = yield from probe_literal(src, q, plan.separator)
             if r < 0:
+                r = yield from probe_closer(src, q, plan.separator)
+                if r >= 0:  # the separator's start ended the text: drop it
+                    q = r
                 break
         end, status = yield from _read_call(src, r, plan, ctx)
         if status == FAIL:
@@ -471,5 +482,5 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
             break
     if not count:
         return p, FAIL
-    r = yield from probe_literal(src, q, plan.section_close)
+    r = yield from probe_closer(src, q, plan.section_close)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated

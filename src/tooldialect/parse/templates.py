@@ -20,6 +20,7 @@ __all__ = [
     "compile_template",
     "find_literal",
     "match_template",
+    "probe_closer",
     "probe_literal",
     "skip_ws",
 ]
@@ -103,6 +104,18 @@ def probe_literal(src: Source, p: int, core: str) -> Wait:
             yield None
             continue
         return -1
+
+
+def probe_closer(src: Source, p: int, core: str) -> Wait:
+    """``probe_literal`` for a marker closing a complete call (call close, tail, separator,
+    section close): at the very end of the text a cut-off start of ``core`` counts as ``core``
+    (max_tokens cut the marker, not the call) and is consumed up to the end."""
+    q = yield from probe_literal(src, p, core)
+    if q >= 0 or not src.final:
+        return q
+    q = yield from skip_ws(src, p)
+    rest = src.buf[q:]
+    return len(src.buf) if rest and core.startswith(rest) else -1
 
 
 def find_literal(src: Source, p: int, core: str, *, limit: int | None) -> Wait:
