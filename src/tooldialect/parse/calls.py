@@ -19,6 +19,7 @@ last safe point and returns ``BROKEN``; the text after that point becomes conten
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,11 @@ class FormatPlan:
     tail: str
     args_open: str
     args_close: str
+    json_head: re.Pattern[str] | None = None
+    """JSON bodies: ``{"name": "...", "arguments": `` up to the ``{`` of the arguments, in one match
+    (the common case of ``_json_body``, which reads it token by token otherwise)."""
+    json_head_prefix: re.Pattern[str] | None = None
+    """Full-matches every text that may still grow into a ``json_head`` match."""
 
     @classmethod
     def build(cls, fmt: CallFormat) -> FormatPlan:
@@ -113,8 +119,13 @@ class FormatPlan:
         if isinstance(body, PythonBody):
             head = compile_template(body.call_open)
             tail = body.call_close.strip()
+        json_head = json_head_prefix = None
+        if isinstance(body, JsonBody):
+            json_head, json_head_prefix = _json_head_patterns(body)
         return cls(
             fmt=fmt,
+            json_head=json_head,
+            json_head_prefix=json_head_prefix,
             section_open=fmt.section_open.strip(),
             section_close=fmt.section_close.strip(),
             call_open=fmt.call_open.strip(),
@@ -126,6 +137,38 @@ class FormatPlan:
             args_open=args_open,
             args_close=args_close,
         )
+
+
+_JSON_WS = r"\s*"  # what ``skip_ws`` skips between tokens
+_PLAIN_NAME = r'[^"\\\x00-\x1f]*'  # a JSON string body that decodes to itself
+
+
+def _json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """``(head, prefix)`` regexes for ``FormatPlan.json_head``; ``(None, None)`` where the body's
+    head is not the plain name-then-arguments case (the token reader handles those)."""
+    if body.name_key is None or body.extra or (body.id_key and not body.id_first):
+        return None, None
+    if body.id_key:  # id first (Command R7B): its value comes before the name
+        return None, None
+    # elements: (regex, literal or None); literals get partial alternatives in the prefix regex
+    parts: list[tuple[str, str | None]] = [
+        (_JSON_WS, None), ("{", "{"), (_JSON_WS, None),
+        (json.dumps(body.name_key), json.dumps(body.name_key)), (_JSON_WS, None), (":", ":"),
+        (_JSON_WS, None), ('"', '"'), (f"({_PLAIN_NAME})", None), ('"', '"'), (_JSON_WS, None),
+        (",", ","), (_JSON_WS, None),
+        (json.dumps(body.arguments_key), json.dumps(body.arguments_key)), (_JSON_WS, None),
+        (":", ":"), (_JSON_WS, None),
+    ]
+    head = "".join(re.escape(lit) if lit is not None else rx for rx, lit in parts) + r"(?=\{)"
+    rest = ""
+    for rx, lit in reversed(parts):
+        if lit is None:
+            rest = f"{rx.replace('(', '(?:')}(?:{rest})?" if rest else rx.replace("(", "(?:")
+            continue
+        partial = "|".join(re.escape(lit[:k]) for k in range(len(lit) - 1, 0, -1))
+        full = f"{re.escape(lit)}(?:{rest})?" if rest else re.escape(lit)
+        rest = f"(?:{full}|{partial})" if partial else f"(?:{full})"
+    return re.compile(head), re.compile(f"(?:{rest})?")
 
 
 @dataclass
@@ -186,11 +229,7 @@ def _args_from_string(text: str) -> str | None:
     return text if isinstance(value, dict) else None
 
 
-def _json_body(src: Source, p: int, body: JsonBody) -> Reader:
-    p = yield from skip_ws(src, p)
-    if p >= len(src.buf) or src.buf[p] != "{":
-        return p, FAIL
-    p += 1
+def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
     name: str | None = None
     cid: str | None = None
     args_json: str | None = None
@@ -198,6 +237,37 @@ def _json_body(src: Source, p: int, body: JsonBody) -> Reader:
     # the id must be in the first delta: with the id after the arguments, wait for the whole body
     can_stream = not (body.id_key and not body.id_first)
     first = True
+    head, prefix = plan.json_head, plan.json_head_prefix
+    while head is not None and prefix is not None:
+        # the common head in one match; what the token reader below would read, the same way
+        buf = src.buf
+        m = head.match(buf, p)
+        if m is not None:
+            name, committed, first = m.group(1), True, False
+            yield Begin(name, cid, None)
+            p, complete = yield from _stream_args(src, m.end())
+            if not complete:
+                yield End()
+                return p, BROKEN
+            args_json = ""
+            q = yield from skip_ws(src, p)
+            c = src.buf[q:q + 1]
+            if c == "}":
+                yield End()
+                return q + 1, OK
+            if c != ",":
+                yield End()
+                return p, BROKEN
+            p = q + 1
+            break
+        if src.final or prefix.fullmatch(buf, p) is None:
+            break
+        yield None
+    if not committed:
+        p = yield from skip_ws(src, p)
+        if p >= len(src.buf) or src.buf[p] != "{":
+            return p, FAIL
+        p += 1
     while True:
         p = yield from skip_ws(src, p)
         buf = src.buf
@@ -439,7 +509,7 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         return p, FAIL
     body = plan.fmt.body
     if isinstance(body, JsonBody):
-        end, status = yield from _json_body(src, q, body)
+        end, status = yield from _json_body(src, q, plan, body)
     elif isinstance(body, TaggedBody):
         end, status = yield from _tagged_body(src, q, plan)
     elif isinstance(body, ElementBody):
