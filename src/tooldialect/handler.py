@@ -113,7 +113,10 @@ class ToolChatHandler:
                 source, bos_token=info.bos_token, eos_token=info.eos_token
             )
             made = ModelSetup(
-                info=info, template=template, template_origin=origin, spec=spec,
+                info=info,
+                template=template,
+                template_origin=origin,
+                spec=spec,
                 engine=engine_for(llama),
             )
             self._setups[llama] = made
@@ -142,23 +145,43 @@ class ToolChatHandler:
         )
 
     def _grammar(
-        self, setup: ModelSetup, tools: list[ToolDef], choice: ToolChoice, parallel: bool,
-        reasoning_open: bool, prefill: str,
+        self,
+        setup: ModelSetup,
+        tools: list[ToolDef],
+        choice: ToolChoice,
+        parallel: bool,
+        reasoning_open: bool,
+        prefill: str,
     ) -> GrammarLike | None:
         if choice.mode == "none" or not tools:
             return None
         spec = setup.spec
+        # Guarding triggers against reasoning turns them into regexes that llama.cpp re-matches
+        # over the whole output at every token; skip it when the template never reasons (Qwen2.5
+        # under the hermes spec, which also serves Qwen3) and the prompt did not open a block.
+        guard = reasoning_open or setup.template.capabilities.reasoning
+        if spec.reasoning is not None and not guard:
+            spec = spec.model_copy(update={"reasoning": None})
         # the cache lives on the setup, whose spec is fixed: the key need not name the spec
         key = (
             json.dumps([t.model_dump() for t in tools], sort_keys=True),
-            choice.mode, choice.name, parallel, reasoning_open, prefill,
+            choice.mode,
+            choice.name,
+            parallel,
+            reasoning_open,
+            prefill,
+            guard,
         )
         if key not in setup.grammars:
             from .grammar import build_grammar
 
             setup.grammars[key] = build_grammar(
-                spec, tools, tool_choice=choice, parallel_tool_calls=parallel,
-                reasoning_open=reasoning_open, prefill=prefill,
+                spec,
+                tools,
+                tool_choice=choice,
+                parallel_tool_calls=parallel,
+                reasoning_open=reasoning_open,
+                prefill=prefill,
             )
         return setup.grammars[key]
 
@@ -200,20 +223,38 @@ class ToolChatHandler:
     ) -> dict[str, Any] | Iterator[dict[str, Any]]:
         """One chat completion (a response dict, or an iterator of chunks when ``stream``)."""
         request = self.prepare(
-            llama=llama, messages=messages, functions=functions, function_call=function_call,
-            tools=tools, tool_choice=tool_choice, grammar=grammar, **kwargs,
+            llama=llama,
+            messages=messages,
+            functions=functions,
+            function_call=function_call,
+            tools=tools,
+            tool_choice=tool_choice,
+            grammar=grammar,
+            **kwargs,
         )
         sampling = SamplingParams(
-            temperature=temperature, top_p=top_p, top_k=top_k, min_p=min_p, typical_p=typical_p,
-            repeat_penalty=repeat_penalty, presence_penalty=presence_penalty,
-            frequency_penalty=frequency_penalty, penalty_last_n=int(llama.last_n_tokens_size),
-            mirostat_mode=mirostat_mode, mirostat_tau=mirostat_tau, mirostat_eta=mirostat_eta,
-            seed=seed, logit_bias={int(k): float(v) for k, v in (logit_bias or {}).items()},
+            temperature=temperature,
+            top_p=top_p,
+            top_k=top_k,
+            min_p=min_p,
+            typical_p=typical_p,
+            repeat_penalty=repeat_penalty,
+            presence_penalty=presence_penalty,
+            frequency_penalty=frequency_penalty,
+            penalty_last_n=int(llama.last_n_tokens_size),
+            mirostat_mode=mirostat_mode,
+            mirostat_tau=mirostat_tau,
+            mirostat_eta=mirostat_eta,
+            seed=seed,
+            logit_bias={int(k): float(v) for k, v in (logit_bias or {}).items()},
         )
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         stops += request.setup.spec.stop
         gen = request.setup.engine.generate(
-            request.prompt, grammar=request.grammar, sampling=sampling, max_tokens=max_tokens,
+            request.prompt,
+            grammar=request.grammar,
+            sampling=sampling,
+            max_tokens=max_tokens,
             stop=stops,
         )
         self.last_result = gen.result
@@ -242,7 +283,8 @@ class ToolChatHandler:
         if function_call is not None and tool_choice is None:
             tool_choice = (
                 {"type": "function", "function": {"name": function_call["name"]}}
-                if isinstance(function_call, Mapping) else function_call
+                if isinstance(function_call, Mapping)
+                else function_call
             )
         defs = normalize_tools(tools)
         choice = normalize_tool_choice(tool_choice, defs)
@@ -267,8 +309,13 @@ class ToolChatHandler:
         if gram is None and grammar is not None and choice.mode in ("none", "auto"):
             gram = _ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
         return Request(
-            setup=setup, prompt=prompt, tools=defs, choice=choice, grammar=gram,
-            reasoning_open=reasoning_open, prefill=call_prefill,
+            setup=setup,
+            prompt=prompt,
+            tools=defs,
+            choice=choice,
+            grammar=gram,
+            reasoning_open=reasoning_open,
+            prefill=call_prefill,
         )
 
 
@@ -291,7 +338,10 @@ def _parse(request: Request, text: str) -> ParsedOutput:
     from .parse import ParsedOutput, parse_output
 
     parsed = parse_output(
-        text, request.setup.spec, tools=request.tools, reasoning_open=request.reasoning_open,
+        text,
+        request.setup.spec,
+        tools=request.tools,
+        reasoning_open=request.reasoning_open,
         prefill=request.prefill,
     )
     if request.choice.mode == "none" and parsed.tool_calls:
