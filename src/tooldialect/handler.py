@@ -26,9 +26,10 @@ from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
 from .engine.generate import Engine, GenerationResult, engine_for
 from .engine.sampling import GrammarLike, SamplingParams
-from .errors import MissingTemplateError, ToolSpecError, UnsupportedToolChoiceError
+from .errors import MissingTemplateError, TemplateError, ToolSpecError, UnsupportedToolChoiceError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
+from .history import ReplyMemory
 from .prompt import prompt_prefill, render_prompt
 from .template import ChatTemplate
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
@@ -53,6 +54,8 @@ class ModelSetup:
     spec: DialectSpec
     engine: Engine
     grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
+    replies: ReplyMemory = field(default_factory=ReplyMemory)
+    """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,14 @@ class ToolChatHandler:
         template_kwargs: Mapping[str, Any] | None = None,
         parallel_tool_calls: bool = True,
         fallback: bool = True,
+        verbatim_history: bool = True,
     ) -> None:
         self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
         self.chat_template = chat_template
         self.template_kwargs = dict(template_kwargs or {})
         self.parallel_tool_calls = parallel_tool_calls
         self.fallback = fallback
+        self.verbatim_history = verbatim_history
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.last_result: GenerationResult | None = None
@@ -262,7 +267,28 @@ class ToolChatHandler:
         if stream:
             return _stream(request, gen, name)
         text = gen.text()
-        return _response(request, text, gen.result, name)
+        response = _response(request, text, gen.result, name)
+        request.setup.replies.remember(response["choices"][0]["message"], text)
+        return response
+
+    def _render(
+        self,
+        setup: ModelSetup,
+        messages: Sequence[Mapping[str, Any]],
+        tools: list[ToolDef],
+        template_kwargs: Mapping[str, Any],
+    ) -> str:
+        """The prompt, with this model's earlier replies in its own words where remembered
+        (``history.ReplyMemory``); a template that refuses that form gets the messages as sent."""
+        restored = setup.replies.restore(messages) if self.verbatim_history else None
+        if restored is not None:
+            try:
+                return render_prompt(
+                    setup.template, setup.spec, restored, tools=tools, **template_kwargs
+                )
+            except TemplateError:
+                pass
+        return render_prompt(setup.template, setup.spec, messages, tools=tools, **template_kwargs)
 
     def prepare(
         self,
@@ -301,7 +327,7 @@ class ToolChatHandler:
             if key in kwargs:
                 template_kwargs[key] = kwargs.pop(key)
         shown = defs if choice.mode != "none" else []
-        prompt = render_prompt(setup.template, spec, messages, tools=shown, **template_kwargs)
+        prompt = self._render(setup, messages, shown, template_kwargs)
         prefill = prompt_prefill(prompt, spec)
         reasoning_open = spec.reasoning is not None and prefill == spec.reasoning.open
         call_prefill = "" if reasoning_open else prefill
@@ -368,8 +394,8 @@ def _usage(result: GenerationResult) -> dict[str, Any]:
     }
 
 
-def _response(request: Request, text: str, result: GenerationResult, model: str) -> dict[str, Any]:
-    parsed = _parse(request, text)
+def _message(parsed: ParsedOutput) -> dict[str, Any]:
+    """The OpenAI assistant message for a parsed reply."""
     message: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
     calls = [
         {
@@ -385,6 +411,12 @@ def _response(request: Request, text: str, result: GenerationResult, model: str)
         message["content"] = ""
     if parsed.reasoning_content:
         message["reasoning_content"] = parsed.reasoning_content
+    return message
+
+
+def _response(request: Request, text: str, result: GenerationResult, model: str) -> dict[str, Any]:
+    message = _message(_parse(request, text))
+    calls = message.get("tool_calls")
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
         "object": "chat.completion",
@@ -440,6 +472,7 @@ def _stream(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
     for delta in parser.close():
         saw_call = saw_call or "tool_calls" in delta
         yield chunk(delta)
+    request.setup.replies.remember(_message(parser.result), gen.result.text)
     last = chunk({}, _finish(saw_call, gen.result))
     last["usage"] = _usage(gen.result)
     yield last
