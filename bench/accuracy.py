@@ -87,6 +87,9 @@ def answer(llm: Any, case: bfcl_data.Case, *, stream: bool, max_tokens: int) -> 
     """One case through ``llm``: content, calls, finish reason, seconds, or the exception."""
     start = time.perf_counter()
     record: dict[str, Any] = {"id": case.id, "category": case.category}
+    # Every case starts from an empty KV cache: llama.cpp's logits differ in the last bits with
+    # how the prompt was batched, and a warm cache for (b) after (a) could flip a greedy near-tie.
+    llm.reset()
     try:
         response = llm.create_chat_completion(
             messages=case.messages,
