@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from tooldialect.engine import Engine, SamplingParams, ecma_escape, engine_for, word_pattern
+from tooldialect.dialect.spec import Trigger
+from tooldialect.engine import Engine, SamplingParams, engine_for
 from tooldialect.engine.generate import _find_stop, _safe_emit
 from tooldialect.errors import ContextOverflowError, GrammarError
+from tooldialect.grammar.build import trigger_pattern
 
 GREEDY = SamplingParams(temperature=0)
 PROMPT = (
@@ -32,27 +34,23 @@ class Grammar:
 # ---- pure helpers ---------------------------------------------------------------------------
 
 
+def word_pattern(word: str) -> str:
+    """The full-match pattern the grammar builder (and so the engine) writes for a word."""
+    return trigger_pattern(Trigger(kind="word", value=word), None)
+
+
 @pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("<tool_call>", "<tool_call>"),
-        ("[TOOL_CALLS]", "\\[TOOL_CALLS\\]"),
-        ("a.b*c", "a\\.b\\*c"),
-        ("x\n{", "x\\n\\{"),
-        ("functools[", "functools\\["),
-    ],
+    "word",
+    ["<tool_call>", "[TOOL_CALLS]", "a.b*c", "x\n{", "functools["],
     ids=["tag", "brackets", "dot-star", "newline-brace", "functools"],
 )
-def test_ecma_escape(text: str, expected: str) -> None:
-    assert ecma_escape(text) == expected
-
-
-def test_word_pattern_is_full_match_with_group_at_word() -> None:
+def test_word_pattern_is_full_match_with_group_at_word(word: str) -> None:
     import re
 
-    pattern = word_pattern("[TOOL_CALLS]")
-    m = re.fullmatch(pattern, 'hello [TOOL_CALLS][{"name": 1}]')
+    pattern = word_pattern(word)
+    m = re.fullmatch(pattern, "hello " + word + ' {"name": 1}')
     assert m is not None and m.start(1) == len("hello ")
+    assert re.fullmatch(pattern, "hello " + word[:-1]) is None  # regex characters are literal
 
 
 @pytest.mark.parametrize(

@@ -4,14 +4,12 @@ Only this package and ``tooldialect.handler`` import ``llama_cpp``, and only whe
 """
 
 from .generate import Engine, Generation, GenerationResult, engine_for
-from .sampling import SamplingParams, ecma_escape, word_pattern
+from .sampling import SamplingParams
 
 __all__ = [
     "Engine",
     "Generation",
     "GenerationResult",
     "SamplingParams",
-    "ecma_escape",
     "engine_for",
-    "word_pattern",
 ]

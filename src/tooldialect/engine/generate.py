@@ -20,7 +20,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..dialect.spec import Trigger
 from ..errors import ContextOverflowError, GrammarError
+from ..grammar.build import trigger_pattern
 from .sampling import (
     CandidateBuffer,
     GrammarLike,
@@ -28,7 +30,6 @@ from .sampling import (
     SamplerChain,
     SamplingParams,
     draw_seed,
-    word_pattern,
 )
 
 __all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
@@ -142,7 +143,8 @@ class Engine:
             if len(ids) == 1 and self.piece(ids[0]) == word.encode("utf-8"):
                 tokens.append(int(ids[0]))
             else:
-                patterns.append(word_pattern(word))
+                # the same full-match form the grammar builder writes for every word trigger
+                patterns.append(trigger_pattern(Trigger(kind="word", value=word), None))
         return tokens, patterns
 
     def grammar_sampler(self, grammar: GrammarLike) -> GrammarSampler:
@@ -218,8 +220,13 @@ class Engine:
             self._buffer = CandidateBuffer(self.n_vocab)
         return self._buffer
 
-    def _sample(self, chain: SamplerChain, grammar: GrammarSampler | None, ctx: Any,
-                result: GenerationResult) -> int:
+    def _sample(
+        self,
+        chain: SamplerChain,
+        grammar: GrammarSampler | None,
+        ctx: Any,
+        result: GenerationResult,
+    ) -> int:
         lib = self._lib
         if not chain.stateful:
             # fast path: the chain runs in C over the logits; its accept is a no-op

@@ -29,8 +29,6 @@ __all__ = [
     "GrammarSampler",
     "SamplerChain",
     "SamplingParams",
-    "ecma_escape",
-    "word_pattern",
 ]
 
 _NEG_INF = -math.inf
@@ -167,29 +165,6 @@ class SamplerChain:
 
     def __del__(self) -> None:
         self.close()
-
-
-def ecma_escape(text: str) -> str:
-    """``text`` as a literal inside an ECMAScript regex (std::regex accepts exactly these)."""
-    out = []
-    for ch in text:
-        if ch in "\\^$.|?*+()[]{}/":
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def word_pattern(word: str) -> str:
-    """A trigger word as llama.cpp's common sampler writes it: a full-match regex whose first
-    group starts at the word, so the grammar is fed the text from the word on."""
-    return "^[\\s\\S]*?(" + ecma_escape(word) + ")[\\s\\S]*"
 
 
 class GrammarSampler:
