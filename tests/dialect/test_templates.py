@@ -102,11 +102,7 @@ CASES: dict[str, Case] = {
     "Qwen2.5-Coder-0.5B-Instruct.jinja": Case("hermes"),
     "Qwen3-Coder.jinja": Case("qwen3-coder"),
     "SmolLM2-135M-Instruct.jinja": Case("polyfill-json"),
-    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja": Case(
-        "deepseek-r1",
-        align_format=None,
-        skip_align="renders calls only when content is None and concatenates string arguments",
-    ),
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja": Case("deepseek-r1"),
     "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja": Case("deepseek-r1"),
     "deepseek-ai-DeepSeek-V3.1.jinja": Case("deepseek-v3.1"),
     "fireworks-ai-llama-3-firefunction-v2.jinja": Case(
