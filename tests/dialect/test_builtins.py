@@ -12,7 +12,7 @@ import pytest
 
 from tooldialect.dialect import builtins as registry
 from tooldialect.dialect.builtins import Signature, builtin, builtin_dialects, get_builtin
-from tooldialect.dialect.spec import DialectSpec, JsonBody
+from tooldialect.dialect.spec import DialectSpec, JsonBody, format_template
 from tooldialect.errors import DialectError
 
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "templates"
@@ -71,7 +71,7 @@ def test_triggers_fire_on_the_rendered_call(name: str) -> None:
             if t.kind == "word":
                 fired.append(t.value in text)
             else:
-                rx = re.compile(t.value)
+                rx = re.compile(_with_names(t.value))
                 assert rx.groups >= 1, f"{name}: pattern {t.value!r} needs a capture group"
                 m = rx.search(text)
                 # the grammar starts at the first group: it must be where the emission starts
@@ -79,17 +79,27 @@ def test_triggers_fire_on_the_rendered_call(name: str) -> None:
         assert any(fired), f"{name}: no trigger of {fmt.opener()!r} fires on {text!r}"
 
 
+def _with_names(pattern: str, names: tuple[str, ...] = ("get_weather",)) -> str:
+    """A trigger pattern with ``{name}`` bound to the tools' names, as the grammar builder does."""
+    return format_template(pattern, name="(?:" + "|".join(map(re.escape, names)) + ")")
+
+
 def test_functionary_v3_2_trigger_skips_prose_channel() -> None:
     (trigger,) = get_builtin("functionary-v3.2").primary.triggers
-    assert re.search(trigger.value, ">>>all\nHello there.\n") is None
-    assert re.search(trigger.value, ">>>all\nHi\n>>>get_weather\n{") is not None
+    pattern = _with_names(trigger.value)
+    assert re.search(pattern, ">>>all\nHello there.\n") is None
+    assert re.search(pattern, ">>>all\nHi\n>>>get_weather\n{") is not None
+    assert re.search(pattern, ">>>print\n{") is None  # not a tool: no replay the grammar rejects
 
 
-def test_llama_3_trigger_accepts_type_function_prefix() -> None:
+def test_llama_3_trigger_fires_only_where_the_grammar_can_follow() -> None:
     (trigger,) = get_builtin("llama-3").primary.triggers
-    m = re.search(trigger.value, ' {"type": "function", "name": "get_weather", "parameters": {}}')
+    pattern = _with_names(trigger.value)
+    m = re.search(pattern, ' {"name": "get_weather", "parameters": {}}')
     assert m is not None and m.group(1).startswith("{")
-    assert re.search(trigger.value, 'Sure: {"name": "x"}') is None
+    assert re.search(pattern, 'Sure: {"name": "x"}') is None
+    # the grammar writes no "type" key, so a trigger firing on one would replay a misfit
+    assert re.search(pattern, '{"type": "function", "name": "get_weather"}') is None
 
 
 @pytest.mark.parametrize("name", IDS, ids=IDS)

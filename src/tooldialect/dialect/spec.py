@@ -149,7 +149,9 @@ class Trigger(_Model):
     searched in the output, the grammar starting at its first capture group; ``pattern_full``: a
     regex that must match the whole output so far."""
     value: str
-    """The literal text or the regex."""
+    """The literal text or the regex. In a regex, ``{name}`` stands for the tools' names (an
+    alternation built with the grammar): use it wherever the match reaches into the name, since
+    llama.cpp replays the matched text into the grammar and aborts if the grammar rejects it."""
 
 
 class CallFormat(_Model):

@@ -134,7 +134,13 @@ def build_grammar(
         if not triggers:
             continue  # unreachable lazily: nothing marks where it starts
         alts.append(_format(b, spec, fmt, selected, parallel=parallel_tool_calls, hint=f"fmt{i}"))
+        names = "(?:" + "|".join(_esc(t.name) for t in selected) + ")"
         for t in triggers:
+            if t.kind != "word":
+                # `{name}` in a pattern stands for the tools' names: a pattern that captures a
+                # name must only fire on a name the grammar accepts, or llama.cpp's replay of the
+                # captured text into the grammar aborts the process.
+                t = t.model_copy(update={"value": format_template(t.value, name=names)})
             if t.kind == "word" and reasoning is None:
                 words.append(t.value)
             else:

@@ -229,10 +229,12 @@ def apertus() -> DialectSpec:
     )
 
 
-# llama.cpp's trigger {\s*("type"\s*:\s*"function"\s*,\s*)?"name"\s*:\s*" with its group made
-# non-capturing and the whole call start captured, anchored at the start of the reply.
+# llama.cpp's trigger {\s*("type"\s*:\s*"function"\s*,\s*)?"name"\s*:\s*", narrowed to what
+# our grammar accepts: no "type" key and bounded whitespace (the matched text is replayed into
+# the grammar, and a misfit aborts the process); anchored at the start of the reply.
 LLAMA3_TRIGGER = Trigger(
-    kind="pattern", value=r'^\s*(\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?"name"\s*:\s*")'
+    kind="pattern",
+    value=r'^\s*(\{[ \t]{0,4}(?:\n[ \t]{0,8})?"name"[ \t]{0,4}:[ \t]{0,4}"{name}")',
 )
 
 

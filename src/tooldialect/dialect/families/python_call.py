@@ -12,7 +12,7 @@ from ..spec import CallFormat, DialectSpec, Polyfill, PythonBody, ReasoningMarke
 _LIST_SEPARATOR = ", "
 
 # A pythonic call list at the start of the reply: "[" then an identifier and "(".
-PYTHONIC_TRIGGER = Trigger(kind="pattern", value=r"^\s*(\[[A-Za-z_][A-Za-z0-9_.:-]*\()")
+PYTHONIC_TRIGGER = Trigger(kind="pattern", value=r"^\s*(\[{name}\()")
 
 
 @builtin(signatures=[Signature(("[func_name1(",))], priority=10)

@@ -167,7 +167,7 @@ def functionary_v3_2() -> DialectSpec:
             CallFormat(
                 call_open=">>>",
                 body=TaggedBody(head="{name}\n"),
-                triggers=[Trigger(kind="pattern", value=r"(>>>)(?!all\n)[A-Za-z0-9_.:-]+\n")],
+                triggers=[Trigger(kind="pattern", value=r"(>>>){name}\n")],
             )
         ],
         strip=[">>>all\n"],
