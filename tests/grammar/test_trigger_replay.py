@@ -42,11 +42,19 @@ def outputs(spec: DialectSpec, index: int) -> list[str]:
     good = one.render_call("get_weather", {"city": "Paris"})
     bad = one.render_call("print", {"city": "Paris"})
     pretty = good.replace('{"', '{\n  "').replace(', "', ',\n  "')
-    return [good, bad, pretty, "Sure! " + good]
+    fmt = spec.formats[index]
+    # a tokenizer may merge an envelope marker's last character with following whitespace
+    # (">\n\n"); an opener that is the start of a body head is followed by the name instead
+    envelope = (fmt.section_open or fmt.call_open).strip()
+    spaced = good.replace(envelope, envelope + "\n\n", 1) if envelope else good
+    return [good, bad, pretty, spaced, "Sure! " + good]
 
 
 def fired_replays(pattern: str, text: str) -> list[str]:
-    """The replay at each prefix of ``text`` where ``pattern`` (full-match) fires first."""
+    """What llama.cpp replays when ``pattern`` (full-match) first fires on a prefix of ``text``:
+    from the first capture group to the end of the token that completed the match, which may
+    carry following whitespace (merged whitespace tokens are common). A token that carries the
+    next word as well cannot be defended against by any grammar and is not modelled."""
     rx = re.compile(pattern)
     for end in range(1, len(text) + 1):
         m = rx.fullmatch(text[:end])
@@ -56,7 +64,9 @@ def fired_replays(pattern: str, text: str) -> list[str]:
             m.start(g) for g in range(1, (rx.groups or 0) + 1) if m.start(g) >= 0 and m.group(g)
         ]
         start = starts[0] if starts else 0
-        return [text[start:end]]  # the trigger fires once; later tokens are sampled under it
+        # the trigger fires once; later tokens are sampled under the grammar
+        extra = len(text[end : end + 3]) - len(text[end : end + 3].lstrip())
+        return [text[start : end + n] for n in range(extra + 1)]
     return []
 
 

@@ -39,7 +39,7 @@ from ..dialect.spec import (
 from ..errors import UnsupportedToolChoiceError
 from ..tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 from .codec import CodecName
-from .gbnf import GbnfBuilder, literal, optional_edges, until
+from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
 __all__ = ["ToolGrammar", "build_grammar", "trigger_pattern"]
@@ -117,7 +117,12 @@ def build_grammar(
     reasoning = spec.reasoning
     if forced:
         body = _format(
-            b, spec, spec.primary, selected, parallel=parallel_tool_calls, hint="call",
+            b,
+            spec,
+            spec.primary,
+            selected,
+            parallel=parallel_tool_calls,
+            hint="call",
             prefill=prefill,
         )
         if reasoning is not None:
@@ -248,9 +253,7 @@ def _format(
     call = b.add(
         f"{hint}-one",
         " ".join(
-            p
-            for p in (optional_edges(fmt.call_open), call_body, optional_edges(fmt.call_close))
-            if p
+            p for p in (marker_edges(fmt.call_open), call_body, marker_edges(fmt.call_close)) if p
         ),
     )
     section_open = fmt.section_open
@@ -262,10 +265,10 @@ def _format(
         # the prompt already wrote the first call's opener
         first = b.add(
             f"{hint}-first",
-            " ".join(p for p in (call_body, optional_edges(fmt.call_close)) if p),
+            " ".join(p for p in (call_body, marker_edges(fmt.call_close)) if p),
         )
-    calls = f"{first} ({optional_edges(fmt.separator)} {call})*" if parallel else first
-    parts = (optional_edges(section_open), calls, optional_edges(fmt.section_close))
+    calls = f"{first} ({marker_edges(fmt.separator)} {call})*" if parallel else first
+    parts = (marker_edges(section_open), calls, marker_edges(fmt.section_close))
     return b.add(hint, " ".join(p for p in parts if p))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GbnfBuilder", "char_class", "literal", "optional_edges", "until"]
+__all__ = ["GbnfBuilder", "char_class", "literal", "marker_edges", "optional_edges", "until"]
 
 _NAME_BAD = re.compile(r"[^a-zA-Z0-9-]+")
 _ESC = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -40,7 +40,8 @@ def char_class(chars: str, *, negate: bool = False) -> str:
 
 
 def optional_edges(text: str) -> str:
-    """A marker whose leading/trailing whitespace is optional (parsers tolerate its absence)."""
+    """A literal whose leading/trailing whitespace is optional (parsers tolerate its absence).
+    Used inside call bodies, where the layout is the model's own and stays exact."""
     core = text.strip()
     if not core:
         return f"{literal(text)}?" if text else ""
@@ -52,6 +53,29 @@ def optional_edges(text: str) -> str:
         f"{literal(trail)}?" if trail else "",
     ]
     return " ".join(p for p in parts if p)
+
+
+_EDGE_SLACK = 4
+"""Extra whitespace characters allowed on either side of an envelope marker, beyond its own."""
+
+
+def _edge(own: str) -> str:
+    # Parsers drop any whitespace next to a marker, so this stays within what they read. It is
+    # bounded, yet wide enough for what a lazy trigger can replay: a tokenizer may merge a
+    # marker's last character with following whitespace (">\n\n"), and llama.cpp aborts the
+    # process if the replayed text does not fit the grammar.
+    return f"[ \\t\\r\\n]{{0,{len(own) + _EDGE_SLACK}}}"
+
+
+def marker_edges(text: str) -> str:
+    """An envelope marker (section/call open and close, separator) with free whitespace around
+    it, within bounds: its own leading and trailing whitespace, their absence, or a little more."""
+    core = text.strip()
+    if not core:
+        return _edge(text) if text else ""
+    start = text.index(core)
+    lead, trail = text[:start], text[start + len(core) :]
+    return f"{_edge(lead)} {literal(core)} {_edge(trail)}"
 
 
 class GbnfBuilder:
