@@ -150,13 +150,25 @@ def chat(llm: Any, prompt: str, **kwargs: Any) -> dict[str, Any]:
 
 
 @pytest.mark.model
-def test_required_always_calls_with_valid_arguments(llm: Any) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_required_always_calls_with_valid_arguments(llm: Any, stream: bool) -> None:
     made = 0
     for prompt in PROMPTS:
-        response = chat(llm, prompt, tool_choice="required")
-        choice = response["choices"][0]
-        calls = valid_calls(choice["message"])
-        assert choice["finish_reason"] == "tool_calls"
+        if stream:
+            message, finish, _ = collect(
+                llm.create_chat_completion(
+                    messages=[{"role": "user", "content": prompt}],
+                    tools=TOOLS,
+                    tool_choice="required",
+                    stream=True,
+                    **GREEDY,
+                )
+            )
+        else:
+            choice = chat(llm, prompt, tool_choice="required")["choices"][0]
+            message, finish = choice["message"], choice["finish_reason"]
+        calls = valid_calls(message)
+        assert finish == "tool_calls"
         made += bool(calls)
     assert made == len(PROMPTS)
 
