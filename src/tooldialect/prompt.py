@@ -68,10 +68,7 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
 
 def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:
     """Whether the prompt leaves the model inside a reasoning block (ends with the open marker)."""
-    if spec.reasoning is None:
-        return False
-    marker = spec.reasoning.open.strip()
-    return bool(marker) and prompt.rstrip().endswith(marker)
+    return spec.reasoning is not None and prompt_prefill(prompt, spec) == spec.reasoning.open
 
 
 def _openai_tool(tool: ToolDef) -> dict[str, Any]:

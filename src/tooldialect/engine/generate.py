@@ -148,9 +148,9 @@ class Engine:
         return tokens, patterns
 
     def grammar_sampler(self, grammar: GrammarLike) -> GrammarSampler:
-        """A validated grammar sampler; raises ``GrammarError`` instead of handing llama.cpp a
-        grammar it would crash on."""
-        _validate(grammar, self.vocab)
+        """A grammar sampler; raises ``GrammarError`` instead of handing llama.cpp a grammar it
+        would crash on (the sampler checks llama.cpp's NULL answer before anything uses it, so
+        the grammar is parsed once, not validated and then parsed again)."""
         tokens, patterns = self.trigger_arguments(grammar) if grammar.lazy else ([], [])
         if grammar.lazy and not tokens and not patterns:
             raise GrammarError("a lazy grammar needs trigger words or patterns; it has none")
@@ -346,14 +346,6 @@ def _safe_emit(pending: str, stops: Sequence[str], hold: int) -> int:
         if any(s.startswith(tail) for s in stops):
             return len(pending) - k
     return len(pending)
-
-
-def _validate(grammar: GrammarLike, vocab: Any) -> None:
-    try:
-        from .grammar_check import validate_grammar
-    except ImportError:  # the grammar engineer's checker is optional; the NULL check still runs
-        return
-    validate_grammar(grammar.gbnf, root=grammar.root, vocab=vocab)
 
 
 _ENGINES: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()

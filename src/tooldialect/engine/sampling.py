@@ -195,7 +195,8 @@ class GrammarSampler:
         if not ptr:
             raise GrammarError(
                 f"llama.cpp rejected the grammar (root {grammar.root!r}); it starts with "
-                f"{grammar.gbnf[:200]!r}. Check the GBNF with tooldialect.engine.validate_grammar."
+                f"{grammar.gbnf[:200]!r}. Check the GBNF with "
+                "tooldialect.engine.grammar_check.validate_grammar."
             )
         self.ptr = ptr
         self.lazy = grammar.lazy

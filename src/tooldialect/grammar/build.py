@@ -134,12 +134,12 @@ def build_grammar(
         b.define(root, body)
         return ToolGrammar(gbnf=b.render(root), root=root, lazy=False, forced=True)
     alts, words, patterns = [], [], []
+    names = "(?:" + "|".join(_esc(t.name) for t in selected) + ")"  # binds `{name}` in patterns
     for i, fmt in enumerate(spec.formats):
         triggers = fmt.effective_triggers()
         if not triggers:
             continue  # unreachable lazily: nothing marks where it starts
         alts.append(_format(b, spec, fmt, selected, parallel=parallel_tool_calls, hint=f"fmt{i}"))
-        names = "(?:" + "|".join(_esc(t.name) for t in selected) + ")"
         for t in triggers:
             if t.kind != "word":
                 # `{name}` in a pattern stands for the tools' names: a pattern that captures a
