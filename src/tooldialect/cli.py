@@ -1,6 +1,7 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
-Reads only the GGUF header (no weights are loaded).
+Reads only the GGUF header (no weights are loaded). ``tooldialect serve ...`` starts the
+OpenAI-compatible server (``tooldialect.serve``).
 """
 
 from __future__ import annotations
@@ -47,10 +48,16 @@ def inspect_model(path: str) -> dict[str, object]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tooldialect`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:  # its flags are llama_cpp.server's, parsed by tooldialect.serve
+        from . import serve
+
+        return serve.main(argv[1:])
     parser = argparse.ArgumentParser(prog="tooldialect", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("inspect", help="print a GGUF's template facts and detected dialect")
     cmd.add_argument("model", help="path to a .gguf file")
+    sub.add_parser("serve", help="llama-cpp-python's OpenAI server with this handler (see --help)")
     args = parser.parse_args(argv)
     try:
         summary = inspect_model(args.model)
