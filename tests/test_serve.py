@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tooldialect.handler import ToolChatHandler
 from tooldialect.serve import (
     INSTALL_HINT,
     RequestExtrasHandler,
@@ -181,23 +182,44 @@ def test_middleware_leaves_other_requests_alone(path: str, raw: bytes) -> None:
     assert not seen["extras"]
 
 
-def test_extras_handler_adds_request_extras() -> None:
+def recording_handler() -> tuple[RequestExtrasHandler, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
+
+    class Recorder(ToolChatHandler):
+        def __call__(self, *, llama: Any, messages: Any, temperature: float = 0.2,
+                     **kwargs: Any) -> Any:
+            calls.append({"messages": messages, "temperature": temperature, **kwargs})
+            return {}
+
+    return RequestExtrasHandler(Recorder()), calls
+
+
+@pytest.mark.parametrize(
+    ("model_kwargs", "request_extras", "expected"),
+    [
+        ({}, None, {}),
+        ({"enable_thinking": False, "custom_flag": 1}, None,
+         {"chat_template_kwargs": {"enable_thinking": False, "custom_flag": 1}}),
+        ({"enable_thinking": False}, {"chat_template_kwargs": {"enable_thinking": True},
+                                      "parallel_tool_calls": False},
+         {"chat_template_kwargs": {"enable_thinking": True}, "parallel_tool_calls": False}),
+        ({}, {"reasoning_effort": "low"}, {"reasoning_effort": "low"}),
+    ],
+    ids=["nothing", "model-template-kwargs-folded", "request-wins", "reasoning-effort"],
+)
+def test_extras_handler_merges_model_and_request_extras(
+    model_kwargs: dict[str, Any], request_extras: dict[str, Any] | None,
+    expected: dict[str, Any],
+) -> None:
     from tooldialect.serve import _request_extras
 
-    calls: list[dict[str, Any]] = []
-    handler = RequestExtrasHandler(lambda **kw: calls.append(kw) or {})  # type: ignore[arg-type]
-    handler(messages=[], enable_thinking=False, temperature=0.1)
-    token = _request_extras.set(
-        {"chat_template_kwargs": {"enable_thinking": True}, "parallel_tool_calls": False}
-    )
+    handler, calls = recording_handler()
+    token = _request_extras.set(request_extras)
     try:
-        handler(messages=[], enable_thinking=False, temperature=0.1)
+        handler(llama=None, messages=[], temperature=0.1, **model_kwargs)
     finally:
         _request_extras.reset(token)
-    assert calls[0] == {"messages": [], "enable_thinking": False, "temperature": 0.1}
-    # the request's template kwargs beat the same key set for the model
-    assert calls[1] == {"messages": [], "temperature": 0.1, "parallel_tool_calls": False,
-                        "chat_template_kwargs": {"enable_thinking": True}}
+    assert calls == [{"messages": [], "temperature": 0.1, **expected}]
 
 
 def test_settings_default_chat_format_and_pass_through(tmp_path: Path) -> None:

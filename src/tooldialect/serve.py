@@ -24,6 +24,7 @@ It is an HTTP front for one in-process model, one request at a time; see docs/se
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -164,19 +165,27 @@ def _replay(first: Message, receive: Receive) -> Receive:
 class RequestExtrasHandler:
     """The chat handler the server calls: the ``ToolChatHandler`` plus this request's extras.
 
-    A request's ``chat_template_kwargs`` win over the same keys set for the model
-    (``--chat_template_kwargs``, which the server spreads as top-level keywords).
+    The server spreads the model's ``--chat_template_kwargs`` as top-level keywords; any keyword
+    the handler does not name is folded back into ``chat_template_kwargs`` (so every template
+    variable works, not just the three the handler knows by name), and the request's own
+    ``chat_template_kwargs`` win over the model's.
     """
 
     def __init__(self, handler: ToolChatHandler) -> None:
         self.handler = handler
+        self._named = set(inspect.signature(handler.__call__).parameters) - {"kwargs"}
 
     def __call__(self, **kwargs: Any) -> dict[str, Any] | Iterator[dict[str, Any]]:
         extras = dict(_request_extras.get() or {})
-        per_request = extras.get("chat_template_kwargs")
-        if isinstance(per_request, Mapping):
-            for key in per_request:
-                kwargs.pop(key, None)
+        template = {
+            key: kwargs.pop(key)
+            for key in list(kwargs)
+            if key not in self._named and key not in REQUEST_EXTRA_KEYS
+        }
+        template.update(kwargs.pop("chat_template_kwargs", None) or {})
+        template.update(extras.pop("chat_template_kwargs", None) or {})
+        if template:
+            kwargs["chat_template_kwargs"] = template
         return self.handler(**{**kwargs, **extras})
 
 
