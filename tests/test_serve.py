@@ -259,3 +259,39 @@ def test_cli_dispatches_serve(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tooldialect.serve, "main", lambda argv: got.append(list(argv)) or 0)
     assert cli_main(["serve", "--model", "m.gguf", "--port", "1"]) == 0
     assert got == [["--model", "m.gguf", "--port", "1"]]
+
+
+@pytest.mark.parametrize("handled", [True, False], ids=["handler-reply", "no-handler-reply"])
+def test_non_streamed_reply_goes_out_as_the_handler_made_it(handled: bool) -> None:
+    """The server trims replies to its TypedDict; the layer sends the handler's own dict."""
+    full = {"choices": [{"message": {"content": "x", "reasoning_content": "why"}}],
+            "usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 2}}}
+    trimmed = json.dumps({"choices": [{"message": {"content": "x"}}]}).encode()
+
+    class Reply(ToolChatHandler):
+        def __call__(self, **kwargs: Any) -> Any:
+            return full
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        if handled:
+            RequestExtrasHandler(Reply())(llama=None, messages=[])
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", str(len(trimmed)).encode())]})
+        await send({"type": "http.response.body", "body": trimmed[:5], "more_body": True})
+        await send({"type": "http.response.body", "body": trimmed[5:]})
+
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b'{"messages": []}'}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "headers": []}
+    asyncio.run(RequestRewrite(app)(scope, receive, send))
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    length = int(dict(sent[0]["headers"])[b"content-length"])
+    assert json.loads(body) == (full if handled else json.loads(trimmed))
+    assert length == len(body)

@@ -16,7 +16,9 @@ the layer rewrites the first into forms it takes and carries the second to the h
   ``content: null`` is dropped; text-part lists in system, assistant and tool messages are joined;
 * ``max_completion_tokens`` becomes ``max_tokens`` (when that is absent);
 * ``chat_template_kwargs``, ``parallel_tool_calls`` and ``reasoning_effort`` are lifted out of the
-  body and reach the handler through a context variable (``RequestExtrasHandler``).
+  body and reach the handler through a context variable (``RequestExtrasHandler``);
+* a non-streamed reply goes out as the handler made it (the server's response model would drop
+  ``reasoning_content`` and ``usage.prompt_tokens_details``).
 
 It is an HTTP front for one in-process model, one request at a time; see docs/serve.md.
 """
@@ -52,6 +54,10 @@ _CHAT_PATH_SUFFIX = "/chat/completions"
 _request_extras: ContextVar[Mapping[str, Any] | None] = ContextVar(
     "tooldialect_request_extras", default=None
 )
+_handler_replies: ContextVar[list[dict[str, Any]] | None] = ContextVar(
+    "tooldialect_handler_replies", default=None
+)
+"""The handler's own non-streamed reply, which the server's response model would trim."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -145,10 +151,17 @@ class RequestRewrite:
                 (k, str(len(raw)).encode("ascii") if k.lower() == b"content-length" else v)
                 for k, v in scope.get("headers", [])
             ]
+        replies: list[dict[str, Any]] = []
         token = _request_extras.set(extras)
+        token_replies = _handler_replies.set(replies)
         try:
-            await self.app(scope, _replay({"type": "http.request", "body": raw}, receive), send)
+            await self.app(
+                scope,
+                _replay({"type": "http.request", "body": raw}, receive),
+                _untrimmed(replies, send),
+            )
         finally:
+            _handler_replies.reset(token_replies)
             _request_extras.reset(token)
 
 
@@ -160,6 +173,33 @@ def _replay(first: Message, receive: Receive) -> Receive:
         return pending.pop() if pending else await receive()
 
     return replay
+
+
+def _untrimmed(replies: list[dict[str, Any]], send: Send) -> Send:
+    """A ``send`` that answers a successful non-streamed request with the handler's own reply.
+
+    The server filters a reply through its ``ChatCompletion`` TypedDict, which drops
+    ``message.reasoning_content`` and ``usage.prompt_tokens_details``; streamed chunks are not
+    filtered and pass as they are.
+    """
+    body: bytes | None = None
+
+    async def wrapped(message: Message) -> None:
+        nonlocal body
+        if message["type"] == "http.response.start" and message.get("status") == 200 and replies:
+            body = json.dumps(replies[-1]).encode("utf-8")
+            headers = [(k, v) for k, v in message.get("headers", [])
+                       if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode("ascii")))
+            await send({**message, "headers": headers})
+            return
+        if body is not None and message["type"] == "http.response.body":
+            if not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": body})
+            return
+        await send(message)
+
+    return wrapped
 
 
 class RequestExtrasHandler:
@@ -186,7 +226,11 @@ class RequestExtrasHandler:
         template.update(extras.pop("chat_template_kwargs", None) or {})
         if template:
             kwargs["chat_template_kwargs"] = template
-        return self.handler(**{**kwargs, **extras})
+        reply = self.handler(**{**kwargs, **extras})
+        replies = _handler_replies.get()
+        if replies is not None and isinstance(reply, dict):
+            replies.append(reply)
+        return reply
 
 
 def register_served_handler(
