@@ -15,7 +15,6 @@ probe call (modulo whitespace) and the parser must read the probe back.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -202,7 +201,8 @@ def _anchor(prompt: str, one: str) -> str | None:
     long as the prompt only adds whitespace there."""
     if one.startswith(prompt):
         return prompt
-    k = len(os.path.commonprefix([prompt, one]))
+    lp, lo = lex(prompt), lex(one)
+    k = len("".join(lp[: common_prefix([lp, lo])]))
     return prompt[:k] if k and not prompt[k:].strip() else None
 
 
