@@ -32,6 +32,7 @@ from .gguf import ModelInfo
 from .history import ReplyMemory
 from .prompt import prompt_prefill, render_prompt
 from .template import ChatTemplate
+from .template_compat import client_call_ids
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
@@ -342,6 +343,7 @@ class ToolChatHandler:
             grammar=gram,
             reasoning_open=reasoning_open,
             prefill=call_prefill,
+            call_ids=client_call_ids(messages),
         )
 
 
@@ -358,6 +360,9 @@ class Request:
     """The prompt ended inside an open reasoning block."""
     prefill: str = ""
     """A call opener the prompt already wrote (see ``prompt_prefill``)."""
+    call_ids: dict[str, str] = field(default_factory=dict)
+    """Dialect id -> client id for the ids the prompt had to map (``template_compat``); a call
+    id in the reply that is one of them goes back to the client's."""
 
 
 def _parse(request: Request, text: str) -> ParsedOutput:
@@ -414,8 +419,17 @@ def _message(parsed: ParsedOutput) -> dict[str, Any]:
     return message
 
 
+def _client_ids(message: dict[str, Any], ids: Mapping[str, str]) -> dict[str, Any]:
+    """``message`` (or a delta) with mapped call ids given back as the client sent them."""
+    if ids and message.get("tool_calls"):
+        for call in message["tool_calls"]:
+            if call.get("id") in ids:
+                call["id"] = ids[call["id"]]
+    return message
+
+
 def _response(request: Request, text: str, result: GenerationResult, model: str) -> dict[str, Any]:
-    message = _message(_parse(request, text))
+    message = _client_ids(_message(_parse(request, text)), request.call_ids)
     calls = message.get("tool_calls")
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
@@ -468,10 +482,10 @@ def _stream(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
     for piece in gen:
         for delta in parser.feed(piece):
             saw_call = saw_call or "tool_calls" in delta
-            yield chunk(delta)
+            yield chunk(_client_ids(delta, request.call_ids))
     for delta in parser.close():
         saw_call = saw_call or "tool_calls" in delta
-        yield chunk(delta)
+        yield chunk(_client_ids(delta, request.call_ids))
     request.setup.replies.remember(_message(parser.result), gen.result.text)
     last = chunk({}, _finish(saw_call, gen.result))
     last["usage"] = _usage(gen.result)
