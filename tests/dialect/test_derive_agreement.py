@@ -297,3 +297,30 @@ def test_grammar_accepts_the_templates_own_call(path: Path, smollm2_vocab: Any) 
     # a grammar accepting anything would pass: it must refuse another tool's name
     wrong = text.replace("get_weather", "get_wrong", 1)
     assert not grammar_accepts(forced.gbnf, wrong, root=forced.root, llama=smollm2_vocab)
+
+
+# --- what derivation must refuse ----------------------------------------------------------------
+
+DUMPED_LIST = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<u>{{ m.content }}</u>\n"
+    "{%- elif m.role == 'assistant' -%}<a>{% if m.tool_calls %}<calls>{{ m.tool_calls | tojson }}"
+    "</calls>{% else %}{{ m.content }}{% endif %}</a>\n"
+    "{%- endif -%}{%- endfor -%}{%- if add_generation_prompt -%}<a>{%- endif -%}"
+)
+
+
+def test_a_template_dumping_whole_tool_calls_derives_nothing_rather_than_a_wrong_spec() -> None:
+    """``tool_calls | tojson`` puts each id outside the call's own object, which no spec field
+    can stand for: the probe's id would become literal marker text that never matches."""
+    assert derive_dialect(DUMPED_LIST) is None
+
+
+@pytest.mark.parametrize("path", _cases())
+def test_no_derived_marker_holds_a_probe_sentinel(path: Path) -> None:
+    spec = derived(path)
+    assert spec is not None
+    fmt = spec.primary
+    texts = [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close, fmt.separator]
+    texts += [v for v in fmt.body.model_dump().values() if isinstance(v, str)]
+    assert not any("zz" in t for t in texts), fmt

@@ -541,6 +541,8 @@ def _call_id_for(spec: DialectSpec, index: int) -> str | None:
 
 def _validate(spec: DialectSpec, probe: _Probe) -> bool:
     """The spec reproduces the template's render of the probe call and reads its own output back."""
+    if _leaks_probe(spec):
+        return False
     try:
         mine = spec.render_call(PROBE_NAME, PROBE_ARGS, call_id=_call_id_for(spec, 0))
     except Exception:
@@ -551,6 +553,21 @@ def _validate(spec: DialectSpec, probe: _Probe) -> bool:
     if _squash(mine) not in _squash(theirs):
         return False
     return _reads_own_render(spec, _region(probe, probe.one).text) and _round_trips(spec)
+
+
+_SENTINELS = (PROBE_NAME, *PROBE_IDS, *PROBE_ARGS, "zzword", _USER, _SYSTEM, _PLAIN)
+
+
+def _leaks_probe(spec: DialectSpec) -> bool:
+    """Whether a sentinel (the probe's name, ids, keys or values) ended up as literal marker text:
+    the template wrote it somewhere no spec field can stand for it (a whole ``tool_calls`` list
+    dumped as JSON, with each id outside the call's own object), so the spec would never match."""
+    fmt = spec.primary
+    body = fmt.body.model_dump()
+    texts = [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close, fmt.separator]
+    texts += [v for v in body.values() if isinstance(v, str)]
+    texts += [json.dumps(body.get("extra", {}))]
+    return any(s in t for s in _SENTINELS for t in texts)
 
 
 def _reads_own_render(spec: DialectSpec, theirs: str) -> bool:
