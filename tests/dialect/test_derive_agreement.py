@@ -66,10 +66,15 @@ INVENTED_KINDS: dict[str, str] = {
     "json-list-section.jinja": "json",
     "keyword-delimited.jinja": "tagged",
     "name-as-key.jinja": "json",
+    "pretty-json.jinja": "json",
     "python-single-quotes.jinja": "python",
+    "react-action-lines.jinja": "tagged",
+    "self-closing-attrs.jinja": "tagged",
     "special-token-markers.jinja": "json",
     "tagged-with-id.jinja": "tagged",
+    "token-section-args.jinja": "tagged",
     "xml-attrs.jinja": "element",
+    "yaml-dashes.jinja": "tagged",
 }
 
 TOOL: dict[str, Any] = {

@@ -552,7 +552,30 @@ def _validate(spec: DialectSpec, probe: _Probe) -> bool:
         theirs = theirs.replace("'", '"')  # Python literals: either quote
     if _squash(mine) not in _squash(theirs):
         return False
-    return _reads_own_render(spec, _region(probe, probe.one).text) and _round_trips(spec)
+    return (
+        _reads_own_render(spec, _region(probe, probe.one).text)
+        and _reproduces_two_calls(spec, probe)
+        and _round_trips(spec)
+    )
+
+
+def _reproduces_two_calls(spec: DialectSpec, probe: _Probe) -> bool:
+    """Where the template renders two calls, the spec writes them as it does: text that changes
+    from call to call (an index outside the body, ``<call id="0">``) cannot hide in a marker."""
+    if not spec.parallel_calls:
+        return True
+    two = _render(probe.renderer, probe.shape, _assistant(calls=[_call(0), _call(1)]))
+    if two is None:
+        return True
+    theirs = _strip_empty_reasoning(_region(probe, two).text, spec.reasoning)
+    calls = [(PROBE_NAME, PROBE_ARGS, _call_id_for(spec, i)) for i in range(2)]
+    try:
+        mine = spec.render_calls(calls)
+    except Exception:
+        return False
+    if isinstance(spec.primary.body, PythonBody):
+        theirs = theirs.replace("'", '"')
+    return _squash(mine) in _squash(theirs)
 
 
 _SENTINELS = (PROBE_NAME, *PROBE_IDS, *PROBE_ARGS, "zzword", _USER, _SYSTEM, _PLAIN)
