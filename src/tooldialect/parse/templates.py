@@ -172,7 +172,10 @@ def match_template(
                 if p < 0:
                     return -1, fields
             continue
-        nxt = _literal_after(segments, i, fields)
+        following = segments[i + 1] if i + 1 < len(segments) else None
+        nxt = following.core if following is not None and not following.field else ""
+        if nxt:
+            nxt = _literal_after(segments, i, fields)  # with fields read before: ``</{key}>``
         if seg.field != "value":
             p = yield from skip_ws(src, p)
         if nxt:
