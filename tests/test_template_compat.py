@@ -29,6 +29,7 @@ from tooldialect.template_compat import (
     complete_schemas,
     map_call_ids,
     merge_same_role_turns,
+    name_tool_results,
     render_adapted,
 )
 
@@ -306,3 +307,25 @@ def test_the_first_error_is_raised_when_nothing_helps() -> None:
     tmpl = ChatTemplate("{{ raise_exception('never') }}")
     with pytest.raises(TemplateError, match="never"):
         render_adapted(lambda m, t: tmpl.render(m, tools=t), conversation(), TOOLS, alnum9=False)
+
+
+# --- tool results name the function they answer ---------------------------------------------------
+
+
+def test_tool_results_get_the_name_of_the_call_they_answer() -> None:
+    named = name_tool_results(conversation())
+    assert [m.get("name") for m in named if m["role"] == "tool"] == ["get_weather", "get_time"]
+    given = conversation()
+    given[3]["name"] = "mine"
+    assert name_tool_results(given)[3]["name"] == "mine"
+    assert "name" not in conversation()[3]  # input untouched
+
+
+def test_a_template_printing_result_names_shows_them() -> None:
+    source = (
+        "{% for m in messages %}{% if m.role == 'tool' %}[{{ m.name }}: {{ m.content }}]"
+        "{% else %}{{ m.content }}{% endif %}{% endfor %}"
+    )
+    spec = detect_dialect((TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja").read_text())
+    prompt = render_prompt(ChatTemplate(source), spec, conversation(), tools=TOOLS)
+    assert "[get_weather: sunny, 21C][get_time: 14:05]" in prompt

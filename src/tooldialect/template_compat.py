@@ -7,6 +7,8 @@ id format) or tried when the plain render fails, and is never keyed to a family:
 * **Template variables.** A template reading ``functions`` (FireFunction v2: the function
   definitions as one JSON string) gets it from ``tools``; one reading ``datetime`` gets today's
   date. Only variables the template reads and the caller did not pass are filled.
+* **Tool result names.** A tool result without ``name`` gets the name of the call it answers
+  (by ``tool_call_id``): OpenAI clients send none, and templates print it.
 * **Call ids.** A dialect that demands nine alphanumerics (``id_format="alnum9"``, Mistral) gets
   every client id (``call_abc123``) mapped to one, the same one for the same id in every turn and
   every request (a hash, so prompts and the KV cache stay stable). :func:`client_call_ids` gives
@@ -38,6 +40,7 @@ __all__ = [
     "complete_schemas",
     "map_call_ids",
     "merge_same_role_turns",
+    "name_tool_results",
     "render_adapted",
     "template_variables",
 ]
@@ -186,6 +189,25 @@ def map_call_ids(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def name_tool_results(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """``messages`` with each tool result that lacks a ``name`` given the name of the call it
+    answers (matched by ``tool_call_id``): OpenAI clients send no name, templates print one."""
+    names: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        msg = dict(m)
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, Mapping) else None
+            name = fn.get("name") if isinstance(fn, Mapping) else None
+            if isinstance(name, str) and isinstance(call.get("id"), str):
+                names[call["id"]] = name
+        cid = msg.get("tool_call_id")
+        if msg.get("role") == "tool" and not msg.get("name") and cid in names:
+            msg["name"] = names[cid]
+        out.append(msg)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Roles
 
@@ -226,7 +248,7 @@ def render_adapted(
     """``render(messages, tools)``, with ids mapped first when ``alnum9``; on a
     :class:`~tooldialect.TemplateError` the fallbacks of the module docstring are added one by
     one. The error of the plain render is raised when none helps."""
-    msgs = [dict(m) for m in messages]
+    msgs = name_tool_results(messages)
     if alnum9:
         msgs = map_call_ids(msgs)
     current_tools = [dict(t) for t in tools] if tools is not None else None
