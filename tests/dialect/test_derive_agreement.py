@@ -70,6 +70,7 @@ INVENTED_KINDS: dict[str, str] = {
     "python-single-quotes.jinja": "python",
     "react-action-lines.jinja": "tagged",
     "self-closing-attrs.jinja": "tagged",
+    "signature-decoy.jinja": "json",
     "special-token-markers.jinja": "json",
     "tagged-with-id.jinja": "tagged",
     "token-section-args.jinja": "tagged",
