@@ -18,9 +18,9 @@ import pytest
 
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.errors import TemplateError
-from tooldialect.handler import _client_ids, _message
 from tooldialect.parse import parse_output
 from tooldialect.prompt import render_prompt
+from tooldialect.response import client_ids, message_for
 from tooldialect.template import ChatTemplate
 from tooldialect.template_compat import (
     ALNUM9,
@@ -271,10 +271,10 @@ def test_ids_map_back_in_responses() -> None:
     assert set(ids.values()) == set(CLIENT_IDS)
     mapped = alnum9_id(CLIENT_IDS[0])
     text = spec.render_call("get_weather", {"city": "Rome"}, call_id=mapped)
-    message = _client_ids(_message(parse_output(text, spec, tools=TOOLS)), ids)
+    message = client_ids(message_for(parse_output(text, spec, tools=TOOLS)), ids)
     assert message["tool_calls"][0]["id"] == CLIENT_IDS[0]
     fresh = spec.render_call("get_weather", {"city": "Rome"}, call_id="newid0001")
-    message = _client_ids(_message(parse_output(fresh, spec, tools=TOOLS)), ids)
+    message = client_ids(message_for(parse_output(fresh, spec, tools=TOOLS)), ids)
     assert message["tool_calls"][0]["id"] == "newid0001"
 
 
