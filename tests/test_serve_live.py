@@ -206,9 +206,14 @@ PERSON = {
 
 
 def handler_takes_response_format() -> bool:
-    """Whether this handler build constrains ``response_format`` (issue 8 adds it to
-    ``ToolChatHandler.prepare``); before that the server passes it and the handler ignores it."""
-    return "response_format" in inspect.signature(ToolChatHandler.prepare).parameters
+    """Whether this handler build constrains ``response_format`` (issue 8 passes it to request
+    preparation); before that the server forwards it and the handler ignores it."""
+    from tooldialect import request
+
+    prepares = [ToolChatHandler.prepare, getattr(request, "prepare_request", None)]
+    return any(
+        f is not None and "response_format" in inspect.signature(f).parameters for f in prepares
+    )
 
 
 def test_json_schema_response_format(client: Any) -> None:
