@@ -2,7 +2,8 @@
 
 Starts ``python -m tooldialect.serve`` on a free loopback port (or uses ``--url``), then sends the
 same tool-call request (``tool_choice="required"``, greedy) with the official ``openai`` client:
-``--requests`` one after another, then the same number spread over ``--clients`` threads. Prints
+``--requests`` one after another, then the same number spread over ``--clients`` threads, for
+``--rounds`` interleaved rounds. Prints
 and writes (``bench/results/serve-load.json``) requests/s, completion tokens/s and latency.
 
     python bench/serve_load.py --model qwen --requests 8 --clients 4
@@ -92,6 +93,7 @@ def main() -> None:
     parser.add_argument("--url", help="an already running server's /v1 URL")
     parser.add_argument("--requests", type=int, default=8)
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     import openai
 
@@ -99,14 +101,23 @@ def main() -> None:
     try:
         client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=1200)
         one_request(client, 0)  # warm-up: setup, first grammar, KV for the system part
-        rows = [measure(client, args.requests, 1), measure(client, args.requests, args.clients)]
+        rows = []
+        for _ in range(args.rounds):  # interleaved, so a shared machine's load drifts into both
+            rows.append(measure(client, args.requests, 1))
+            rows.append(measure(client, args.requests, args.clients))
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=30)
     load = os.getloadavg()
+    summary = {
+        str(n): {key: statistics.median(r[key] for r in rows if r["clients"] == n)
+                 for key in ("requests_per_s", "completion_tokens_per_s", "latency_mean_s")}
+        for n in sorted({r["clients"] for r in rows})
+    }
     report = {"model": MODEL_LABELS[args.model], "cpus": os.cpu_count(),
-              "load_avg_1m_at_end": round(load[0], 2), "rows": rows}
+              "load_avg_1m_at_end": round(load[0], 2), "median_by_clients": summary,
+              "rows": rows}
     print(json.dumps(report, indent=2))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "serve-load.json").write_text(json.dumps(report, indent=2) + "\n")
