@@ -20,7 +20,6 @@ from .prompt import prompt_prefill, render_prompt
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
-    from .engine.generate import Engine
     from .engine.sampling import GrammarLike
     from .gguf import ModelInfo
     from .template import ChatTemplate
@@ -40,7 +39,9 @@ class ModelSetup:
     template_origin: str
     """``user``, ``gguf`` or ``fallback:<file>``."""
     spec: DialectSpec
-    engine: Engine
+    engine: Any
+    """What generates: the in-process ``engine.Engine``, or the server engine's
+    ``RemoteEngine`` (their ``generate`` signatures differ; each caller knows its own)."""
     grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
     replies: ReplyMemory = field(default_factory=ReplyMemory)
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
