@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -78,7 +77,7 @@ def read_json(response: http.client.HTTPResponse) -> Any:
     """The whole body of ``response`` as JSON."""
     try:
         return json.loads(response.read().decode("utf-8"))
-    except (OSError, http.client.HTTPException, socket.timeout) as exc:
+    except (OSError, http.client.HTTPException) as exc:
         raise Unreachable(f"the connection broke while reading the answer: {exc}") from exc
     finally:
         response.close()

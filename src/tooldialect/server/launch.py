@@ -85,15 +85,19 @@ class LlamaServer:
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                err = self.process.stderr.read().decode("utf-8", "replace") if self.process.stderr else ""
-                raise ServerError(f"llama-server exited with {self.process.returncode}: {err[-800:]}")
+                stderr = self.process.stderr
+                err = stderr.read().decode("utf-8", "replace") if stderr else ""
+                code = self.process.returncode
+                raise ServerError(f"llama-server exited with {code}: {err[-800:]}")
             try:
                 get_json(self.url, "/health", timeout=1.0)
                 return self
             except (Unreachable, HttpStatusError, ValueError):
                 time.sleep(0.2)
         self.stop()
-        raise ServerError(f"llama-server on port {self.port} not ready after {self.ready_timeout} s")
+        raise ServerError(
+            f"llama-server on port {self.port} not ready after {self.ready_timeout} s"
+        )
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL)."""

@@ -110,7 +110,9 @@ class ServerPool:
             pass  # /slots disabled (--no-slots): our own count is all we know
         return busy / backend.slots
 
-    def candidates(self, prompt: str, *, exclude: Sequence[Backend] = ()) -> list[tuple[Backend, int]]:
+    def candidates(
+        self, prompt: str, *, exclude: Sequence[Backend] = ()
+    ) -> list[tuple[Backend, int]]:
         """Servers to try, best first, each with the slot to ask for (-1: the server picks)."""
         now = time.monotonic()
         usable = [
