@@ -142,7 +142,9 @@ def test_tool_result_turn_reuses_the_slot(qwen_server: LlamaServer) -> None:
     assert usage["prompt_tokens_details"]["cached_tokens"] >= first["usage"]["prompt_tokens"] - 2
 
 
-def test_prompt_and_grammar_are_the_in_process_ones(qwen_server: LlamaServer, qwen_path: Path) -> None:
+def test_prompt_and_grammar_are_the_in_process_ones(
+    qwen_server: LlamaServer, qwen_path: Path
+) -> None:
     from llama_cpp import Llama
 
     llama = Llama(str(qwen_path), vocab_only=True, verbose=False)
