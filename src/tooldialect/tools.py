@@ -7,7 +7,7 @@ and never re-inspects the raw request.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,7 +18,7 @@ __all__ = ["ToolChoice", "ToolDef", "normalize_tool_choice", "normalize_tools"]
 _NAME_PUNCT = frozenset("_-.: ")
 
 
-def _valid_name(name: object) -> bool:
+def _valid_name(name: object) -> TypeGuard[str]:
     # letters and digits of any script, '_', '-', '.', ':' and inner spaces: real tool sets name
     # functions in Chinese or with spaces; quotes, brackets and '=' would break the markers
     return (

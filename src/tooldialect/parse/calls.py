@@ -14,6 +14,11 @@ and python bodies, JSON arguments written as a string, and JSON bodies whose ``i
 the arguments). A call that fails before it is certain returns ``FAIL`` and its text stays content.
 A certain call that breaks (malformed, or the text ends) is kept with its arguments healed from the
 last safe point and returns ``BROKEN``; the text after that point becomes content.
+
+Truncation (``Context.truncated``: generation hit ``max_tokens``) never completes a call: a call
+cut off before it was certain fails, so its text stays content; a certain call whose JSON
+arguments were cut keeps them as the partial text written (not healed) and ends with
+``End(cut=True)``; an element body whose closing marker is missing at the end is not read.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..dialect.spec import (
@@ -38,15 +43,18 @@ from .templates import (
     Segment,
     Source,
     compile_template,
+    find_literal,
     match_template,
     probe_closer,
     probe_literal,
     skip_ws,
+    split_literal,
 )
 from .values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
 
 __all__ = [
     "BROKEN", "FAIL", "OK", "Args", "Begin", "End", "Event", "FormatPlan", "Wait", "read_emission",
+    "read_whole", "unwrapped_formats",
 ]
 
 OK, FAIL, BROKEN = 0, 1, 2
@@ -71,6 +79,9 @@ class Args:
 @dataclass(frozen=True)
 class End:
     """The current call is finished."""
+
+    cut: bool = False
+    """Truncation cut its arguments: they are the partial text, not JSON (see the module doc)."""
 
 
 Event = Begin | Args | End
@@ -102,9 +113,19 @@ class FormatPlan:
     (the common case of ``_json_body``, which reads it token by token otherwise)."""
     json_head_prefix: re.Pattern[str] | None = None
     """Full-matches every text that may still grow into a ``json_head`` match."""
+    param_pre: tuple[Segment, ...] = ()
+    """Element bodies: the param template up to its ``{value}`` (empty when it has none)."""
+    param_post: tuple[Segment, ...] = ()
+    """Element bodies: the param template after its ``{value}``, its closer first."""
+    value_ends: tuple[str, ...] = ()
+    """Element bodies: literals that may end a value: its own closer (first), else, the closer
+    being missing, the next parameter, the body's tail, the call or section closer."""
+    known_names_only: bool = False
+    """A markerless layout of a markerless dialect: a call counts only when it names an offered
+    tool (when tools are known)."""
 
     @classmethod
-    def build(cls, fmt: CallFormat) -> FormatPlan:
+    def build(cls, fmt: CallFormat, *, known_names_only: bool = False) -> FormatPlan:
         body = fmt.body
         head: tuple[Segment, ...] = ()
         param: tuple[Segment, ...] = ()
@@ -114,8 +135,19 @@ class FormatPlan:
             tail = body.tail.strip()
         if isinstance(body, TaggedBody):
             args_open, args_close = body.args_open.strip(), body.args_close.strip()
+        param_pre: tuple[Segment, ...] = ()
+        param_post: tuple[Segment, ...] = ()
+        value_ends: tuple[str, ...] = ()
         if isinstance(body, ElementBody):
             param = compile_template(body.param)
+            at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
+            if at > 0 and at + 1 < len(param) and not param[at + 1].field and param[at + 1].core:
+                param_pre, param_post = param[:at], param[at + 1 :]
+                ends = [param_post[0].core]
+                if not param_pre[0].field and param_pre[0].core:
+                    ends.append(param_pre[0].core)
+                ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
+                value_ends = tuple(dict.fromkeys(e for e in ends if e))
         if isinstance(body, PythonBody):
             head = compile_template(body.call_open)
             tail = body.call_close.strip()
@@ -136,6 +168,10 @@ class FormatPlan:
             tail=tail,
             args_open=args_open,
             args_close=args_close,
+            param_pre=param_pre,
+            param_post=param_post,
+            value_ends=value_ends,
+            known_names_only=known_names_only,
         )
 
 
@@ -177,6 +213,13 @@ class Context:
 
     spec: DialectSpec
     schemas: Mapping[str, dict[str, Any]]
+    truncated: bool = False
+    """The text was cut by the token limit (set when the stream closes)."""
+    names: frozenset[str] = field(init=False, default=frozenset())
+    """The offered tools' names."""
+
+    def __post_init__(self) -> None:
+        self.names = frozenset(self.schemas)
 
 
 def _run(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
@@ -189,10 +232,12 @@ def _run(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
         yield None
 
 
-def _stream_args(src: Source, p: int) -> Generator[Event | Wait, None, tuple[int, bool]]:
+def _stream_args(
+    src: Source, p: int, ctx: Context
+) -> Generator[Event | Wait, None, tuple[int, bool]]:
     """Stream a JSON object's text from ``p``; returns (end, complete). Incomplete: healed, and
-    ``end`` is the raw position of the last safe point. It waits by yielding its scanner (see
-    ``Wait``)."""
+    ``end`` is the raw position of the last safe point; cut by truncation: the partial text as
+    read, to the end. It waits by yielding its scanner (see ``Wait``)."""
     sc = JsonScanner(p)
     while True:
         st = sc.advance(src.buf, src.final)
@@ -201,6 +246,11 @@ def _stream_args(src: Source, p: int) -> Generator[Event | Wait, None, tuple[int
             if rest:
                 yield Args(rest)
             return sc.pos, True
+        if st == NEED and src.final and ctx.truncated:
+            rest = sc.take_safe() + sc.take_all()
+            if rest:
+                yield Args(rest)
+            return len(src.buf), False
         if st == ERROR or src.final:
             yield Args(sc.take_safe() + sc.heal())
             return sc.safe_pos, False
@@ -229,7 +279,11 @@ def _args_from_string(text: str) -> str | None:
     return text if isinstance(value, dict) else None
 
 
-def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
+def _end(src: Source, ctx: Context, complete: bool) -> End:
+    return End(cut=not complete and ctx.truncated and src.final)
+
+
+def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Context) -> Reader:
     name: str | None = None
     cid: str | None = None
     args_json: str | None = None
@@ -244,10 +298,12 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
         m = head.match(buf, p)
         if m is not None:
             name, committed, first = m.group(1), True, False
+            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
+                return p, FAIL
             yield Begin(name, cid, None)
-            p, complete = yield from _stream_args(src, m.end())
+            p, complete = yield from _stream_args(src, m.end(), ctx)
             if not complete:
-                yield End()
+                yield _end(src, ctx, complete)
                 return p, BROKEN
             args_json = ""
             q = yield from skip_ws(src, p)
@@ -257,7 +313,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
                 return q + 1, OK
             if c != ",":
                 yield End()
-                return p, BROKEN
+                return p, OK  # the envelope's closing brace is missing: the call is whole
             p = q + 1
             break
         if src.final or prefix.fullmatch(buf, p) is None:
@@ -289,11 +345,13 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
         if body.name_key is None and is_args:
             name = key
         if is_args and can_stream and name is not None and not committed and buf[p:p + 1] == "{":
+            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
+                return p, FAIL
             committed = True
             yield Begin(name, cid, None)
-            p, complete = yield from _stream_args(src, p)
+            p, complete = yield from _stream_args(src, p, ctx)
             if not complete:
-                yield End()
+                yield _end(src, ctx, complete)
                 return p, BROKEN
             args_json = ""
         else:
@@ -335,6 +393,8 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
                 return p, OK
             if name is None:
                 return p, FAIL
+            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
+                return p, FAIL
             yield from _certain(name, cid, None, args_json if args_json is not None else "{}")
             return p, OK
         break
@@ -344,8 +404,8 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
     return p, FAIL
 
 
-def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
-    p, fields = yield from match_template(src, p, plan.head)
+def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
+    p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0:
         return p, FAIL
     q = yield from probe_literal(src, p, plan.args_open)
@@ -355,8 +415,8 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
     if src.buf[p:p + 1] != "{":
         return p, FAIL
     yield Begin(fields["name"], fields.get("id"), fields.get("index"))
-    p, complete = yield from _stream_args(src, p)
-    yield End()
+    p, complete = yield from _stream_args(src, p, ctx)
+    yield _end(src, ctx, complete)
     if not complete:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
@@ -368,17 +428,40 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
     return p, OK
 
 
-def _trim(value: str, body: ElementBody) -> str:
+def _trim(value: str, body: ElementBody, *, indented: bool) -> str:
+    """The value as meant: one newline stripped on each side where the template writes them,
+    and, in a layout the model indented (``indented``), the common indentation of its lines and
+    a last line holding only the closer's indentation. Where the template writes the value
+    inline, a newline on both sides is the model's layout and is stripped too."""
+    if not body.trim_value and len(value) > 1 and value[0] == "\n" and value[-1] == "\n":
+        value = value[1:-1]
     if body.trim_value:
         if value.startswith("\r\n"):
             value = value[2:]
         elif value.startswith("\n"):
             value = value[1:]
+        if indented:
+            last = value.rfind("\n")
+            if last >= 0 and not value[last + 1 :].strip():
+                value = value[:last] + "\n"
         if value.endswith("\r\n"):
             value = value[:-2]
         elif value.endswith("\n"):
             value = value[:-1]
-    return value
+    return _dedent(value) if indented else value
+
+
+def _dedent(value: str) -> str:
+    lines = value.split("\n")
+    widths = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip()]
+    cut = min(widths, default=0)
+    if not cut:
+        return value
+    return "\n".join(line[cut:] if line.strip() else line.strip(" \t") for line in lines)
+
+
+def _unescape(value: str) -> str:
+    return value.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")
 
 
 @dataclass
@@ -400,41 +483,125 @@ def _cut_short(buf: str, p: int, segments: tuple[Segment, ...]) -> bool:
     return True
 
 
+def _value_end(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, tuple[int, bool]]:
+    """Where the value starting at ``p`` ends: (position, whether its own closer follows), or
+    (-1, False) when the text ends inside it.
+
+    The value ends at its closer unless the next parameter begins first: then the closer is
+    missing, and the value ends at the first of the body's tail, the call or section closer and
+    that next parameter. A value holding a closer's text (``x</tool_call>``) before its own
+    closer keeps it."""
+    closer, *others = plan.value_ends
+    c = yield from find_literal(src, p, closer, limit=None)
+    buf = src.buf
+    limit = c if c >= 0 else len(buf)
+    nxt = _find_before(src, p, limit, plan.param_pre[0].core) if plan.param_pre[0].core else -1
+    if c >= 0 and nxt < 0:
+        return c, True
+    stop = nxt if nxt >= 0 else limit
+    ends = [k for k in (_find_before(src, p, stop, e) for e in others) if k >= 0]
+    if nxt >= 0:
+        ends.append(nxt)
+    if ends:
+        return min(ends), False
+    return -1, False
+
+
+def _find_before(src: Source, p: int, end: int, core: str) -> int:
+    """Start of the first ``core`` (with its optional whitespace) in ``src.buf[p:end]``, or -1;
+    the text there is all read."""
+    pieces = split_literal(core)
+    buf = src.buf
+    k = buf.find(pieces[0], p, end)
+    while k >= 0:
+        q = k + len(pieces[0])
+        for piece in pieces[1:]:
+            while q < len(buf) and buf[q].isspace():
+                q += 1
+            if not buf.startswith(piece, q):
+                break
+            q += len(piece)
+        else:
+            return k
+        k = buf.find(pieces[0], k + 1, end)
+    return -1
+
+
+def _is_indented(buf: str, p: int) -> bool:
+    """Whether the line holding ``p`` starts with indentation before it."""
+    line = buf.rfind("\n", 0, p) + 1
+    return line < p and not buf[line:p].strip() and buf[line] in " \t"
+
+
 def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx: Context) -> Reader:
-    p, fields = yield from match_template(src, p, plan.head)
+    p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0:
         return p, FAIL
     name = fields["name"]
     schema = ctx.schemas.get(name, {})
     props = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
     args: dict[str, Any] = {}
+    split = bool(plan.param_pre)
     while True:
         if plan.tail:
             q = yield from probe_closer(src, p, plan.tail)
             if q >= 0:
                 p = q
                 break
-        q, pf = yield from match_template(src, p, plan.param)
+        q, pf = yield from match_template(src, p, plan.param_pre if split else plan.param)
+        if q >= 0 and split:
+            k, closed = yield from _value_end(src, q, plan)
+            if k < 0:
+                q = -1
+            else:
+                raw = src.buf[q:k]
+                tag = q - len(src.buf[p:q].lstrip())  # where the element began
+                indented = _is_indented(src.buf, tag) or _is_indented(src.buf, k)
+                if closed:
+                    q, post = yield from match_template(src, k, plan.param_post)
+                    pf.update(post)
+                else:
+                    q = k
+                    raw = raw.rstrip()
+                pf["value"] = raw
+        else:
+            indented = False
         if q < 0:
             rest = yield from skip_ws(src, p)
             at_end = src.final and rest >= len(src.buf)
+            if at_end and ctx.truncated:
+                return p, FAIL  # the token limit cut the body before its closer: not a call
             if plan.tail and not at_end:
+                if (yield from _closes_call(src, p, plan)):
+                    break  # the body's tail is missing, the call or section closer follows
                 return p, FAIL
             if not at_end and src.final and _cut_short(src.buf, p, plan.param):
                 return p, FAIL  # no tail, and the text ended inside a parameter: truncated
             break  # a missing tail at the end of the text is tolerated
         key = pf.get("key", "")
-        raw = _trim(pf.get("value", ""), body)
+        raw = _trim(pf.get("value", ""), body, indented=indented)
         sub = props.get(key) if isinstance(props, Mapping) else None
-        args[key] = coerce_value(raw, sub, root=schema, is_string=pf.get("is_string"))
+        value = coerce_value(raw, sub, root=schema, is_string=pf.get("is_string"))
+        if body.unescape_value and isinstance(value, str):
+            value = _unescape(value)
+        args[key] = value
         p = q
     yield from _certain(name, fields.get("id"), fields.get("index"),
                         json.dumps(args, ensure_ascii=False))
     return p, OK
 
 
-def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody) -> Reader:
-    p, fields = yield from match_template(src, p, plan.head)
+def _closes_call(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, bool]:
+    for core in (plan.call_close, plan.section_close):
+        if core and (yield from probe_literal(src, p, core)) >= 0:
+            return True
+    return False
+
+
+def _python_body(
+    src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context
+) -> Reader:
+    p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0 or not plan.tail:
         return p, FAIL
     close = plan.tail
@@ -509,13 +676,13 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         return p, FAIL
     body = plan.fmt.body
     if isinstance(body, JsonBody):
-        end, status = yield from _json_body(src, q, plan, body)
+        end, status = yield from _json_body(src, q, plan, body, ctx)
     elif isinstance(body, TaggedBody):
-        end, status = yield from _tagged_body(src, q, plan)
+        end, status = yield from _tagged_body(src, q, plan, ctx)
     elif isinstance(body, ElementBody):
         end, status = yield from _element_body(src, q, plan, body, ctx)
     else:
-        end, status = yield from _python_body(src, q, plan, body)
+        end, status = yield from _python_body(src, q, plan, body, ctx)
     if status != OK:
         return end, status
     q = yield from probe_closer(src, end, plan.call_close)
@@ -554,3 +721,52 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
         return p, FAIL
     r = yield from probe_closer(src, q, plan.section_close)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated
+
+
+def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
+    """``read_emission`` for a markerless call inside prose: nothing is emitted until the emission
+    is read; it counts only when every call in it parsed completely and names an offered tool
+    (``plan.known_names_only``), else it fails and the text stays content."""
+    head, prefix = plan.json_head, plan.json_head_prefix
+    if head is None or prefix is None or not ctx.names:
+        return p, FAIL
+    while head.match(src.buf, p) is None:  # fail fast on braces that do not open a call
+        if src.final or prefix.fullmatch(src.buf, p) is None:
+            return p, FAIL
+        yield None
+    events: list[Event] = []
+    reader = read_emission(src, p, plan, ctx)
+    while True:
+        try:
+            ev = next(reader)
+        except StopIteration as stop:
+            end, status = stop.value
+            break
+        if ev is None or isinstance(ev, JsonScanner):
+            yield None  # held: the stream parser must not drive the scanner itself
+        else:
+            events.append(ev)
+    if status != OK or any(isinstance(ev, End) and ev.cut for ev in events):
+        return p, FAIL
+    yield from events
+    return end, OK
+
+
+def unwrapped_formats(fmt: CallFormat) -> list[CallFormat]:
+    """Layouts the parser also reads for ``fmt``: its calls without the section marker, and its
+    body without section and call markers where the body's own head starts with a distinctive tag
+    (``<function=``, ``<invoke``). Closers stay (read when present, tolerated when missing)."""
+    out: list[CallFormat] = []
+    plain = {"triggers": [], "at_start_only": False}
+    if fmt.section_open.strip() and fmt.call_open.strip():
+        out.append(fmt.model_copy(update={"section_open": "", **plain}))
+    if fmt.section_open.strip() or fmt.call_open.strip():
+        pieces = split_literal(CallFormat(body=fmt.body).opener())
+        if pieces and _distinctive(pieces[0]):
+            out.append(fmt.model_copy(update={"section_open": "", "call_open": "", **plain}))
+    return out
+
+
+def _distinctive(piece: str) -> bool:
+    """A tag-like opener prose does not write by chance: ``<`` or ``[`` and a letter."""
+    return len(piece) >= 3 and piece[0] in "<[" and any(c.isalpha() for c in piece)
