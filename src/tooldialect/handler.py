@@ -360,7 +360,7 @@ class Request:
     """A call opener the prompt already wrote (see ``prompt_prefill``)."""
 
 
-def _parse(request: Request, text: str) -> ParsedOutput:
+def _parse(request: Request, text: str, *, truncated: bool) -> ParsedOutput:
     from .parse import ParsedOutput, parse_output
 
     parsed = parse_output(
@@ -369,6 +369,7 @@ def _parse(request: Request, text: str) -> ParsedOutput:
         tools=request.tools,
         reasoning_open=request.reasoning_open,
         prefill=request.prefill,
+        truncated=truncated,  # a call the token limit cut is never completed (docs/parsing.md)
     )
     if request.choice.mode == "none" and parsed.tool_calls:
         # tool_choice="none": the model may not call, so a call it wrote anyway stays text
@@ -377,9 +378,10 @@ def _parse(request: Request, text: str) -> ParsedOutput:
 
 
 def _finish(calls: bool, result: GenerationResult) -> str:
-    if calls:
-        return "tool_calls"
-    return "length" if result.finish_reason == "length" else "stop"
+    # "length" wins, as in OpenAI's API: the reply was cut, whatever calls it holds
+    if result.finish_reason == "length":
+        return "length"
+    return "tool_calls" if calls else "stop"
 
 
 def _usage(result: GenerationResult) -> dict[str, Any]:
@@ -415,7 +417,7 @@ def _message(parsed: ParsedOutput) -> dict[str, Any]:
 
 
 def _response(request: Request, text: str, result: GenerationResult, model: str) -> dict[str, Any]:
-    message = _message(_parse(request, text))
+    message = _message(_parse(request, text, truncated=result.finish_reason == "length"))
     calls = message.get("tool_calls")
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
@@ -469,7 +471,7 @@ def _stream(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
         for delta in parser.feed(piece):
             saw_call = saw_call or "tool_calls" in delta
             yield chunk(delta)
-    for delta in parser.close():
+    for delta in parser.close(truncated=gen.result.finish_reason == "length"):
         saw_call = saw_call or "tool_calls" in delta
         yield chunk(delta)
     request.setup.replies.remember(_message(parser.result), gen.result.text)

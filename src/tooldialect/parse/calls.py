@@ -240,14 +240,15 @@ def _stream_args(
     read, to the end. It waits by yielding its scanner (see ``Wait``)."""
     sc = JsonScanner(p)
     while True:
-        st = sc.advance(src.buf, src.final)
+        cut = src.final and ctx.truncated  # the text ends because the token limit cut it
+        st = sc.advance(src.buf, src.final and not cut)
         if st == DONE:
             rest = sc.take_all()
             if rest:
                 yield Args(rest)
             return sc.pos, True
-        if st == NEED and src.final and ctx.truncated:
-            rest = sc.take_safe() + sc.take_all()
+        if st == NEED and cut:  # the partial text as written, unread tail included
+            rest = sc.take_safe() + sc.take_all() + src.buf[sc.pos :]
             if rest:
                 yield Args(rest)
             return len(src.buf), False
