@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..dialect.spec import (
@@ -284,6 +285,10 @@ def _end(src: Source, ctx: Context, complete: bool) -> End:
     return End(cut=not complete and ctx.truncated and src.final)
 
 
+# Models swap these two names of the arguments key (Qwen writes "parameters", Llama "arguments").
+_ARGS_KEYS = frozenset(("arguments", "parameters"))
+
+
 def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Context) -> Reader:
     name: str | None = None
     cid: str | None = None
@@ -342,7 +347,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
             break
         p = yield from skip_ws(src, q)
         buf = src.buf
-        is_args = key == body.arguments_key if body.name_key is not None else name is None
+        is_args = key in _ARGS_KEYS or key == body.arguments_key if body.name_key else name is None
         if body.name_key is None and is_args:
             name = key
         if is_args and can_stream and name is not None and not committed and buf[p:p + 1] == "{":
@@ -410,8 +415,10 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     if p < 0:
         return p, FAIL
     q = yield from probe_literal(src, p, plan.args_open)
+    if q < 0 and plan.args_open.startswith("```"):
+        q = yield from _probe_fence(src, p)  # a fence with another info string, or none
     if q < 0:
-        return p, FAIL
+        q = p  # the arguments' opener is missing: the "{" below decides
     p = yield from skip_ws(src, q)
     if src.buf[p:p + 1] != "{":
         return p, FAIL
@@ -427,6 +434,21 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
             return p, OK
         p = q
     return p, OK
+
+
+_FENCE = re.compile(r"\s*```[\w.+-]*")
+
+
+def _probe_fence(src: Source, p: int) -> Generator[None, None, int]:
+    """End of a code fence opener (```, ```json, ```python) at ``p``, else -1."""
+    while True:
+        m = _FENCE.match(src.buf, p)
+        if m is None:
+            if src.final or not "```".startswith(src.buf[p:].lstrip()):
+                return -1
+        elif m.end() < len(src.buf) or src.final:
+            return m.end()
+        yield None
 
 
 def _trim(value: str, body: ElementBody, *, indented: bool) -> str:
@@ -728,13 +750,14 @@ def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     """``read_emission`` for a markerless call inside prose: nothing is emitted until the emission
     is read; it counts only when every call in it parsed completely and names an offered tool
     (``plan.known_names_only``), else it fails and the text stays content."""
-    head, prefix = plan.json_head, plan.json_head_prefix
-    if head is None or prefix is None or not ctx.names:
+    body = plan.fmt.body
+    if not isinstance(body, JsonBody) or not body.name_key or not ctx.names:
         return p, FAIL
-    while head.match(src.buf, p) is None:  # fail fast on braces that do not open a call
-        if src.final or prefix.fullmatch(src.buf, p) is None:
-            return p, FAIL
+    head = _prose_head(body.name_key)
+    while len(src.buf) - p < _PROSE_HEAD_SPAN and not src.final:
         yield None
+    if head.match(src.buf, p) is None:  # fail fast on braces that do not open a call
+        return p, FAIL
     events: list[Event] = []
     reader = read_emission(src, p, plan, ctx)
     while True:
@@ -751,6 +774,16 @@ def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         return p, FAIL
     yield from events
     return end, OK
+
+
+_PROSE_HEAD_SPAN = 48
+
+
+@lru_cache(maxsize=64)
+def _prose_head(name_key: str) -> re.Pattern[str]:
+    """``{"name":``, optionally after ``"type": "function",`` (Llama 3.x writes both)."""
+    key = re.escape(json.dumps(name_key))
+    return re.compile(r'\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?' + key + r"\s*:")
 
 
 def unwrapped_formats(fmt: CallFormat) -> list[CallFormat]:
