@@ -27,7 +27,6 @@ import json
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from ..dialect.spec import (
@@ -39,60 +38,24 @@ from ..dialect.spec import (
     PythonBody,
     TaggedBody,
 )
+from .element_body import read_element_body
+from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
 from .templates import (
     Segment,
     Source,
     compile_template,
-    find_literal,
     match_template,
     probe_closer,
     probe_literal,
     skip_ws,
-    split_literal,
 )
-from .values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
+from .values import parse_gemma4_kwargs, parse_python_kwargs
 
 __all__ = [
-    "BROKEN", "FAIL", "OK", "Args", "Begin", "End", "Event", "FormatPlan", "Wait", "read_emission",
-    "read_whole", "unwrapped_formats",
+    "BROKEN", "FAIL", "OK", "Args", "Begin", "Context", "End", "Event", "FormatPlan", "Reader",
+    "Wait", "read_emission",
 ]
-
-OK, FAIL, BROKEN = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class Begin:
-    """A call is certain."""
-
-    name: str
-    id: str | None
-    index: str | None
-
-
-@dataclass(frozen=True)
-class Args:
-    """An argument fragment."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class End:
-    """The current call is finished."""
-
-    cut: bool = False
-    """Truncation cut its arguments: they are the partial text, not JSON (see the module doc)."""
-
-
-Event = Begin | Args | End
-Wait = JsonScanner | None
-"""What a reader yields while it needs more text: ``None``, or the scanner of streaming JSON
-arguments. The caller may then drive that scanner over new text itself (``advance`` on the grown
-buffer, ``take_safe`` for fragments, which are ``Args``) while it answers NEED; the reader, resumed,
-carries on from the scanner's state."""
-Reader = Generator[Event | Wait, None, tuple[int, int]]
-
 
 @dataclass(frozen=True)
 class FormatPlan:
@@ -262,12 +225,6 @@ def _stream_args(
         yield sc  # the stream parser may drive the scanner itself until it is DONE or ERROR
 
 
-def _certain(name: str, cid: str | None, index: str | None, args_json: str) -> Generator[Event]:
-    yield Begin(name, cid, index)
-    yield Args(args_json)
-    yield End()
-
-
 def _args_from_string(text: str) -> str | None:
     """JSON arguments written as a JSON string: the decoded text, if it is a JSON object."""
     try:
@@ -401,7 +358,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
                 return p, FAIL
             if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
                 return p, FAIL
-            yield from _certain(name, cid, None, args_json if args_json is not None else "{}")
+            yield from certain(name, cid, None, args_json if args_json is not None else "{}")
             return p, OK
         break
     if committed:
@@ -451,176 +408,6 @@ def _probe_fence(src: Source, p: int) -> Generator[None, None, int]:
         yield None
 
 
-def _trim(value: str, body: ElementBody, *, indented: bool) -> str:
-    """The value as meant: one newline stripped on each side where the template writes them,
-    and, in a layout the model indented (``indented``), the common indentation of its lines and
-    a last line holding only the closer's indentation. Where the template writes the value
-    inline, a newline on both sides is the model's layout and is stripped too."""
-    if not body.trim_value and len(value) > 1 and value[0] == "\n" and value[-1] == "\n":
-        value = value[1:-1]
-    if body.trim_value:
-        if value.startswith("\r\n"):
-            value = value[2:]
-        elif value.startswith("\n"):
-            value = value[1:]
-        if indented:
-            last = value.rfind("\n")
-            if last >= 0 and not value[last + 1 :].strip():
-                value = value[:last] + "\n"
-        if value.endswith("\r\n"):
-            value = value[:-2]
-        elif value.endswith("\n"):
-            value = value[:-1]
-    return _dedent(value) if indented else value
-
-
-def _dedent(value: str) -> str:
-    lines = value.split("\n")
-    widths = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip()]
-    cut = min(widths, default=0)
-    if not cut:
-        return value
-    return "\n".join(line[cut:] if line.strip() else line.strip(" \t") for line in lines)
-
-
-def _unescape(value: str) -> str:
-    return value.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")
-
-
-@dataclass
-class _Unfinished:
-    """A buffer seen as still growing (``final`` false), for ``_cut_short``."""
-
-    buf: str
-    final: bool = False
-
-
-def _cut_short(buf: str, p: int, segments: tuple[Segment, ...]) -> bool:
-    """Whether matching ``segments`` at ``p`` would have waited for more text had ``buf`` not
-    ended: the text ended inside an element, rather than the element being absent."""
-    gen = match_template(_Unfinished(buf), p, segments)
-    try:
-        next(gen)
-    except StopIteration:
-        return False
-    return True
-
-
-def _value_end(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, tuple[int, bool]]:
-    """Where the value starting at ``p`` ends: (position, whether its own closer follows), or
-    (-1, False) when the text ends inside it.
-
-    The value ends at its closer unless the next parameter begins first: then the closer is
-    missing, and the value ends at the first of the body's tail, the call or section closer and
-    that next parameter. A value holding a closer's text (``x</tool_call>``) before its own
-    closer keeps it."""
-    closer, *others = plan.value_ends
-    c = yield from find_literal(src, p, closer, limit=None)
-    buf = src.buf
-    limit = c if c >= 0 else len(buf)
-    nxt = _find_before(src, p, limit, plan.param_pre[0].core) if plan.param_pre[0].core else -1
-    if c >= 0 and nxt < 0:
-        return c, True
-    stop = nxt if nxt >= 0 else limit
-    ends = [k for k in (_find_before(src, p, stop, e) for e in others) if k >= 0]
-    if nxt >= 0:
-        ends.append(nxt)
-    if ends:
-        return min(ends), False
-    return -1, False
-
-
-def _find_before(src: Source, p: int, end: int, core: str) -> int:
-    """Start of the first ``core`` (with its optional whitespace) in ``src.buf[p:end]``, or -1;
-    the text there is all read."""
-    pieces = split_literal(core)
-    buf = src.buf
-    k = buf.find(pieces[0], p, end)
-    while k >= 0:
-        q = k + len(pieces[0])
-        for piece in pieces[1:]:
-            while q < len(buf) and buf[q].isspace():
-                q += 1
-            if not buf.startswith(piece, q):
-                break
-            q += len(piece)
-        else:
-            return k
-        k = buf.find(pieces[0], k + 1, end)
-    return -1
-
-
-def _is_indented(buf: str, p: int) -> bool:
-    """Whether the line holding ``p`` starts with indentation before it."""
-    line = buf.rfind("\n", 0, p) + 1
-    return line < p and not buf[line:p].strip() and buf[line] in " \t"
-
-
-def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx: Context) -> Reader:
-    p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
-    if p < 0:
-        return p, FAIL
-    name = fields["name"]
-    schema = ctx.schemas.get(name, {})
-    props = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
-    args: dict[str, Any] = {}
-    split = bool(plan.param_pre)
-    while True:
-        if plan.tail:
-            q = yield from probe_closer(src, p, plan.tail)
-            if q >= 0:
-                p = q
-                break
-        q, pf = yield from match_template(src, p, plan.param_pre if split else plan.param)
-        if q >= 0 and split:
-            k, closed = yield from _value_end(src, q, plan)
-            if k < 0:
-                q = -1
-            else:
-                raw = src.buf[q:k]
-                tag = q - len(src.buf[p:q].lstrip())  # where the element began
-                indented = _is_indented(src.buf, tag) or _is_indented(src.buf, k)
-                if closed:
-                    q, post = yield from match_template(src, k, plan.param_post)
-                    pf.update(post)
-                else:
-                    q = k
-                    raw = raw.rstrip()
-                pf["value"] = raw
-        else:
-            indented = False
-        if q < 0:
-            rest = yield from skip_ws(src, p)
-            at_end = src.final and rest >= len(src.buf)
-            if at_end and ctx.truncated:
-                return p, FAIL  # the token limit cut the body before its closer: not a call
-            if plan.tail and not at_end:
-                if (yield from _closes_call(src, p, plan)):
-                    break  # the body's tail is missing, the call or section closer follows
-                return p, FAIL
-            if not at_end and src.final and _cut_short(src.buf, p, plan.param):
-                return p, FAIL  # no tail, and the text ended inside a parameter: truncated
-            break  # a missing tail at the end of the text is tolerated
-        key = pf.get("key", "")
-        raw = _trim(pf.get("value", ""), body, indented=indented)
-        sub = props.get(key) if isinstance(props, Mapping) else None
-        value = coerce_value(raw, sub, root=schema, is_string=pf.get("is_string"))
-        if body.unescape_value and isinstance(value, str):
-            value = _unescape(value)
-        args[key] = value
-        p = q
-    yield from _certain(name, fields.get("id"), fields.get("index"),
-                        json.dumps(args, ensure_ascii=False))
-    return p, OK
-
-
-def _closes_call(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, bool]:
-    for core in (plan.call_close, plan.section_close):
-        if core and (yield from probe_literal(src, p, core)) >= 0:
-            return True
-    return False
-
-
 def _python_body(
     src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context
 ) -> Reader:
@@ -666,7 +453,7 @@ def _python_body(
                     args = None
                 if args is None:
                     return i, FAIL
-                yield from _certain(fields["name"], fields.get("id"), fields.get("index"),
+                yield from certain(fields["name"], fields.get("id"), fields.get("index"),
                                     json.dumps(args, ensure_ascii=False))
                 return i + len(close), OK
             if depth == 0 and n - i < len(close) and close.startswith(buf[i:]) and not src.final:
@@ -703,7 +490,7 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     elif isinstance(body, TaggedBody):
         end, status = yield from _tagged_body(src, q, plan, ctx)
     elif isinstance(body, ElementBody):
-        end, status = yield from _element_body(src, q, plan, body, ctx)
+        end, status = yield from read_element_body(src, q, plan, body, ctx)
     else:
         end, status = yield from _python_body(src, q, plan, body, ctx)
     if status != OK:
@@ -744,63 +531,3 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
         return p, FAIL
     r = yield from probe_closer(src, q, plan.section_close)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated
-
-
-def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
-    """``read_emission`` for a markerless call inside prose: nothing is emitted until the emission
-    is read; it counts only when every call in it parsed completely and names an offered tool
-    (``plan.known_names_only``), else it fails and the text stays content."""
-    body = plan.fmt.body
-    if not isinstance(body, JsonBody) or not body.name_key or not ctx.names:
-        return p, FAIL
-    head = _prose_head(body.name_key)
-    while len(src.buf) - p < _PROSE_HEAD_SPAN and not src.final:
-        yield None
-    if head.match(src.buf, p) is None:  # fail fast on braces that do not open a call
-        return p, FAIL
-    events: list[Event] = []
-    reader = read_emission(src, p, plan, ctx)
-    while True:
-        try:
-            ev = next(reader)
-        except StopIteration as stop:
-            end, status = stop.value
-            break
-        if ev is None or isinstance(ev, JsonScanner):
-            yield None  # held: the stream parser must not drive the scanner itself
-        else:
-            events.append(ev)
-    if status != OK or any(isinstance(ev, End) and ev.cut for ev in events):
-        return p, FAIL
-    yield from events
-    return end, OK
-
-
-_PROSE_HEAD_SPAN = 48
-
-
-@lru_cache(maxsize=64)
-def _prose_head(name_key: str) -> re.Pattern[str]:
-    """``{"name":``, optionally after ``"type": "function",`` (Llama 3.x writes both)."""
-    key = re.escape(json.dumps(name_key))
-    return re.compile(r'\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?' + key + r"\s*:")
-
-
-def unwrapped_formats(fmt: CallFormat) -> list[CallFormat]:
-    """Layouts the parser also reads for ``fmt``: its calls without the section marker, and its
-    body without section and call markers where the body's own head starts with a distinctive tag
-    (``<function=``, ``<invoke``). Closers stay (read when present, tolerated when missing)."""
-    out: list[CallFormat] = []
-    plain = {"triggers": [], "at_start_only": False}
-    if fmt.section_open.strip() and fmt.call_open.strip():
-        out.append(fmt.model_copy(update={"section_open": "", **plain}))
-    if fmt.section_open.strip() or fmt.call_open.strip():
-        pieces = split_literal(CallFormat(body=fmt.body).opener())
-        if pieces and _distinctive(pieces[0]):
-            out.append(fmt.model_copy(update={"section_open": "", "call_open": "", **plain}))
-    return out
-
-
-def _distinctive(piece: str) -> bool:
-    """A tag-like opener prose does not write by chance: ``<`` or ``[`` and a letter."""
-    return len(piece) >= 3 and piece[0] in "<[" and any(c.isalpha() for c in piece)

@@ -35,12 +35,11 @@ from .calls import (
     FormatPlan,
     Reader,
     read_emission,
-    read_whole,
-    unwrapped_formats,
 )
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
 from .result import ParsedOutput, ToolCall
 from .templates import split_literal
+from .variants import read_whole, unwrapped_formats
 
 __all__ = ["StreamParser"]
 

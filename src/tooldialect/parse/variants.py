@@ -1,0 +1,76 @@
+"""Layouts the parser reads besides a spec's own formats: calls whose wrapper the model left out,
+and markerless calls inside prose (docs/parsing.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from ..dialect.spec import CallFormat, JsonBody
+from .calls import Context, FormatPlan, read_emission
+from .events import FAIL, OK, End, Event, Reader
+from .jsonscan import JsonScanner
+from .templates import Source, split_literal
+
+__all__ = ["read_whole", "unwrapped_formats"]
+
+
+def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
+    """``read_emission`` for a markerless call inside prose: nothing is emitted until the emission
+    is read; it counts only when every call in it parsed completely and names an offered tool
+    (``plan.known_names_only``), else it fails and the text stays content."""
+    body = plan.fmt.body
+    if not isinstance(body, JsonBody) or not body.name_key or not ctx.names:
+        return p, FAIL
+    head = _prose_head(body.name_key)
+    while len(src.buf) - p < _PROSE_HEAD_SPAN and not src.final:
+        yield None
+    if head.match(src.buf, p) is None:  # fail fast on braces that do not open a call
+        return p, FAIL
+    events: list[Event] = []
+    reader = read_emission(src, p, plan, ctx)
+    while True:
+        try:
+            ev = next(reader)
+        except StopIteration as stop:
+            end, status = stop.value
+            break
+        if ev is None or isinstance(ev, JsonScanner):
+            yield None  # held: the stream parser must not drive the scanner itself
+        else:
+            events.append(ev)
+    if status != OK or any(isinstance(ev, End) and ev.cut for ev in events):
+        return p, FAIL
+    yield from events
+    return end, OK
+
+
+_PROSE_HEAD_SPAN = 48
+
+
+@lru_cache(maxsize=64)
+def _prose_head(name_key: str) -> re.Pattern[str]:
+    """``{"name":``, optionally after ``"type": "function",`` (Llama 3.x writes both)."""
+    key = re.escape(json.dumps(name_key))
+    return re.compile(r'\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?' + key + r"\s*:")
+
+
+def unwrapped_formats(fmt: CallFormat) -> list[CallFormat]:
+    """Layouts the parser also reads for ``fmt``: its calls without the section marker, and its
+    body without section and call markers where the body's own head starts with a distinctive tag
+    (``<function=``, ``<invoke``). Closers stay (read when present, tolerated when missing)."""
+    out: list[CallFormat] = []
+    plain = {"triggers": [], "at_start_only": False}
+    if fmt.section_open.strip() and fmt.call_open.strip():
+        out.append(fmt.model_copy(update={"section_open": "", **plain}))
+    if fmt.section_open.strip() or fmt.call_open.strip():
+        pieces = split_literal(CallFormat(body=fmt.body).opener())
+        if pieces and _distinctive(pieces[0]):
+            out.append(fmt.model_copy(update={"section_open": "", "call_open": "", **plain}))
+    return out
+
+
+def _distinctive(piece: str) -> bool:
+    """A tag-like opener prose does not write by chance: ``<`` or ``[`` and a letter."""
+    return len(piece) >= 3 and piece[0] in "<[" and any(c.isalpha() for c in piece)
