@@ -39,7 +39,7 @@ from .calls import (
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
 from .result import ParsedOutput, ToolCall
 from .templates import split_literal
-from .variants import read_whole, unwrapped_formats
+from .variants import read_whole, rebodied_formats, unwrapped_formats
 
 __all__ = ["StreamParser"]
 
@@ -87,7 +87,7 @@ class _Scan:
 class _Plan:
     formats: tuple[FormatPlan, ...]
     """The spec's formats, then the layouts the parser reads besides (``unwrapped_formats``,
-    markerless calls inside prose)."""
+    ``rebodied_formats``, markerless calls inside prose)."""
     content: _Scan
     reasoning: _Scan
     start: tuple[int, ...]
@@ -134,7 +134,7 @@ def _build_plan(spec: DialectSpec) -> _Plan:
             continue
         add(core, i)
     for f in spec.formats:
-        for v in unwrapped_formats(f):
+        for v in unwrapped_formats(f) + rebodied_formats(f):
             add(split_literal(v.opener())[0], len(formats))
             formats.append(FormatPlan.build(v))
     whole: list[int] = []

@@ -1,5 +1,6 @@
 """Layouts the parser reads besides a spec's own formats: calls whose wrapper the model left out,
-and markerless calls inside prose (docs/parsing.md)."""
+other call syntaxes inside the spec's markers, and markerless calls inside prose
+(docs/parsing.md)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import json
 import re
 from functools import lru_cache
 
-from ..dialect.spec import CallFormat, JsonBody
+from ..dialect.spec import CallFormat, JsonBody, PythonBody
 from .calls import Context, FormatPlan, read_emission
 from .events import FAIL, OK, End, Event, Reader
 from .jsonscan import JsonScanner
 from .templates import Source, split_literal
 
-__all__ = ["read_whole", "unwrapped_formats"]
+__all__ = ["read_whole", "rebodied_formats", "unwrapped_formats"]
 
 
 def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
@@ -74,3 +75,19 @@ def unwrapped_formats(fmt: CallFormat) -> list[CallFormat]:
 def _distinctive(piece: str) -> bool:
     """A tag-like opener prose does not write by chance: ``<`` or ``[`` and a letter."""
     return len(piece) >= 3 and piece[0] in "<[" and any(c.isalpha() for c in piece)
+
+
+def rebodied_formats(fmt: CallFormat) -> list[CallFormat]:
+    """``fmt``'s envelope around the other common call syntaxes: a ``{"name", "arguments"}`` JSON
+    object and a Python call ``name(k=v)``. Models write these inside a marker that announced
+    another body (Qwen3-Coder's JSON in ``<tool_call>``, LFM2's JSON list); the marker makes them
+    safe to read. Tried only after the spec's own formats fail."""
+    if fmt.at_start_only or not (fmt.section_open.strip() or fmt.call_open.strip()):
+        return []
+    plain = {"triggers": [], "at_start_only": False}
+    out: list[CallFormat] = []
+    if not isinstance(fmt.body, JsonBody):  # JSON bodies already read key variants
+        out.append(fmt.model_copy(update={"body": JsonBody(), **plain}))
+    if not isinstance(fmt.body, PythonBody):
+        out.append(fmt.model_copy(update={"body": PythonBody(), **plain}))
+    return out
