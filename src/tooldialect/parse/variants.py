@@ -27,7 +27,9 @@ def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     head = _prose_head(body.name_key)
     while len(src.buf) - p < _PROSE_HEAD_SPAN and not src.final:
         yield None
-    if head.match(src.buf, p) is None:  # fail fast on braces that do not open a call
+    # fail fast on braces that do not open a call; the window is fixed, so that streaming, which
+    # decides once it holds the window, and batch decide alike
+    if head.match(src.buf, p, p + _PROSE_HEAD_SPAN) is None:
         return p, FAIL
     events: list[Event] = []
     reader = read_emission(src, p, plan, ctx)
