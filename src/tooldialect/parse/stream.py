@@ -39,7 +39,7 @@ from .calls import (
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
 from .result import ParsedOutput, ToolCall
 from .templates import split_literal
-from .variants import read_whole, rebodied_formats, unwrapped_formats
+from .variants import listed_formats, read_whole, rebodied_formats, unwrapped_formats
 
 __all__ = ["StreamParser"]
 
@@ -134,9 +134,12 @@ def _build_plan(spec: DialectSpec) -> _Plan:
             continue
         add(core, i)
     for f in spec.formats:
-        for v in unwrapped_formats(f) + rebodied_formats(f):
-            add(split_literal(v.opener())[0], len(formats))
-            formats.append(FormatPlan.build(v))
+        for v in unwrapped_formats(f) + rebodied_formats(f) + listed_formats(f):
+            if v.at_start_only:
+                start.append(len(formats))
+            else:
+                add(split_literal(v.opener())[0], len(formats))
+            formats.append(FormatPlan.build(v, known_names_only=markerless and v.at_start_only))
     whole: list[int] = []
     if markerless:  # calls inside prose, held until complete
         for f in spec.formats:

@@ -14,7 +14,7 @@ from .events import FAIL, OK, End, Event, Reader
 from .jsonscan import JsonScanner
 from .templates import Source, split_literal
 
-__all__ = ["read_whole", "rebodied_formats", "unwrapped_formats"]
+__all__ = ["listed_formats", "read_whole", "rebodied_formats", "unwrapped_formats"]
 
 
 def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
@@ -93,3 +93,18 @@ def rebodied_formats(fmt: CallFormat) -> list[CallFormat]:
     if not isinstance(fmt.body, PythonBody):
         out.append(fmt.model_copy(update={"body": PythonBody(), **plain}))
     return out
+
+
+def listed_formats(fmt: CallFormat) -> list[CallFormat]:
+    """A JSON array of call objects where ``fmt`` writes one JSON call per marker
+    (``<tool_call>[{...}, {...}]</tool_call>``, a Llama 3 reply ``[{...}, {...}]``)."""
+    if not isinstance(fmt.body, JsonBody) or fmt.section_open.strip() or fmt.section_close.strip():
+        return []
+    plain = {"triggers": [], "call_open": "", "call_close": "", "separator": ","}
+    if fmt.call_open.strip():
+        return [fmt.model_copy(update={
+            "section_open": fmt.call_open + "[", "section_close": "]" + fmt.call_close, **plain,
+        })]
+    if fmt.at_start_only:
+        return [fmt.model_copy(update={"section_open": "[", "section_close": "]", **plain})]
+    return []
