@@ -26,6 +26,9 @@ def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         return p, FAIL
     head = _prose_head(body.name_key)
     while len(src.buf) - p < _PROSE_HEAD_SPAN and not src.final:
+        m = _KEY_START.match(src.buf, p, p + _PROSE_HEAD_SPAN)
+        if m is not None and m.end() < len(src.buf) and src.buf[m.end()] != '"':
+            return p, FAIL  # "{" then not a key (most braces in prose): decided at once
         yield None
     # fail fast on braces that do not open a call; the window is fixed, so that streaming, which
     # decides once it holds the window, and batch decide alike
@@ -50,6 +53,7 @@ def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
 
 
 _PROSE_HEAD_SPAN = 48
+_KEY_START = re.compile(r"\{\s*")
 
 
 @lru_cache(maxsize=64)
