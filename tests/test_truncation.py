@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 from tooldialect.dialect.spec import DialectSpec
+from tooldialect.engine.generate import GenerationResult
 from tooldialect.handler import ToolChatHandler
 from tooldialect.parse import StreamParser, parse_output
+from tooldialect.response import finish_reason
 
 WEATHER = {
     "type": "function",
@@ -63,6 +65,16 @@ def test_the_same_text_ended_by_the_model_is_healed_as_before() -> None:
     result = parse_output(CUT, DialectSpec.builtin("hermes"), tools=[WEATHER])
     assert [c.truncated for c in result.tool_calls] == [False]
     assert json.loads(result.tool_calls[0].arguments_json) == result.tool_calls[0].arguments
+
+
+@pytest.mark.parametrize(
+    ("calls", "engine", "expected"),
+    [(True, "length", "length"), (False, "length", "length"), (True, "stop", "tool_calls"),
+     (False, "stop", "stop")],
+    ids=["cut-with-calls", "cut-text", "calls", "text"],
+)
+def test_finish_reason_length_wins(calls: bool, engine: Any, expected: str) -> None:
+    assert finish_reason(calls, GenerationResult(finish_reason=engine)) == expected
 
 
 @pytest.fixture(scope="module")
