@@ -25,6 +25,7 @@ from .dialect.builtins import get_builtin
 from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
 from .engine.generate import Engine, GenerationResult, engine_for
+from .engine.prompt_cache import PromptCacheOption, PromptCaches
 from .engine.sampling import GrammarLike, SamplingParams
 from .errors import MissingTemplateError, TemplateError, ToolSpecError, UnsupportedToolChoiceError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
@@ -76,6 +77,10 @@ class ToolChatHandler:
     ``chat_template``: a Jinja source that overrides the model's. ``template_kwargs`` go to every
     render (a request's ``chat_template_kwargs`` / ``enable_thinking`` ... add to them).
     ``fallback``: use a shipped template for GGUFs that carry none (see ``fallback_templates``).
+    ``prompt_cache``: restore the longest cached prompt prefix across conversations, as
+    ``create_completion`` does with ``Llama.cache``: ``None`` uses ``Llama.cache`` when one is set,
+    ``True`` / a byte capacity gives each model its own ``LlamaRAMCache``, a cache object is used
+    as is, ``False`` turns it off (see docs/prompt-cache.md for the memory cost).
     """
 
     def __init__(
@@ -87,6 +92,7 @@ class ToolChatHandler:
         parallel_tool_calls: bool = True,
         fallback: bool = True,
         verbatim_history: bool = True,
+        prompt_cache: PromptCacheOption = None,
     ) -> None:
         self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
         self.chat_template = chat_template
@@ -94,6 +100,7 @@ class ToolChatHandler:
         self.parallel_tool_calls = parallel_tool_calls
         self.fallback = fallback
         self.verbatim_history = verbatim_history
+        self._prompt_caches = PromptCaches(prompt_cache)
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.last_result: GenerationResult | None = None
@@ -261,6 +268,7 @@ class ToolChatHandler:
             sampling=sampling,
             max_tokens=max_tokens,
             stop=stops,
+            prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
         )
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
@@ -374,6 +382,11 @@ def _parse(request: Request, text: str) -> ParsedOutput:
         # tool_choice="none": the model may not call, so a call it wrote anyway stays text
         return ParsedOutput(content=text)
     return parsed
+
+
+def _cache_argument(cache: Any) -> Any:
+    """The engine reads ``None`` as "use ``Llama.cache``"; a resolved absence is ``False``."""
+    return False if cache is None else cache
 
 
 def _finish(calls: bool, result: GenerationResult) -> str:

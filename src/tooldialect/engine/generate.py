@@ -23,6 +23,7 @@ import numpy as np
 from ..dialect.spec import Trigger
 from ..errors import ContextOverflowError, GrammarError
 from ..grammar.build import trigger_pattern
+from .prompt_cache import restore_prompt, save_prompt
 from .sampling import (
     CandidateBuffer,
     GrammarLike,
@@ -189,9 +190,13 @@ class Engine:
         sampling: SamplingParams | None = None,
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
+        prompt_cache: Any = None,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
-        here, before the first token is decoded; the returned iterator then only generates."""
+        here, before the first token is decoded; the returned iterator then only generates.
+
+        ``prompt_cache``: a ``BaseLlamaCache`` to restore the longest cached prefix from and save
+        the final state to (``None``: ``Llama.cache``, as ``create_completion``; ``False``: none)."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
@@ -208,11 +213,15 @@ class Engine:
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         stops = [s for s in dict.fromkeys(stops) if s]
         gsampler = self.grammar_sampler(grammar) if grammar is not None else None
+        cache = getattr(llama, "cache", None) if prompt_cache is None else prompt_cache or None
+        if cache is not None:
+            # before the seed is drawn: a restored state brings its seed, as in create_completion
+            restore_prompt(llama, cache, tokens)
         seed = draw_seed(int(llama._seed), params.seed)
         llama.set_seed(seed)
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
         result = GenerationResult(prompt_tokens=len(tokens))
-        pieces = self._run(tokens, chain, gsampler, limit, stops, result)
+        pieces = self._run(tokens, chain, gsampler, limit, stops, result, cache)
         return Generation(pieces, result)
 
     def _candidates(self) -> CandidateBuffer:
@@ -270,6 +279,7 @@ class Engine:
         limit: int,
         stops: list[str],
         result: GenerationResult,
+        cache: Any = None,
     ) -> Iterator[str]:
         lib = self._lib
         llama = self.llama
@@ -279,6 +289,7 @@ class Engine:
         hold = max((len(s) for s in stops), default=1) - 1
         text: list[str] = []
         pending = ""  # decoded text not yet emitted (might begin a stop string)
+        sampled: list[int] = []  # the cache key's tail, as create_completion keys its saves
         try:
             result.last_prompt_eval_tokens = self._decode_prompt(tokens)
             n = 0
@@ -291,6 +302,7 @@ class Engine:
                     grammar.accept(token)
                 n += 1
                 result.completion_tokens = n
+                sampled.append(token)
                 pending += decoder.decode(self.piece(token))
                 if stops:
                     hit = _find_stop(pending, stops)
@@ -313,6 +325,8 @@ class Engine:
                 llama.eval([token])
             else:
                 result.finish_reason = "length"
+            if cache is not None:
+                save_prompt(llama, cache, tokens + sampled)
             pending += decoder.decode(b"", final=True)
             if pending and result.stopped_by is None:
                 hit = _find_stop(pending, stops) if stops else None
