@@ -196,7 +196,7 @@ class Engine:
         here, before the first token is decoded; the returned iterator then only generates.
 
         ``prompt_cache``: a ``BaseLlamaCache`` to restore the longest cached prefix from and save
-        the final state to (``None``: ``Llama.cache``, as ``create_completion``; ``False``: none)."""
+        the final state to (``None``: ``Llama.cache`` as ``create_completion``; ``False``: none)."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)

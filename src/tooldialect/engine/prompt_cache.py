@@ -140,7 +140,7 @@ class PromptCaches:
         if option is True or isinstance(option, int):
             cache = self._owned.get(llama)
             if cache is None:
-                from llama_cpp import LlamaRAMCache
+                from llama_cpp.llama_cache import LlamaRAMCache
 
                 cache = LlamaRAMCache() if option is True else LlamaRAMCache(int(option))
                 self._owned[llama] = cache
