@@ -81,6 +81,8 @@ class ToolChatHandler:
     ``create_completion`` does with ``Llama.cache``: ``None`` uses ``Llama.cache`` when one is set,
     ``True`` / a byte capacity gives each model its own ``LlamaRAMCache``, a cache object is used
     as is, ``False`` turns it off (see docs/prompt-cache.md for the memory cost).
+    ``fast_forward``: decode the text a call's grammar forces in one batch instead of sampling it
+    token by token (docs/fast-forward.md); ``False`` samples every token.
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class ToolChatHandler:
         fallback: bool = True,
         verbatim_history: bool = True,
         prompt_cache: PromptCacheOption = None,
+        fast_forward: bool = True,
     ) -> None:
         self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
         self.chat_template = chat_template
@@ -101,6 +104,7 @@ class ToolChatHandler:
         self.fallback = fallback
         self.verbatim_history = verbatim_history
         self._prompt_caches = PromptCaches(prompt_cache)
+        self.fast_forward = fast_forward
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.last_result: GenerationResult | None = None
@@ -269,6 +273,7 @@ class ToolChatHandler:
             max_tokens=max_tokens,
             stop=stops,
             prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
+            fast_forward=self.fast_forward,
         )
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
