@@ -30,7 +30,7 @@ SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 
 def _tool_set(n: int, offset: int) -> list[dict[str, Any]]:
     """``n`` tools whose first differs per ``offset`` (distinct sets, same size)."""
-    return [workload.filler_tool(1000 + offset)] + workload.make_tools(n)[1:]
+    return [workload.filler_tool(1000 + offset), *workload.make_tools(n)[1:]]
 
 
 def _request(handler: Any, llm: Any, tools: list[Any], question: str) -> tuple[float, int]:

@@ -129,9 +129,12 @@ def run_turns(path: Path, **handler_options: Any) -> tuple[list[Any], list[int],
             max_tokens=24,
         )
         message = out["choices"][0]["message"]
-        messages.append((message.get("content"), message.get("tool_calls") and [
-            c["function"] for c in message["tool_calls"]
-        ]))
+        messages.append(
+            (
+                message.get("content"),
+                message.get("tool_calls") and [c["function"] for c in message["tool_calls"]],
+            )
+        )
         assert handler.last_result is not None
         evals.append(handler.last_result.last_prompt_eval_tokens)
     return messages, evals, llm
@@ -140,7 +143,7 @@ def run_turns(path: Path, **handler_options: Any) -> tuple[list[Any], list[int],
 @pytest.mark.model
 def test_cache_restores_a_returning_tool_set_and_changes_nothing(smollm2_path: Path) -> None:
     plain, plain_evals, _ = run_turns(smollm2_path, prompt_cache=False)
-    cached, cached_evals, llm = run_turns(smollm2_path, prompt_cache=True)
+    cached, cached_evals, _ = run_turns(smollm2_path, prompt_cache=True)
     assert cached == plain
     # without the cache the return to tool set A prefills the tools again ...
     assert plain_evals[2] > 0.5 * plain_evals[0]

@@ -106,6 +106,7 @@ class _Parser:
         alts = [self._sequence(nested=nested)]
         while self.i < len(self.s) and self.s[self.i] == "|":
             self.i += 1
+            self._space(newlines=True)  # llama.cpp allows a line break after "|"
             alts.append(self._sequence(nested=nested))
         return alts
 
