@@ -46,6 +46,14 @@ def _request(handler: Any, llm: Any, tools: list[Any], question: str) -> tuple[f
     return wall, int(handler.last_result.last_prompt_eval_tokens)
 
 
+THREADS: list[int] = []
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` llama.cpp threads (spin-waiting threads on a shared machine distort timings)."""
+    THREADS[:] = [n]
+
+
 def measure(model: str, *, n_tools: int, reps: int) -> dict[str, Any]:
     from tooldialect.handler import ToolChatHandler
 
@@ -53,6 +61,10 @@ def measure(model: str, *, n_tools: int, reps: int) -> dict[str, Any]:
     plain = ToolChatHandler(prompt_cache=False)
     with quiet_stderr():
         llm = make_llama(model, "default")
+    if THREADS:
+        import llama_cpp
+
+        llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
     rows = []
     for rep in range(reps):
         a, b = _tool_set(n_tools, 2 * rep), _tool_set(n_tools, 2 * rep + 1)
@@ -92,7 +104,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", nargs="+", default=["qwen"])
     parser.add_argument("--tools", type=int, default=10)
     parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
+    )
     args = parser.parse_args(argv)
+    if args.threads:
+        set_threads(args.threads)
     out = [measure(m, n_tools=args.tools, reps=args.reps) for m in args.models]
     print(json.dumps(out, indent=1))
 
