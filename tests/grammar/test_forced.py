@@ -98,3 +98,10 @@ def test_builder_grammar_forces_names_keys_and_closers() -> None:
     for fed, forced in steps:
         assert automaton.feed(fed), fed
         assert automaton.forced().text == forced, fed
+
+
+def test_long_repetitions_do_not_grow_the_stack() -> None:
+    automaton = GbnfAutomaton('root ::= "\\"" [a-z]* "\\"" ("," [0-9])*')
+    assert automaton.feed('"' + "x" * 5000 + '"' + ",1" * 2000)
+    assert max(len(s) for s in automaton._stacks) < 8
+    assert automaton.forced().text == ""

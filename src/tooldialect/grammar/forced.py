@@ -257,7 +257,10 @@ class GbnfAutomaton:
         return out
 
     def _expand(self, stack: Stack, out: set[Stack], depth: int) -> None:
-        """Normalize ``stack`` into stacks whose top is a character class (or ``()``)."""
+        """Normalize ``stack`` into stacks whose top is a character class (or ``()``).
+
+        A frame names the next element of its alternative. A reference in last position
+        replaces its frame (a tail call, as llama.cpp does), so ``x*`` does not grow the stack."""
         if depth > 200:
             raise GbnfSyntaxError("grammar nesting too deep for the automaton")
         if not stack:
@@ -266,22 +269,15 @@ class GbnfAutomaton:
         rule, alt, pos = stack[-1]
         elements = self._g.alts[rule][alt]
         if pos >= len(elements):
-            self._expand(self._advance_parent(stack[:-1]), out, depth + 1)
+            self._expand(stack[:-1], out, depth + 1)
             return
         kind, value, _ = elements[pos]
         if kind == "c":
             out.add(stack)
             return
-        sub = int(value)
-        for a in range(len(self._g.alts[sub])):
-            self._expand((*stack, (sub, a, 0)), out, depth + 1)
-
-    @staticmethod
-    def _advance_parent(stack: Stack) -> Stack:
-        if not stack:
-            return stack
-        rule, alt, pos = stack[-1]
-        return (*stack[:-1], (rule, alt, pos + 1))
+        rest = stack[:-1] if pos + 1 >= len(elements) else (*stack[:-1], (rule, alt, pos + 1))
+        for a in range(len(self._g.alts[value])):
+            self._expand((*rest, (value, a, 0)), out, depth + 1)
 
     def _element(self, frame: Frame) -> Element:
         rule, alt, pos = frame
@@ -301,6 +297,21 @@ class GbnfAutomaton:
 
     def feed(self, text: str) -> bool:
         """Advance over ``text``; False (and :attr:`failed`) when the grammar rejects it."""
+        try:
+            return self._feed(text)
+        except GbnfSyntaxError:
+            self.failed = True
+            return False
+
+    def forced(self) -> ForcedText:
+        """The longest continuation every live stack agrees on (without advancing)."""
+        try:
+            return self._forced()
+        except GbnfSyntaxError:
+            self.failed = True
+            return ForcedText("", False)
+
+    def _feed(self, text: str) -> bool:
         if self.failed:
             return False
         stacks = self._stacks
@@ -312,8 +323,7 @@ class GbnfAutomaton:
         self._stacks = stacks
         return True
 
-    def forced(self) -> ForcedText:
-        """The longest continuation every live stack agrees on (without advancing)."""
+    def _forced(self) -> ForcedText:
         if self.failed:
             return ForcedText("", False)
         stacks = self._stacks
