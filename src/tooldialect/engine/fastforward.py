@@ -11,13 +11,15 @@ right after it: it might merge with the free text that follows.
 Every forced token is checked by llama.cpp's grammar sampler (``allows``) before it is
 accepted, so an automaton that disagrees with llama.cpp can only lose speed. With a lazy grammar
 (``tool_choice="auto"``) nothing is forced until the trigger fired, detected the way llama.cpp
-does for trigger tokens and trigger words; grammars with trigger *patterns* (reasoning dialects)
-are not fast-forwarded.
+does: trigger tokens by id, patterns by a full match of all text so far, the grammar starting at
+the first non-empty capture group. As a guard, nothing is forced while llama.cpp's grammar
+would accept an end-of-generation token (a grammar still awaiting its trigger accepts anything).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from typing import TYPE_CHECKING
 
 from ..grammar.forced import GbnfAutomaton, GbnfSyntaxError
@@ -39,24 +41,24 @@ class FastForward:
         self.active = not grammar.lazy
         """The grammar is constraining (lazy: its trigger fired)."""
         self._trigger_tokens: set[int] = set()
-        self._trigger_words: list[str] = []
-        self._seen = ""  # text so far, while waiting for a word trigger
+        self._patterns: list[re.Pattern[str]] = []
+        self._seen = ""  # text so far, while waiting for a trigger pattern
+        self._eog = int(engine.llama.token_eos())
         if grammar.lazy:
-            tokens, _ = engine.trigger_arguments(grammar)
+            tokens, patterns = engine.trigger_arguments(grammar)
             self._trigger_tokens = set(tokens)
-            pieces = {engine.piece(t) for t in tokens}
-            self._trigger_words = [
-                w for w in grammar.trigger_words if w.encode("utf-8") not in pieces
-            ]
+            # the engine's patterns are llama.cpp's (ECMAScript); the ones the builder writes
+            # mean the same in Python's re, and one that does not compile disables fast-forward
+            self._patterns = [re.compile(p) for p in patterns]
 
     @classmethod
     def create(cls, engine: Engine, grammar: GrammarLike | None) -> FastForward | None:
         """A fast-forward for ``grammar``, or ``None`` where it cannot follow it safely."""
-        if grammar is None or (grammar.lazy and grammar.trigger_patterns):
+        if grammar is None:
             return None
         try:
             return cls(engine, grammar)
-        except GbnfSyntaxError:
+        except (GbnfSyntaxError, re.error):
             return None
 
     def observe(self, token: int) -> None:
@@ -69,13 +71,18 @@ class FastForward:
             self.active = True
             self._automaton.feed(text)
             return
-        if not self._trigger_words:
+        if not self._patterns:
             return
         self._seen += text
-        hits = [i for i in (self._seen.find(w) for w in self._trigger_words) if i >= 0]
-        if hits:
+        for pattern in self._patterns:
+            m = pattern.fullmatch(self._seen)
+            if m is None:
+                continue
+            start = next((m.start(i) for i in range(1, len(m.groups()) + 1) if m.group(i)), 0)
             self.active = True
-            self._automaton.feed(self._seen[min(hits) :])
+            self._automaton.feed(self._seen[start:])
+            self._seen = ""
+            return
 
     def extend(self, token: int, grammar: GrammarSampler, *, room: int) -> list[int]:
         """Forced tokens to decode right after ``token`` (already accepted), at most ``room``;
@@ -83,8 +90,8 @@ class FastForward:
         if not self.active or room <= 0 or self._automaton.failed:
             return []
         forced = self._automaton.forced()
-        if not forced.text:
-            return []
+        if not forced.text or grammar.allows(self._eog):
+            return []  # nothing forced, or llama.cpp's grammar is not (or no longer) constraining
         engine = self._engine
         head = engine.piece(token)
         body = forced.text.encode("utf-8")
