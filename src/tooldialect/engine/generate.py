@@ -196,7 +196,7 @@ class Engine:
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
         prompt_cache: Any = None,
-        fast_forward: bool = True,
+        fast_forward: bool = False,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
         here, before the first token is decoded; the returned iterator then only generates.
