@@ -32,19 +32,20 @@ from tooldialect import Agent, tool
 # ---- unit converter ------------------------------------------------------------------------
 
 _FACTORS: dict[str, dict[str, float]] = {
-    "length": {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "in": 0.0254, "ft": 0.3048,
-               "yd": 0.9144, "mi": 1609.344},
-    "mass": {"mg": 1e-6, "g": 0.001, "kg": 1.0, "t": 1000.0, "oz": 0.028349523125,
-             "lb": 0.45359237},
-    "volume": {"ml": 0.001, "l": 1.0, "gal": 3.785411784, "cup": 0.2365882365},
+    "length": {"millimeter": 0.001, "centimeter": 0.01, "meter": 1.0, "kilometer": 1000.0,
+               "inch": 0.0254, "foot": 0.3048, "yard": 0.9144, "mile": 1609.344},
+    "mass": {"milligram": 1e-6, "gram": 0.001, "kilogram": 1.0, "tonne": 1000.0,
+             "ounce": 0.028349523125, "pound": 0.45359237},
+    "volume": {"milliliter": 0.001, "liter": 1.0, "gallon": 3.785411784, "cup": 0.2365882365},
 }  # fmt: skip
+# full names: small models confuse abbreviations ("mm" for miles)
 Unit = Literal[
-    "mm", "cm", "m", "km", "in", "ft", "yd", "mi",
-    "mg", "g", "kg", "t", "oz", "lb",
-    "ml", "l", "gal", "cup",
-    "C", "F", "K",
+    "millimeter", "centimeter", "meter", "kilometer", "inch", "foot", "yard", "mile",
+    "milligram", "gram", "kilogram", "tonne", "ounce", "pound",
+    "milliliter", "liter", "gallon", "cup",
+    "celsius", "fahrenheit", "kelvin",
 ]  # fmt: skip
-_TEMPERATURE = {"C": (1.0, 0.0), "F": (5 / 9, -32.0), "K": (1.0, -273.15)}
+_TEMPERATURE = {"celsius": (1.0, 0.0), "fahrenheit": (5 / 9, -32.0), "kelvin": (1.0, -273.15)}
 
 
 @tool
@@ -53,9 +54,8 @@ def convert_units(value: float, from_unit: Unit, to_unit: Unit) -> str:
 
     Args:
         value: The amount to convert.
-        from_unit: The unit of the amount (mm, cm, m, km, in, ft, yd, mi, mg, g, kg, t, oz, lb,
-            ml, l, gal, cup, C, F, K).
-        to_unit: The unit to convert to (same list).
+        from_unit: The unit of the amount, singular, e.g. "mile", "kilogram", "celsius".
+        to_unit: The unit to convert to, singular, e.g. "kilometer".
     """
     if from_unit in _TEMPERATURE and to_unit in _TEMPERATURE:
         scale, shift = _TEMPERATURE[from_unit]
@@ -221,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         tools=[convert_units, calculate, list_files],
         system=SYSTEM,
         max_steps=args.max_steps,
+        answer_at_limit=True,  # a small model tends to repeat calls: the last step must answer
         temperature=0.0,
         max_tokens=256,
     )

@@ -174,6 +174,18 @@ def test_max_steps_is_a_clear_outcome() -> None:
     assert result.messages[-1]["role"] == "tool"  # the last calls still ran
 
 
+def test_answer_at_limit_forces_a_last_answer() -> None:
+    llm = ScriptedLlama(
+        [calls(("add", {"a": 1, "b": 1})), calls(("add", {"a": 1, "b": 1})), text("2")]
+    )
+    result = Agent(llm, tools=[add], max_steps=3, answer_at_limit=True).run("loop")
+    assert [r["tool_choice"] for r in llm.requests] == ["auto", "auto", "none"]
+    assert result.outcome == "max_steps" and result.answer == "2"
+    one = ScriptedLlama([calls(("add", {"a": 1, "b": 1}))])
+    alone = Agent(one, tools=[add], max_steps=1, answer_at_limit=True).run("x")
+    assert alone.outcome == "max_steps" and alone.answer is None  # one step: the call runs
+
+
 def test_length_is_reported() -> None:
     result = Agent(ScriptedLlama([text("cut he", finish="length")]), tools=[add]).run("x")
     assert result.outcome == "length" and result.answer == "cut he"

@@ -70,10 +70,13 @@ def test_calculator_refuses_what_is_not_arithmetic(expression: str) -> None:
 @pytest.mark.parametrize(
     ("args", "text"),
     [
-        ({"value": 5, "from_unit": "mi", "to_unit": "km"}, "5 mi = 8.04672 km"),
-        ({"value": 100, "from_unit": "C", "to_unit": "F"}, "100 C = 212 F"),
-        ({"value": 0, "from_unit": "K", "to_unit": "C"}, "0 K = -273.1 C"),
-        ({"value": 2, "from_unit": "lb", "to_unit": "g"}, "2 lb = 907.185 g"),
+        ({"value": 5, "from_unit": "mile", "to_unit": "kilometer"}, "5 mile = 8.04672 kilometer"),
+        (
+            {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"},
+            "100 celsius = 212 fahrenheit",
+        ),
+        ({"value": 0, "from_unit": "kelvin", "to_unit": "celsius"}, "0 kelvin = -273.1 celsius"),
+        ({"value": 2, "from_unit": "pound", "to_unit": "gram"}, "2 pound = 907.185 gram"),
     ],
     ids=["length", "temperature", "kelvin", "mass"],
 )
@@ -83,7 +86,7 @@ def test_unit_converter(args: dict[str, Any], text: str) -> None:
 
 def test_unit_converter_refuses_mixed_dimensions() -> None:
     with pytest.raises(ValueError, match="different things"):
-        example().convert_units.run({"value": 1, "from_unit": "kg", "to_unit": "m"})
+        example().convert_units.run({"value": 1, "from_unit": "kilogram", "to_unit": "meter"})
 
 
 def test_file_lister_stays_in_its_folder() -> None:

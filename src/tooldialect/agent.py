@@ -208,7 +208,11 @@ class Agent:
     tools with ``Tool.from_function``). ``system``: a system message put first. ``max_steps``:
     model calls per run. ``tool_choice`` applies to the first step; as in the OpenAI Agents SDK it
     resets to ``"auto"`` after a step that called tools (``reset_tool_choice=False`` keeps it,
-    which with ``"required"`` runs until ``max_steps``). Other keywords (``temperature``,
+    which with ``"required"`` runs until ``max_steps``). ``answer_at_limit``: make the last
+    allowed step with ``tool_choice="none"``, so a model that keeps calling (small models repeat
+    calls) still answers from the results it has; the outcome stays ``max_steps``, with that text
+    as the answer (the step re-decodes the prompt: without tools the template renders a different
+    system turn). Other keywords (``temperature``,
     ``max_tokens``, ``parallel_tool_calls``, ``enable_thinking``...) go to every request.
     """
 
@@ -221,6 +225,7 @@ class Agent:
         max_steps: int = 8,
         tool_choice: Any = "auto",
         reset_tool_choice: bool = True,
+        answer_at_limit: bool = False,
         **request_options: Any,
     ) -> None:
         if max_steps < 1:
@@ -233,6 +238,7 @@ class Agent:
         self.max_steps = max_steps
         self.tool_choice = tool_choice
         self.reset_tool_choice = reset_tool_choice
+        self.answer_at_limit = answer_at_limit
         self.request_options = request_options
 
     def __repr__(self) -> str:
@@ -255,6 +261,9 @@ class Agent:
         steps: list[AgentStep] = []
         choice = self.tool_choice
         for number in range(1, self.max_steps + 1):
+            last = number == self.max_steps and self.answer_at_limit and number > 1
+            if last:
+                choice = "none"
             turn = _Turn(number)
             started = time.perf_counter()
             for chunk in self._complete(messages, choice):
@@ -270,6 +279,7 @@ class Agent:
             if not turn.calls:
                 yield StepFinished(step)
                 outcome: Outcome = "length" if turn.finish_reason == "length" else "answer"
+                outcome = "max_steps" if last else outcome
                 result = AgentResult(outcome, "".join(turn.content), messages, steps)
                 yield FinalAnswer(result)
                 return

@@ -135,7 +135,8 @@ class Renderer:
             result = event.result
             w("\n")
             if result.outcome == "max_steps":
-                w(self._style(f"[stopped: {len(result.steps)} steps, calls still coming]", "33"))
+                n = len(result.steps)
+                w(self._style(f"[step limit reached after {n} model calls]", "33"))
                 w("\n")
             elif result.outcome == "length":
                 w(self._style("[reply cut at --max-tokens]", "33") + "\n")
@@ -163,6 +164,7 @@ def run_chat(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
             system=args.system,
             max_steps=args.max_steps,
             tool_choice=args.tool_choice,
+            answer_at_limit=True,
             temperature=args.temperature,
             max_tokens=args.max_tokens,
         )

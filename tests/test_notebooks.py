@@ -1,0 +1,34 @@
+"""The notebooks run top to bottom; a cell that raises fails the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["quickstart.ipynb", "agent.ipynb"], ids=["quickstart", "agent"])
+def test_notebook_runs(name: str, qwen_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat", reason="pip install -e '.[test]' brings nbclient")
+    nbclient = pytest.importorskip("nbclient", reason="pip install -e '.[test]' brings nbclient")
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    client.execute()  # raises CellExecutionError naming the cell when one raises
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    if name == "agent.ipynb":
+        assert "-> get_weather(" in text and "outcome:" in text
+        tables = [o for o in outputs if "text/markdown" in o.get("data", {})]
+        assert tables and "| step | prompt tokens" in tables[0]["data"]["text/markdown"]
+    else:
+        assert "get_weather" in text
