@@ -257,6 +257,9 @@ def test_openai_dict_goes_through_the_handler_normalisation() -> None:
     dicts = [Tool.from_function(f).to_openai() for f in (google, numpy_style, sphinx_style, route)]
     defs = normalize_tools(dicts)
     assert [d.name for d in defs] == ["google", "numpy_style", "sphinx_style", "route"]
+    # a Tool object itself is accepted where tools go: the same definitions
+    objects = [Tool.from_function(f) for f in (google, numpy_style, sphinx_style, route)]
+    assert normalize_tools(objects) == defs
 
 
 @pytest.mark.parametrize("fn", [google, numpy_style, sphinx_style, route], ids=lambda f: f.__name__)
