@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+import tooldialect
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -12,9 +15,14 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 @pytest.mark.model
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["quickstart.ipynb", "agent.ipynb"], ids=["quickstart", "agent"])
-def test_notebook_runs(name: str, qwen_path: Path) -> None:
+def test_notebook_runs(name: str, qwen_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nbformat = pytest.importorskip("nbformat", reason="pip install -e '.[test]' brings nbclient")
     nbclient = pytest.importorskip("nbclient", reason="pip install -e '.[test]' brings nbclient")
+    # the kernel imports the tooldialect these tests import (a relative PYTHONPATH would not
+    # survive the kernel's working directory, the notebooks folder)
+    package_root = str(Path(tooldialect.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([package_root, *filter(None, [path])]))
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = nbclient.NotebookClient(
         nb,
