@@ -317,7 +317,7 @@ class Agent:
         from .handler import ToolChatHandler, create_chat_completion
 
         request: dict[str, Any] = {
-            "messages": messages,
+            "messages": list(messages),  # the loop appends to its own list afterwards
             "stream": True,
             **self.request_options,
         }
