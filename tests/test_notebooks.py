@@ -26,7 +26,7 @@ def test_notebook_runs(name: str, qwen_path: Path, monkeypatch: pytest.MonkeyPat
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = nbclient.NotebookClient(
         nb,
-        timeout=600,
+        timeout=1800,  # a guard against a hung kernel, not a speed goal
         kernel_name="python3",
         resources={"metadata": {"path": str(NOTEBOOKS)}},
     )
