@@ -337,7 +337,7 @@ def bad_type(thing: NotJson) -> str:
         (unannotated, None, ["'city'", "no type annotation"]),
         (bad_type, None, ["JSON Schema"]),
         (lambda x: x, None, ["lambda", "name="]),
-        (google, "has space", ["name"]),
+        (google, "quote\"d", ["name"]),
         (42, None, ["function"]),
     ],
     ids=[
