@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..dialect.spec import (
@@ -42,6 +42,7 @@ from .templates import (
     probe_closer,
     probe_literal,
     skip_ws,
+    without_markers,
 )
 from .values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
 
@@ -102,6 +103,11 @@ class FormatPlan:
     (the common case of ``_json_body``, which reads it token by token otherwise)."""
     json_head_prefix: re.Pattern[str] | None = None
     """Full-matches every text that may still grow into a ``json_head`` match."""
+    alts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Closer cores (``section_close``, ``call_close``, ``tail``, ``args_close``) to their
+    variants without ``CallFormat.optional_markers``."""
+    alt_separators: tuple[str, ...] = ()
+    """Stripped ``CallFormat.alt_separators``."""
 
     @classmethod
     def build(cls, fmt: CallFormat) -> FormatPlan:
@@ -109,21 +115,26 @@ class FormatPlan:
         head: tuple[Segment, ...] = ()
         param: tuple[Segment, ...] = ()
         tail = args_open = args_close = ""
+        optional = fmt.optional_markers
         if isinstance(body, (TaggedBody, ElementBody)):
-            head = compile_template(body.head)
+            head = compile_template(body.head, optional=optional)
             tail = body.tail.strip()
         if isinstance(body, TaggedBody):
             args_open, args_close = body.args_open.strip(), body.args_close.strip()
         if isinstance(body, ElementBody):
-            param = compile_template(body.param)
+            param = compile_template(body.param, optional=optional)
         if isinstance(body, PythonBody):
-            head = compile_template(body.call_open)
+            head = compile_template(body.call_open, optional=optional)
             tail = body.call_close.strip()
         json_head = json_head_prefix = None
         if isinstance(body, JsonBody):
             json_head, json_head_prefix = _json_head_patterns(body)
+        closers = (fmt.section_close, fmt.call_close, tail, args_close)
+        alts = {c.strip(): without_markers(c.strip(), optional) for c in closers if c.strip()}
         return cls(
             fmt=fmt,
+            alts={k: v for k, v in alts.items() if v},
+            alt_separators=tuple(dict.fromkeys(s.strip() for s in fmt.alt_separators)),
             json_head=json_head,
             json_head_prefix=json_head_prefix,
             section_open=fmt.section_open.strip(),
@@ -285,7 +296,11 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
             break
         p = yield from skip_ws(src, q)
         buf = src.buf
-        is_args = key == body.arguments_key if body.name_key is not None else name is None
+        is_args = (
+            (key == body.arguments_key or key in body.arguments_aliases)
+            if body.name_key is not None
+            else name is None
+        )
         if body.name_key is None and is_args:
             name = key
         if is_args and can_stream and name is not None and not committed and buf[p:p + 1] == "{":
@@ -361,7 +376,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
     for core in (plan.args_close, plan.tail):
-        q = yield from probe_closer(src, p, core)
+        q = yield from _probe_close(src, p, core, plan)
         if q < 0:
             return p, OK
         p = q
@@ -410,7 +425,7 @@ def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx:
     args: dict[str, Any] = {}
     while True:
         if plan.tail:
-            q = yield from probe_closer(src, p, plan.tail)
+            q = yield from _probe_close(src, p, plan.tail, plan)
             if q >= 0:
                 p = q
                 break
@@ -518,8 +533,26 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         end, status = yield from _python_body(src, q, plan, body)
     if status != OK:
         return end, status
-    q = yield from probe_closer(src, end, plan.call_close)
+    q = yield from _probe_close(src, end, plan.call_close, plan)
     return (q if q >= 0 else end), OK  # a missing call_close (EOS cut it) is tolerated
+
+
+def _probe_close(src: Source, p: int, core: str, plan: FormatPlan) -> Generator[None, None, int]:
+    """``probe_closer`` of ``core``, else of its variants without optional markers."""
+    q = yield from probe_closer(src, p, core)
+    for alt in plan.alts.get(core, ()):
+        if q >= 0:
+            break
+        q = yield from probe_closer(src, p, alt)
+    return q
+
+
+def _closes_after(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, bool]:
+    """Whether only the section closer (or the end of the text) follows ``p``."""
+    if plan.section_close:
+        return (yield from _probe_close(src, p, plan.section_close, plan)) >= 0
+    t = yield from skip_ws(src, p)
+    return src.final and t >= len(src.buf)
 
 
 def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
@@ -534,8 +567,12 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
     count = 0
     while True:
         r = q
-        if count and plan.separator:
+        if count and (plan.separator or plan.alt_separators):
             r = yield from probe_literal(src, q, plan.separator)
+            for alt in plan.alt_separators:
+                if r >= 0:
+                    break
+                r = yield from probe_literal(src, q, alt)
             if r < 0:
                 r = yield from probe_closer(src, q, plan.separator)
                 if r >= 0:  # the separator's start ended the text: drop it
@@ -543,6 +580,8 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
                 break
         end, status = yield from _read_call(src, r, plan, ctx)
         if status == FAIL:
+            if r != q and (yield from _closes_after(src, r, plan)):
+                q = r  # a trailing separator before the closer or the end of the text
             break
         count += 1
         q = end
@@ -552,5 +591,5 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
             break
     if not count:
         return p, FAIL
-    r = yield from probe_closer(src, q, plan.section_close)
+    r = yield from _probe_close(src, q, plan.section_close, plan)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated

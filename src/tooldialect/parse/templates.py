@@ -10,7 +10,7 @@ while the buffer is too short to decide, so the same code serves batch and strea
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,6 +23,7 @@ __all__ = [
     "probe_closer",
     "probe_literal",
     "skip_ws",
+    "without_markers",
 ]
 
 _FIELD_RE = re.compile(r"\{\{|\}\}|\{(\w+)\}")
@@ -48,14 +49,30 @@ class Segment:
 
     text: str
     field: str = ""
+    alts: tuple[str, ...] = ()
+    """Stripped literal texts also accepted in place of ``core`` (``CallFormat.optional_markers``
+    left out; ``""`` skips the literal)."""
 
     @property
     def core(self) -> str:
         return self.text.strip()
 
 
-def compile_template(template: str) -> tuple[Segment, ...]:
-    """Split ``template`` into segments (``{{``/``}}`` unescaped)."""
+def without_markers(core: str, optional: Sequence[str]) -> tuple[str, ...]:
+    """The stripped variants of ``core`` with optional marker texts left out, shortest last."""
+    out: list[str] = []
+    for marker in optional:
+        if marker and marker in core:
+            for base in [core, *out]:
+                alt = base.replace(marker, "").strip()
+                if alt != core and alt not in out:
+                    out.append(alt)
+    return tuple(out)
+
+
+def compile_template(template: str, *, optional: Sequence[str] = ()) -> tuple[Segment, ...]:
+    """Split ``template`` into segments (``{{``/``}}`` unescaped); literals containing an
+    ``optional`` marker also match without it."""
     out: list[Segment] = []
     lit: list[str] = []
     last = 0
@@ -72,6 +89,9 @@ def compile_template(template: str) -> tuple[Segment, ...]:
     lit.append(template[last:])
     if "".join(lit):
         out.append(Segment("".join(lit)))
+    if optional:
+        out = [Segment(s.text, s.field, without_markers(s.core, optional)) if not s.field else s
+               for s in out]
     return tuple(out)
 
 
@@ -154,9 +174,14 @@ def match_template(
     for i, seg in enumerate(segments):
         if not seg.field:
             if seg.core:
-                p = yield from probe_literal(src, p, seg.core)
-                if p < 0:
+                q = yield from probe_literal(src, p, seg.core)
+                for alt in seg.alts:
+                    if q >= 0:
+                        break
+                    q = yield from probe_literal(src, p, alt)
+                if q < 0:
                     return -1, fields
+                p = q
             continue
         following = segments[i + 1] if i + 1 < len(segments) else None
         nxt = following.core if following is not None and not following.field else ""
