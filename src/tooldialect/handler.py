@@ -329,7 +329,7 @@ class ToolChatHandler:
         shown = defs if choice.mode != "none" else []
         prompt = self._render(setup, messages, shown, template_kwargs)
         prefill = prompt_prefill(prompt, spec)
-        reasoning_open = spec.reasoning is not None and prefill == spec.reasoning.open
+        reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
         call_prefill = "" if reasoning_open else prefill
         gram = self._grammar(setup, defs, choice, parallel, reasoning_open, call_prefill)
         if gram is None and grammar is not None and choice.mode in ("none", "auto"):
