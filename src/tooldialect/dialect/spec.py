@@ -182,9 +182,10 @@ class CallFormat(_Model):
     keeps lazy grammars to the layouts a trigger can safely start, while the parser stays
     lenient (Mistral's ``[TOOL_CALLS]name{json}`` without ``[ARGS]``, harmony header orders)."""
     optional_markers: list[str] = Field(default_factory=list)
-    """Marker text the model may leave out where this layout writes it: inside a closer
-    (``section_close``, ``call_close``, a body's ``tail``/``args_close``/``call_close``) or a
-    literal of a body template (Llama 4's ``<|python_end|>``, Kimi's ``functions.`` id prefix).
+    """Marker text the model may leave out where this layout writes it: inside ``call_open``
+    (when it is not the opener the scan looks for), a closer (``section_close``, ``call_close``, a
+    body's ``tail``/``args_close``/``call_close``) or a literal of a body template (Llama 4's
+    ``<|python_end|>``, Kimi's ``functions.`` id prefix, DeepSeek's ``<｜tool▁call▁begin｜>``).
     The parser reads the layout with or without it; grammars and ``render_call`` write it."""
     alt_separators: list[str] = Field(default_factory=list)
     """Other separators the parser accepts between two calls (never written); ``""`` allows calls

@@ -104,8 +104,8 @@ class FormatPlan:
     json_head_prefix: re.Pattern[str] | None = None
     """Full-matches every text that may still grow into a ``json_head`` match."""
     alts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Closer cores (``section_close``, ``call_close``, ``tail``, ``args_close``) to their
-    variants without ``CallFormat.optional_markers``."""
+    """Envelope cores (``call_open``, ``section_close``, ``call_close``, ``tail``,
+    ``args_close``) to their variants without ``CallFormat.optional_markers``."""
     alt_separators: tuple[str, ...] = ()
     """Stripped ``CallFormat.alt_separators``."""
 
@@ -129,7 +129,7 @@ class FormatPlan:
         json_head = json_head_prefix = None
         if isinstance(body, JsonBody):
             json_head, json_head_prefix = _json_head_patterns(body)
-        closers = (fmt.section_close, fmt.call_close, tail, args_close)
+        closers = (fmt.call_open, fmt.section_close, fmt.call_close, tail, args_close)
         alts = {c.strip(): without_markers(c.strip(), optional) for c in closers if c.strip()}
         return cls(
             fmt=fmt,
@@ -520,6 +520,10 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody) -> Rea
 
 def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     q = yield from probe_literal(src, p, plan.call_open)
+    for alt in plan.alts.get(plan.call_open, ()):
+        if q >= 0:
+            break
+        q = yield from probe_literal(src, p, alt)
     if q < 0:
         return p, FAIL
     body = plan.fmt.body

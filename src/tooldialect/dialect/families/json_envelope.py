@@ -9,7 +9,7 @@ format, unverified against a template.
 from __future__ import annotations
 
 from ..builtins import THINK, Signature, _hermes_formats, builtin
-from ..spec import CallFormat, DialectSpec, JsonBody, ReasoningMarkers, Trigger
+from ..spec import CallFormat, DialectSpec, JsonBody, PythonBody, ReasoningMarkers, Trigger
 
 _ARRAY_SEPARATOR = ", "
 
@@ -280,6 +280,12 @@ def llama_3() -> DialectSpec:
             ),
             CallFormat(body=body, section_open="<|python_tag|>", separator="; ",
                        alt_separators=[""]),
+            # Llama 3.1 built-in tools: <|python_tag|>brave_search.call(query="...")
+            CallFormat(
+                section_open="<|python_tag|>",
+                body=PythonBody(call_open="{name}.call("),
+                parse_only=True,
+            ),
         ],
         strip=["<|eom_id|>", "<|eot_id|>"],
         stop=["<|eom_id|>"],

@@ -53,6 +53,24 @@ DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 DS_CALLS_END = "<｜tool▁calls▁end｜>"
 DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
 DS_CALL_END = "<｜tool▁call▁end｜>"
+# How DeepSeek models really open the section (llama.cpp's DeepSeek parsers accept the same)
+DS_CALLS_BEGIN_VARIANTS = (
+    "<｜tool_calls_begin｜>",
+    "<｜tool calls begin｜>",
+    "<｜tool\\_calls\\_begin｜>",
+    "<｜tool▁calls｜>",
+)
+
+
+def _deepseek_formats(canonical: CallFormat) -> list[CallFormat]:
+    """``canonical`` with ``<｜tool▁call▁begin｜>`` optional, then parse-only copies opened by
+    the misspelt section markers DeepSeek models write."""
+    fmt = canonical.model_copy(update={"optional_markers": [DS_CALL_BEGIN]})
+    return [
+        fmt,
+        *(fmt.model_copy(update={"section_open": v, "parse_only": True})
+          for v in DS_CALLS_BEGIN_VARIANTS),
+    ]
 
 
 @builtin(signatures=[Signature((DS_CALLS_BEGIN,))], priority=5)
@@ -66,7 +84,7 @@ def deepseek_v3_1() -> DialectSpec:
         family="DeepSeek V3.1",
         origin="builtin",
         description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>...",
-        formats=[
+        formats=_deepseek_formats(
             CallFormat(
                 section_open=DS_CALLS_BEGIN,
                 section_close=DS_CALLS_END,
@@ -74,7 +92,7 @@ def deepseek_v3_1() -> DialectSpec:
                 call_close=DS_CALL_END,
                 body=TaggedBody(head="{name}<｜tool▁sep｜>"),
             )
-        ],
+        ),
         reasoning=THINK,
     )
 
@@ -91,7 +109,7 @@ def deepseek_r1() -> DialectSpec:
         family="DeepSeek R1 / V3",
         origin="builtin",
         description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```...",
-        formats=[
+        formats=_deepseek_formats(
             CallFormat(
                 section_open=DS_CALLS_BEGIN,
                 section_close=DS_CALLS_END,
@@ -102,7 +120,7 @@ def deepseek_r1() -> DialectSpec:
                     head="function<｜tool▁sep｜>{name}", args_open="\n```json\n", args_close="\n```"
                 ),
             )
-        ],
+        ),
         reasoning=THINK,
     )
 
