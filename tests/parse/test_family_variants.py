@@ -150,3 +150,15 @@ def test_triggers_wait_for_any_reasoning_close() -> None:
     assert opened.fullmatch(ONE)
     assert not opened.fullmatch("Steps first: " + ONE)
     assert opened.fullmatch("Steps first: x == ANSWER == " + ONE)
+
+
+def test_offered_names_only_layouts_need_an_offered_tool() -> None:
+    weak = CallFormat(call_open="<r>", call_close="</r>", body=JsonBody(), parse_only=True,
+                      offered_names_only=True)
+    spec = _spec(CallFormat(call_open="<c>", body=JsonBody()), weak)
+    unknown = '<r>{"name": "Bob", "arguments": {}}</r>'
+    assert _calls(unknown, spec) == (unknown, None, [])
+    known = '<r>{"name": "lookup", "arguments": {"q": "a"}}</r>'
+    assert _calls(known, spec) == (None, None, [("lookup", {"q": "a"})])
+    # without tools the parser cannot tell: the layout reads any name
+    assert [c.name for c in parse_output(unknown, spec).tool_calls] == ["Bob"]

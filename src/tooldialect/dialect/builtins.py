@@ -135,9 +135,16 @@ _HERMES_FENCES = ("```json\n", "```xml\n", "```\n")
 
 
 def _hermes_variants() -> list[CallFormat]:
-    """Parse-only layouts Hermes / Qwen models write besides ``<tool_call>``."""
+    """Parse-only layouts Hermes / Qwen models write besides ``<tool_call>``; their markers also
+    occur in prose and markup, so a call must name an offered tool."""
     wrapped = [
-        CallFormat(call_open=f"<{t}>\n", call_close=f"\n</{t}>", separator="\n", parse_only=True)
+        CallFormat(
+            call_open=f"<{t}>\n",
+            call_close=f"\n</{t}>",
+            separator="\n",
+            parse_only=True,
+            offered_names_only=True,
+        )
         for t in _HERMES_TAGS
     ]
     fenced = [
@@ -148,12 +155,18 @@ def _hermes_variants() -> list[CallFormat]:
             call_close=f"\n</{t}>",
             separator="\n",
             parse_only=True,
+            offered_names_only=True,
         )
         for fence in _HERMES_FENCES
         for t in ("tool_call", *_HERMES_TAGS)
     ]
     functions = [
-        CallFormat(body=TaggedBody(head=head, tail="</function>"), separator="\n", parse_only=True)
+        CallFormat(
+            body=TaggedBody(head=head, tail="</function>"),
+            separator="\n",
+            parse_only=True,
+            offered_names_only=True,
+        )
         for head in ("<function={name}>", '<function name="{name}">')
     ]
     return [*wrapped, *fenced, *functions]

@@ -190,6 +190,9 @@ class CallFormat(_Model):
     alt_separators: list[str] = Field(default_factory=list)
     """Other separators the parser accepts between two calls (never written); ``""`` allows calls
     written back to back (with optional whitespace)."""
+    offered_names_only: bool = False
+    """Calls in this layout count only when they name an offered tool (when the parser knows the
+    tools): for weak markers that also occur in prose or markup (``<response>``, ``<json>``)."""
 
     def opener(self) -> str:
         """The literal text every emission in this layout starts with ('' if none)."""

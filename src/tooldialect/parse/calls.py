@@ -528,17 +528,36 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         return p, FAIL
     body = plan.fmt.body
     if isinstance(body, JsonBody):
-        end, status = yield from _json_body(src, q, plan, body)
+        reader = _json_body(src, q, plan, body)
     elif isinstance(body, TaggedBody):
-        end, status = yield from _tagged_body(src, q, plan)
+        reader = _tagged_body(src, q, plan)
     elif isinstance(body, ElementBody):
-        end, status = yield from _element_body(src, q, plan, body, ctx)
+        reader = _element_body(src, q, plan, body, ctx)
     else:
-        end, status = yield from _python_body(src, q, plan, body)
+        reader = _python_body(src, q, plan, body)
+    if plan.fmt.offered_names_only and ctx.schemas:
+        reader = _offered_only(reader, ctx.schemas)
+    end, status = yield from reader
     if status != OK:
         return end, status
     q = yield from _probe_close(src, end, plan.call_close, plan)
     return (q if q >= 0 else end), OK  # a missing call_close (EOS cut it) is tolerated
+
+
+def _offered_only(reader: Reader, names: Mapping[str, Any]) -> Reader:
+    """``reader``, failing (before anything is emitted) when its call names no offered tool."""
+    try:
+        ev = next(reader)
+        while not isinstance(ev, Begin):  # only waits come before a call is certain
+            yield ev
+            ev = next(reader)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    if ev.name not in names:
+        reader.close()
+        return 0, FAIL
+    yield ev
+    return (yield from reader)
 
 
 def _probe_close(src: Source, p: int, core: str, plan: FormatPlan) -> Generator[None, None, int]:
