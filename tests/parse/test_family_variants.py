@@ -18,6 +18,7 @@ from tooldialect.dialect.spec import (
     TaggedBody,
 )
 from tooldialect.grammar.build import trigger_pattern
+from tooldialect.parse import StreamParser
 from tooldialect.prompt import prompt_opens_reasoning, prompt_prefill
 
 from .helpers import Case, check_consistent, comparable, run_stream
@@ -162,3 +163,15 @@ def test_offered_names_only_layouts_need_an_offered_tool() -> None:
     assert _calls(known, spec) == (None, None, [("lookup", {"q": "a"})])
     # without tools the parser cannot tell: the layout reads any name
     assert [c.name for c in parse_output(unknown, spec).tool_calls] == ["Bob"]
+
+
+def test_parse_only_openers_do_not_hold_reasoning_back() -> None:
+    fenced = CallFormat(section_open="```\n", section_close="\n```", body=JsonBody(),
+                        parse_only=True)
+    spec = _spec(CALL, fenced, reasoning=THINK)
+    parser = StreamParser(spec, tools=[TOOL])
+    deltas = parser.feed("<t>code:\n```\nprint(1)\n```\nand more thinking ")
+    streamed = "".join(d.get("reasoning_content", "") for d in deltas)
+    assert streamed == "code:\n```\nprint(1)\n```\nand more thinking"
+    held = parser.feed("then " + ONE[:9])  # a written layout's opener: held until decided
+    assert "".join(d.get("reasoning_content", "") for d in held) == " then"

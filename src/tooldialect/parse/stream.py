@@ -123,9 +123,12 @@ def _build_plan(spec: DialectSpec) -> _Plan:
         for marker in closes:
             reasoning[marker] = (_CLOSE, ())
         if r.calls_end_unclosed:
-            # call openers inside reasoning: a call only if the block is never closed (_scan)
+            # openers of the written layouts inside reasoning: a call only if the block is never
+            # closed (_scan). Parse-only variants' openers (``` fences, <response>) are common in
+            # reasoning text, and would hold its stream back until the close.
             for core, (action, cands) in content.items():
-                if action == _CALL and core not in reasoning:
+                written = tuple(i for i in cands if not spec.formats[i].parse_only)
+                if action == _CALL and written and core not in reasoning:
                     reasoning[core] = (_CALL, cands)
     return _Plan(
         formats=formats,
