@@ -300,7 +300,10 @@ def gpt_oss() -> DialectSpec:
             *canonical,
             *_harmony_variants({f.body.head for f in canonical if isinstance(f.body, TaggedBody)}),
         ],
-        reasoning=ReasoningMarkers(open="<|channel|>analysis<|message|>", close="<|end|>"),
+        # a new message (<|start|>assistant) also ends an analysis message left without <|end|>
+        reasoning=ReasoningMarkers(
+            open="<|channel|>analysis<|message|>", close="<|end|>", alt_close=["<|start|>assistant"]
+        ),
         strip=[
             "<|start|>assistant",
             "<|channel|>final<|message|>",
