@@ -37,9 +37,11 @@ from .jsonscan import DONE, ERROR, NEED, JsonScanner
 from .templates import (
     Segment,
     Source,
+    closes_after,
     compile_template,
     match_template,
     probe_closer,
+    probe_closers,
     probe_literal,
     skip_ws,
     without_markers,
@@ -376,7 +378,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
     for core in (plan.args_close, plan.tail):
-        q = yield from _probe_close(src, p, core, plan)
+        q = yield from probe_closers(src, p, core, plan.alts)
         if q < 0:
             return p, OK
         p = q
@@ -425,7 +427,7 @@ def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx:
     args: dict[str, Any] = {}
     while True:
         if plan.tail:
-            q = yield from _probe_close(src, p, plan.tail, plan)
+            q = yield from probe_closers(src, p, plan.tail, plan.alts)
             if q >= 0:
                 p = q
                 break
@@ -540,7 +542,7 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     end, status = yield from reader
     if status != OK:
         return end, status
-    q = yield from _probe_close(src, end, plan.call_close, plan)
+    q = yield from probe_closers(src, end, plan.call_close, plan.alts)
     return (q if q >= 0 else end), OK  # a missing call_close (EOS cut it) is tolerated
 
 
@@ -558,24 +560,6 @@ def _offered_only(reader: Reader, names: Mapping[str, Any]) -> Reader:
         return 0, FAIL
     yield ev
     return (yield from reader)
-
-
-def _probe_close(src: Source, p: int, core: str, plan: FormatPlan) -> Generator[None, None, int]:
-    """``probe_closer`` of ``core``, else of its variants without optional markers."""
-    q = yield from probe_closer(src, p, core)
-    for alt in plan.alts.get(core, ()):
-        if q >= 0:
-            break
-        q = yield from probe_closer(src, p, alt)
-    return q
-
-
-def _closes_after(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, bool]:
-    """Whether only the section closer (or the end of the text) follows ``p``."""
-    if plan.section_close:
-        return (yield from _probe_close(src, p, plan.section_close, plan)) >= 0
-    t = yield from skip_ws(src, p)
-    return src.final and t >= len(src.buf)
 
 
 def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
@@ -603,7 +587,7 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
                 break
         end, status = yield from _read_call(src, r, plan, ctx)
         if status == FAIL:
-            if r != q and (yield from _closes_after(src, r, plan)):
+            if r != q and (yield from closes_after(src, r, plan.section_close, plan.alts)):
                 q = r  # a trailing separator before the closer or the end of the text
             break
         count += 1
@@ -614,5 +598,5 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
             break
     if not count:
         return p, FAIL
-    r = yield from _probe_close(src, q, plan.section_close, plan)
+    r = yield from probe_closers(src, q, plan.section_close, plan.alts)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated

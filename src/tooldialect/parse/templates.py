@@ -10,17 +10,19 @@ while the buffer is too short to decide, so the same code serves batch and strea
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = [
     "Segment",
     "Source",
+    "closes_after",
     "compile_template",
     "find_literal",
     "match_template",
     "probe_closer",
+    "probe_closers",
     "probe_literal",
     "skip_ws",
     "without_markers",
@@ -136,6 +138,29 @@ def probe_closer(src: Source, p: int, core: str) -> Wait:
     q = yield from skip_ws(src, p)
     rest = src.buf[q:]
     return len(src.buf) if rest and core.startswith(rest) else -1
+
+
+def probe_closers(
+    src: Source, p: int, core: str, alts: Mapping[str, tuple[str, ...]]
+) -> Wait:
+    """``probe_closer`` of ``core``, else of its variants ``alts[core]`` (optional markers left
+    out)."""
+    q = yield from probe_closer(src, p, core)
+    for alt in alts.get(core, ()):
+        if q >= 0:
+            break
+        q = yield from probe_closer(src, p, alt)
+    return q
+
+
+def closes_after(
+    src: Source, p: int, closer: str, alts: Mapping[str, tuple[str, ...]]
+) -> Generator[None, None, bool]:
+    """Whether only ``closer`` (or, without a closer, the end of the text) follows ``p``."""
+    if closer:
+        return (yield from probe_closers(src, p, closer, alts)) >= 0
+    t = yield from skip_ws(src, p)
+    return src.final and t >= len(src.buf)
 
 
 def find_literal(src: Source, p: int, core: str, *, limit: int | None) -> Wait:
