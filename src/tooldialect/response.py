@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from .parse import ParsedOutput
     from .request import Request
 
-__all__ = ["build_response", "message_for", "stream_chunks"]
+__all__ = ["build_response", "client_ids", "message_for", "stream_chunks"]
 
 
-def parse_reply(request: Request, text: str) -> ParsedOutput:
-    """The reply parsed as the request allows (under ``tool_choice="none"`` a call stays text)."""
+def parse_reply(request: Request, text: str, *, truncated: bool = False) -> ParsedOutput:
+    """The reply parsed as the request allows (under ``tool_choice="none"`` a call stays text).
+    ``truncated``: the token limit cut it, so a cut-off call is never completed
+    (docs/parsing.md)."""
     from .parse import ParsedOutput, parse_output
 
     parsed = parse_output(
@@ -30,6 +32,7 @@ def parse_reply(request: Request, text: str) -> ParsedOutput:
         tools=request.tools,
         reasoning_open=request.reasoning_open,
         prefill=request.prefill,
+        truncated=truncated,
     )
     if request.choice.mode == "none" and parsed.tool_calls:
         # tool_choice="none": the model may not call, so a call it wrote anyway stays text
@@ -38,10 +41,11 @@ def parse_reply(request: Request, text: str) -> ParsedOutput:
 
 
 def finish_reason(calls: bool, result: GenerationResult) -> str:
-    """OpenAI's ``finish_reason``: ``tool_calls``, ``length`` or ``stop``."""
-    if calls:
-        return "tool_calls"
-    return "length" if result.finish_reason == "length" else "stop"
+    """OpenAI's ``finish_reason``: ``tool_calls``, ``length`` or ``stop``. ``length`` wins, as in
+    OpenAI's API: the reply was cut, whatever calls it holds (a cut call is never completed)."""
+    if result.finish_reason == "length":
+        return "length"
+    return "tool_calls" if calls else "stop"
 
 
 def usage(result: GenerationResult) -> dict[str, Any]:
@@ -77,11 +81,22 @@ def message_for(parsed: ParsedOutput) -> dict[str, Any]:
     return message
 
 
+def client_ids(message: dict[str, Any], ids: Mapping[str, str]) -> dict[str, Any]:
+    """``message`` (or a delta) with call ids the prompt mapped given back as the client sent
+    them (``Request.call_ids``)."""
+    if ids and message.get("tool_calls"):
+        for call in message["tool_calls"]:
+            if call.get("id") in ids:
+                call["id"] = ids[call["id"]]
+    return message
+
+
 def build_response(
     request: Request, text: str, result: GenerationResult, model: str
 ) -> dict[str, Any]:
     """The ``chat.completion`` dict for a finished generation."""
-    message = message_for(parse_reply(request, text))
+    parsed = parse_reply(request, text, truncated=result.finish_reason == "length")
+    message = client_ids(message_for(parsed), request.call_ids)
     calls = message.get("tool_calls")
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
@@ -135,10 +150,10 @@ def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, 
     for piece in gen:
         for delta in parser.feed(piece):
             saw_call = saw_call or "tool_calls" in delta
-            yield chunk(delta)
-    for delta in parser.close():
+            yield chunk(client_ids(delta, request.call_ids))
+    for delta in parser.close(truncated=gen.result.finish_reason == "length"):
         saw_call = saw_call or "tool_calls" in delta
-        yield chunk(delta)
+        yield chunk(client_ids(delta, request.call_ids))
     request.setup.replies.remember(message_for(parser.result), gen.result.text)
     last = chunk({}, finish_reason(saw_call, gen.result))
     last["usage"] = usage(gen.result)

@@ -7,7 +7,7 @@ and never re-inspects the raw request.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,7 +15,18 @@ from .errors import ToolSpecError
 
 __all__ = ["ToolChoice", "ToolDef", "normalize_tool_choice", "normalize_tools"]
 
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:")
+_NAME_PUNCT = frozenset("_-.: ")
+
+
+def _valid_name(name: object) -> TypeGuard[str]:
+    # letters and digits of any script, '_', '-', '.', ':' and inner spaces: real tool sets name
+    # functions in Chinese or with spaces; quotes, brackets and '=' would break the markers
+    return (
+        isinstance(name, str)
+        and bool(name)
+        and name == name.strip()
+        and all(c.isalnum() or c in _NAME_PUNCT for c in name)
+    )
 
 
 class ToolDef(BaseModel):
@@ -77,10 +88,10 @@ def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
         if not isinstance(fn, Mapping):
             raise ToolSpecError(f"tools[{i}] needs a 'function' object, got {tool!r}")
         name = fn.get("name")
-        if not isinstance(name, str) or not name or not set(name) <= _NAME_CHARS:
+        if not _valid_name(name):
             raise ToolSpecError(
                 f"tools[{i}].function.name must be a non-empty string of letters, digits, "
-                f"'_', '-', '.' or ':', got {name!r}"
+                f"'_', '-', '.', ':' or inner spaces, got {name!r}"
             )
         if name in seen:
             raise ToolSpecError(f"tools[{i}]: duplicate function name {name!r}")

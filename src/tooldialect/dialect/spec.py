@@ -123,6 +123,10 @@ class ElementBody(_Model):
     """Text after the last parameter."""
     trim_value: bool = True
     """Strip one newline on each side of a value when parsing (Qwen3-Coder writes them)."""
+    unescape_value: bool = False
+    """The family writes newlines and tabs inside values as the two characters ``\\n`` /
+    ``\\t``: the parser decodes them in string values. Off by default, as a value may hold a
+    real backslash-n (a regex, a Windows path)."""
 
 
 class PythonBody(_Model):

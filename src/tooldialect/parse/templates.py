@@ -3,8 +3,14 @@ buffer.
 
 A template is split once into literal and field segments. Literals are matched on their stripped
 text with whitespace before them optional; a field runs up to the next literal, or, when nothing
-literal follows, over name-like characters. Matching is written as a generator that yields ``None``
-while the buffer is too short to decide, so the same code serves batch and streaming parsing.
+literal follows, over name-like characters. Matching is written as a generator that yields
+``None`` while the buffer is too short to decide, so the same code serves batch and streaming
+parsing.
+
+Whitespace is optional inside a literal too, wherever models are seen to put or drop it: at the
+literal's own whitespace, next to a bracket or separator (``[TOOL_CALLS] [``, ``] </TOOLCALL>``)
+and between two special-token-like tags (``<|tool_call_end|>\n<|tool_calls_section_end|>``).
+``split_literal`` gives these *pieces*; matching a literal matches its pieces in turn.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 __all__ = [
@@ -20,11 +27,13 @@ __all__ = [
     "closes_after",
     "compile_template",
     "find_literal",
+    "literal_regex",
     "match_template",
     "probe_closer",
     "probe_closers",
     "probe_literal",
     "skip_ws",
+    "split_literal",
     "without_markers",
 ]
 
@@ -32,6 +41,7 @@ _FIELD_RE = re.compile(r"\{\{|\}\}|\{(\w+)\}")
 _WS = re.compile(r"\s+")
 _NAME_RUN = re.compile(r"[\w.\-:]+")
 _NAME_OK = re.compile(r"[\w.\-:]+\Z")
+_NAME_LOOSE = re.compile(r"[^\x00-\x1f<>{}\[\]()\"'=,;\\]+\Z")
 _INDEX_OK = re.compile(r"\d+\Z")
 # A name, id or key longer than this is not one: stop waiting for its terminator.
 MAX_FIELD = 256
@@ -99,6 +109,41 @@ def compile_template(template: str, *, optional: Sequence[str] = ()) -> tuple[Se
 
 Wait = Generator[None, None, int]
 
+# Tags (``<|x|>``, ``</x>``, ``[X]``), words, whitespace, single characters.
+_TOKEN = re.compile(r"<[^<>\s]*>|\[/?[A-Za-z_]+\]|\w+|\s+|.", re.S)
+_LOOSE = frozenset("[]{}(),;")
+"""Brackets and separators: whitespace next to them inside a literal is optional."""
+
+
+@lru_cache(maxsize=1024)
+def split_literal(core: str) -> tuple[str, ...]:
+    """The pieces of a literal between which whitespace is optional (see the module doc)."""
+    pieces: list[str] = []
+    cur = ""
+    loose_prev = False
+    for m in _TOKEN.finditer(core.strip()):
+        t = m.group()
+        if t.isspace():
+            if cur:
+                pieces.append(cur)
+            cur, loose_prev = "", False
+            continue
+        loose = t in _LOOSE or (len(t) > 2 and t[0] in "<[" and t[-1] in ">]")
+        if cur and (loose or loose_prev):
+            pieces.append(cur)
+            cur = ""
+        cur += t
+        loose_prev = loose
+    if cur:
+        pieces.append(cur)
+    return tuple(pieces)
+
+
+@lru_cache(maxsize=1024)
+def literal_regex(core: str) -> str:
+    """A regex (source) matching ``core`` with its optional whitespace."""
+    return r"\s*".join(re.escape(piece) for piece in split_literal(core))
+
 
 def skip_ws(src: Source, p: int) -> Wait:
     """Position of the first non-whitespace character at or after ``p`` (waits to see one)."""
@@ -116,16 +161,37 @@ def probe_literal(src: Source, p: int, core: str) -> Wait:
     """End of ``core`` if it follows ``p`` (after optional whitespace), else -1."""
     if not core:
         return p
-    p = yield from skip_ws(src, p)
-    while True:
-        buf = src.buf
-        if buf.startswith(core, p):
-            return p + len(core)
-        rest = buf[p : p + len(core)]
-        if len(rest) < len(core) and core.startswith(rest) and not src.final:
-            yield None
+    for piece in split_literal(core):
+        p = yield from skip_ws(src, p)
+        while True:
+            buf = src.buf
+            if buf.startswith(piece, p):
+                p += len(piece)
+                break
+            rest = buf[p : p + len(piece)]
+            if len(rest) < len(piece) and piece.startswith(rest) and not src.final:
+                yield None
+                continue
+            return -1
+    return p
+
+
+def _cut_literal(buf: str, p: int, core: str) -> bool:
+    """Whether ``buf[p:]`` is a non-empty start of ``core`` (with its optional whitespace) that
+    the end of the text cut off."""
+    pieces = split_literal(core)
+    n = len(buf)
+    for i, piece in enumerate(pieces):
+        m = _WS.match(buf, p)
+        if m:
+            p = m.end()
+        if p >= n:
+            return i > 0
+        if buf.startswith(piece, p):
+            p += len(piece)
             continue
-        return -1
+        return piece.startswith(buf[p:])
+    return False
 
 
 def probe_closer(src: Source, p: int, core: str) -> Wait:
@@ -135,9 +201,7 @@ def probe_closer(src: Source, p: int, core: str) -> Wait:
     q = yield from probe_literal(src, p, core)
     if q >= 0 or not src.final:
         return q
-    q = yield from skip_ws(src, p)
-    rest = src.buf[q:]
-    return len(src.buf) if rest and core.startswith(rest) else -1
+    return len(src.buf) if _cut_literal(src.buf, p, core) else -1
 
 
 def probe_closers(
@@ -165,21 +229,30 @@ def closes_after(
 
 def find_literal(src: Source, p: int, core: str, *, limit: int | None) -> Wait:
     """Start of the first ``core`` at or after ``p``, or -1 (not within ``limit`` characters)."""
+    pieces = split_literal(core)
+    first = pieces[0] if pieces else core
     start = p
     while True:
         buf = src.buf
-        k = buf.find(core, start)
-        if k >= 0:
-            return k if limit is None or k - p <= limit else -1
-        if src.final or (limit is not None and len(buf) - p > limit + len(core)):
+        k = buf.find(first, start)
+        if k >= 0 and (limit is None or k - p <= limit):
+            if len(pieces) < 2:
+                return k
+            q = yield from probe_literal(src, k, core)
+            if q >= 0:
+                return k
+            start = k + 1
+            continue
+        if k >= 0 or src.final or (limit is not None and len(buf) - p > limit + len(first)):
             return -1
-        start = max(p, len(buf) - len(core) + 1)
+        start = max(p, len(buf) - len(first) + 1)
         yield None
 
 
-def _valid(field: str, value: str) -> bool:
+def _valid(field: str, value: str, names: frozenset[str]) -> bool:
     if field == "name":
-        return bool(_NAME_OK.match(value))
+        # beyond name-like characters, an offered tool's name (inner spaces, punctuation)
+        return bool(_NAME_OK.match(value)) or (value in names and bool(_NAME_LOOSE.match(value)))
     if field == "index":
         return bool(_INDEX_OK.match(value))
     if field in ("id", "key"):
@@ -187,16 +260,31 @@ def _valid(field: str, value: str) -> bool:
     return True
 
 
+def _literal_after(segments: tuple[Segment, ...], i: int, fields: dict[str, str]) -> str:
+    """The literal text that ends field ``i``: the next literal segment, extended by fields
+    already read and the literals after them (``</`` + key + ``>``), stripped."""
+    out = ""
+    for seg in segments[i + 1 :]:
+        if seg.field and seg.field not in fields:
+            break
+        out += fields[seg.field] if seg.field else seg.text
+    return out.strip()
+
+
 def match_template(
-    src: Source, p: int, segments: tuple[Segment, ...]
+    src: Source, p: int, segments: tuple[Segment, ...], *, names: frozenset[str] = frozenset()
 ) -> Generator[None, None, tuple[int, dict[str, str]]]:
     """Match ``segments`` at ``p``; returns (end, fields), end -1 on mismatch.
 
     ``{value}`` keeps its text raw (trimming is the caller's business); other fields are stripped
-    and checked (a name is word characters, ``.``, ``-``, ``:``).
+    and checked (a name is word characters of any script, ``.``, ``-``, ``:``, or one of
+    ``names``, the offered tools, which may hold spaces).
     """
     fields: dict[str, str] = {}
     for i, seg in enumerate(segments):
+        if seg.field in fields:
+            # a field written again (``</arg:{key}>``) must repeat what was read: a literal now
+            seg = Segment(fields[seg.field])
         if not seg.field:
             if seg.core:
                 q = yield from probe_literal(src, p, seg.core)
@@ -210,6 +298,8 @@ def match_template(
             continue
         following = segments[i + 1] if i + 1 < len(segments) else None
         nxt = following.core if following is not None and not following.field else ""
+        if nxt:
+            nxt = _literal_after(segments, i, fields)  # with fields read before: ``</{key}>``
         if seg.field != "value":
             p = yield from skip_ws(src, p)
         if nxt:
@@ -232,7 +322,7 @@ def match_template(
             p = end
         if seg.field != "value":
             value = value.strip()
-        if not _valid(seg.field, value):
+        if not _valid(seg.field, value, names):
             return -1, fields
         fields[seg.field] = value
     return p, fields

@@ -148,7 +148,7 @@ def gigachat() -> DialectSpec:
     ``tool_calls[0]`` is rendered, so one call per reply. ``<|function_call|>{json}`` (GigaChat
     3.1) is the second format. Models vary the whitespace between ``<|message_sep|>`` and the
     ``function call`` role, or drop the separator: the role header alone is a third (parse-only)
-    format, and a stray ``<|message_sep|>`` is stripped."""
+    format."""
     return DialectSpec(
         id="gigachat",
         family="Sber GigaChat 3",
@@ -159,7 +159,6 @@ def gigachat() -> DialectSpec:
             CallFormat(call_open="<|function_call|>"),
             CallFormat(call_open="function call<|role_sep|>\n", parse_only=True),
         ],
-        strip=["<|message_sep|>"],
         parallel_calls=False,
     )
 
