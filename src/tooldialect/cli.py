@@ -1,5 +1,7 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
+``tooldialect chat model.gguf --tools module:function``: see ``tooldialect.chat``.
+
 Reads only the GGUF header (no weights are loaded).
 """
 
@@ -51,7 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("inspect", help="print a GGUF's template facts and detected dialect")
     cmd.add_argument("model", help="path to a .gguf file")
+    from .chat import add_chat_command  # `tooldialect chat`: its own module
+
+    add_chat_command(sub)
     args = parser.parse_args(argv)
+    if args.command == "chat":
+        return int(args.run(args))
     try:
         summary = inspect_model(args.model)
     except (ToolDialectError, OSError) as exc:

@@ -121,7 +121,7 @@ def prepare_request(
     shown = defs if choice.mode != "none" else []
     prompt = render_request(setup, messages, shown, render_kwargs, verbatim=verbatim_history)
     prefill = prompt_prefill(prompt, spec)
-    reasoning_open = spec.reasoning is not None and prefill == spec.reasoning.open
+    reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
     gram = grammar_for(setup, defs, choice, parallel, reasoning_open, call_prefill)
     if gram is None and grammar is not None and choice.mode in ("none", "auto"):

@@ -71,7 +71,8 @@ class ToolChoice(BaseModel):
 
 
 def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
-    """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts) into ``ToolDef`` s."""
+    """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts, or objects with a
+    ``to_openai()`` method such as ``tooldialect.Tool``) into ``ToolDef`` s."""
     if tools is None:
         return []
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
@@ -79,6 +80,8 @@ def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
     out: list[ToolDef] = []
     seen: set[str] = set()
     for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping) and callable(getattr(tool, "to_openai", None)):
+            tool = tool.to_openai()  # a tooldialect.Tool (or anything shaped like one)
         if not isinstance(tool, Mapping):
             raise ToolSpecError(f"tools[{i}] must be an object, got {tool!r}")
         kind = tool.get("type", "function")

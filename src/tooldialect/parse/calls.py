@@ -44,11 +44,14 @@ from .jsonscan import DONE, ERROR, NEED, JsonScanner
 from .templates import (
     Segment,
     Source,
+    closes_after,
     compile_template,
     match_template,
     probe_closer,
+    probe_closers,
     probe_literal,
     skip_ws,
+    without_markers,
 )
 from .values import parse_gemma4_kwargs, parse_python_kwargs
 
@@ -77,6 +80,11 @@ class FormatPlan:
     (the common case of ``_json_body``, which reads it token by token otherwise)."""
     json_head_prefix: re.Pattern[str] | None = None
     """Full-matches every text that may still grow into a ``json_head`` match."""
+    alts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Envelope cores (``call_open``, ``section_close``, ``call_close``, ``tail``,
+    ``args_close``) to their variants without ``CallFormat.optional_markers``."""
+    alt_separators: tuple[str, ...] = ()
+    """Stripped ``CallFormat.alt_separators``."""
     param_pre: tuple[Segment, ...] = ()
     """Element bodies: the param template up to its ``{value}`` (empty when it has none)."""
     param_post: tuple[Segment, ...] = ()
@@ -94,8 +102,9 @@ class FormatPlan:
         head: tuple[Segment, ...] = ()
         param: tuple[Segment, ...] = ()
         tail = args_open = args_close = ""
+        optional = fmt.optional_markers
         if isinstance(body, (TaggedBody, ElementBody)):
-            head = compile_template(body.head)
+            head = compile_template(body.head, optional=optional)
             tail = body.tail.strip()
         if isinstance(body, TaggedBody):
             args_open, args_close = body.args_open.strip(), body.args_close.strip()
@@ -103,7 +112,7 @@ class FormatPlan:
         param_post: tuple[Segment, ...] = ()
         value_ends: tuple[str, ...] = ()
         if isinstance(body, ElementBody):
-            param = compile_template(body.param)
+            param = compile_template(body.param, optional=optional)
             at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
             if at > 0 and at + 1 < len(param) and not param[at + 1].field and param[at + 1].core:
                 param_pre, param_post = param[:at], param[at + 1 :]
@@ -113,13 +122,17 @@ class FormatPlan:
                 ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
                 value_ends = tuple(dict.fromkeys(e for e in ends if e))
         if isinstance(body, PythonBody):
-            head = compile_template(body.call_open)
+            head = compile_template(body.call_open, optional=optional)
             tail = body.call_close.strip()
         json_head = json_head_prefix = None
         if isinstance(body, JsonBody):
             json_head, json_head_prefix = _json_head_patterns(body)
+        closers = (fmt.call_open, fmt.section_close, fmt.call_close, tail, args_close)
+        alts = {c.strip(): without_markers(c.strip(), optional) for c in closers if c.strip()}
         return cls(
             fmt=fmt,
+            alts={k: v for k, v in alts.items() if v},
+            alt_separators=tuple(dict.fromkeys(s.strip() for s in fmt.alt_separators)),
             json_head=json_head,
             json_head_prefix=json_head_prefix,
             section_open=fmt.section_open.strip(),
@@ -304,7 +317,11 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
             break
         p = yield from skip_ws(src, q)
         buf = src.buf
-        is_args = key in _ARGS_KEYS or key == body.arguments_key if body.name_key else name is None
+        is_args = (
+            (key in _ARGS_KEYS or key == body.arguments_key or key in body.arguments_aliases)
+            if body.name_key
+            else name is None
+        )
         if body.name_key is None and is_args:
             name = key
         if is_args and can_stream and name is not None and not committed and buf[p:p + 1] == "{":
@@ -386,7 +403,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
     for core in (plan.args_close, plan.tail):
-        q = yield from probe_closer(src, p, core)
+        q = yield from probe_closers(src, p, core, plan.alts)
         if q < 0:
             return p, OK
         p = q
@@ -482,21 +499,44 @@ def _python_body(
 
 def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     q = yield from probe_literal(src, p, plan.call_open)
+    for alt in plan.alts.get(plan.call_open, ()):
+        if q >= 0:
+            break
+        q = yield from probe_literal(src, p, alt)
     if q < 0:
         return p, FAIL
     body = plan.fmt.body
     if isinstance(body, JsonBody):
-        end, status = yield from _json_body(src, q, plan, body, ctx)
+        reader = _json_body(src, q, plan, body, ctx)
     elif isinstance(body, TaggedBody):
-        end, status = yield from _tagged_body(src, q, plan, ctx)
+        reader = _tagged_body(src, q, plan, ctx)
     elif isinstance(body, ElementBody):
-        end, status = yield from read_element_body(src, q, plan, body, ctx)
+        reader = read_element_body(src, q, plan, body, ctx)
     else:
-        end, status = yield from _python_body(src, q, plan, body, ctx)
+        reader = _python_body(src, q, plan, body, ctx)
+    if plan.fmt.offered_names_only and ctx.schemas:
+        reader = _offered_only(reader, ctx.schemas)
+    end, status = yield from reader
     if status != OK:
         return end, status
-    q = yield from probe_closer(src, end, plan.call_close)
+    q = yield from probe_closers(src, end, plan.call_close, plan.alts)
     return (q if q >= 0 else end), OK  # a missing call_close (EOS cut it) is tolerated
+
+
+def _offered_only(reader: Reader, names: Mapping[str, Any]) -> Reader:
+    """``reader``, failing (before anything is emitted) when its call names no offered tool."""
+    try:
+        ev = next(reader)
+        while not isinstance(ev, Begin):  # only waits come before a call is certain
+            yield ev
+            ev = next(reader)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    if ev.name not in names:
+        reader.close()
+        return 0, FAIL
+    yield ev
+    return (yield from reader)
 
 
 def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
@@ -511,8 +551,12 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
     count = 0
     while True:
         r = q
-        if count and plan.separator:
+        if count and (plan.separator or plan.alt_separators):
             r = yield from probe_literal(src, q, plan.separator)
+            for alt in plan.alt_separators:
+                if r >= 0:
+                    break
+                r = yield from probe_literal(src, q, alt)
             if r < 0:
                 r = yield from probe_closer(src, q, plan.separator)
                 if r >= 0:  # the separator's start ended the text: drop it
@@ -520,6 +564,8 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
                 break
         end, status = yield from _read_call(src, r, plan, ctx)
         if status == FAIL:
+            if r != q and (yield from closes_after(src, r, plan.section_close, plan.alts)):
+                q = r  # a trailing separator before the closer or the end of the text
             break
         count += 1
         q = end
@@ -529,5 +575,5 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
             break
     if not count:
         return p, FAIL
-    r = yield from probe_closer(src, q, plan.section_close)
+    r = yield from probe_closers(src, q, plan.section_close, plan.alts)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated

@@ -28,6 +28,7 @@ from ..tools import ToolDef, normalize_tools
 from .calls import (
     BROKEN,
     FAIL,
+    OK,
     Args,
     Begin,
     Context,
@@ -92,6 +93,9 @@ class _Plan:
     reasoning: _Scan
     start: tuple[int, ...]
     has_reasoning: bool
+    closes: re.Pattern[str] | None = None
+    """Any reasoning close marker (to decide whether a call opener in reasoning is quoted)."""
+    close_longest: int = 0
     whole: frozenset[int] = frozenset()
     """Formats read with ``read_whole`` (markerless calls inside prose)."""
 
@@ -152,15 +156,33 @@ def _build_plan(spec: DialectSpec) -> _Plan:
             content.setdefault(marker.strip(), (_STRIP, ()))
             reasoning.setdefault(marker.strip(), (_STRIP, ()))
     r = spec.reasoning
-    if r is not None and r.open.strip() and r.close.strip():
-        content[r.open.strip()] = (_OPEN, ())
-        reasoning[r.close.strip()] = (_CLOSE, ())
+    has_reasoning = r is not None and bool(r.open.strip() and r.close.strip())
+    closes: list[str] = []
+    if r is not None and has_reasoning:
+        for marker in r.opens():
+            if marker.strip():
+                content[marker.strip()] = (_OPEN, ())
+        closes = sorted({c.strip() for c in r.closes() if c.strip()}, key=len, reverse=True)
+        for marker in closes:
+            reasoning[marker] = (_CLOSE, ())
+        if r.calls_end_unclosed:
+            # openers of the written layouts inside reasoning: a call only if the block is never
+            # closed (_scan). Parse-only variants' openers (``` fences, <response>) are common in
+            # reasoning text, and would hold its stream back until the close.
+            for core, (action, cands) in content.items():
+                written = [
+                    i for i in cands if i < len(spec.formats) and not spec.formats[i].parse_only
+                ]
+                if action == _CALL and written and core not in reasoning:
+                    reasoning[core] = (_CALL, cands)
     return _Plan(
         formats=tuple(formats),
         content=_Scan.build(content),
         reasoning=_Scan.build(reasoning),
         start=tuple(start),
-        has_reasoning=r is not None and bool(r.open.strip() and r.close.strip()),
+        has_reasoning=has_reasoning,
+        closes=re.compile("|".join(map(re.escape, closes))) if closes else None,
+        close_longest=len(closes[0]) if closes else 0,
         whole=frozenset(whole),
     )
 
@@ -219,6 +241,7 @@ class StreamParser:
         self._cand_core = ""
         self._pending_ws = ""
         self._drop_ws = False
+        self._hold_seen = 0
         self._join = False
         self._at_start = bool(self._plan.start)
         self._content: list[str] = []
@@ -402,6 +425,7 @@ class StreamParser:
                 break
         if self._pos:
             self.buf = self.buf[self._pos :]
+            self._hold_seen = max(0, self._hold_seen - self._pos)
             if self._prefill_left:
                 self._prefill_left = max(0, self._prefill_left - self._pos)
             self._pos = 0
@@ -438,6 +462,18 @@ class StreamParser:
                     return False
             self._give(pos, m.start())
             action, formats = scan.actions[m.group()]
+            if action == _CALL and self._reasoning_mode:
+                verdict = self._call_in_reasoning(m, formats)
+                if verdict is None:
+                    return False  # wait: the block may still be closed
+                if not verdict:  # quoted in reasoning: text
+                    self._give(m.start(), m.end())
+                    self._pos = pos = m.end()
+                    continue
+                self._reasoning_mode = False
+                self._pos = m.start()
+                self._start_reader(formats, m.start(), m.group())
+                return True
             if action == _CALL and (self._spec.parallel_calls or not self._calls):
                 self._pos = m.start()
                 self._start_reader(formats, m.start(), m.group())
@@ -453,6 +489,40 @@ class StreamParser:
                 self._reasoning_mode = False
                 self._at_start = self._at_start or (bool(plan.start) and not self._content)
             self._pos = pos = m.end()
+
+    def _call_in_reasoning(self, m: re.Match[str], formats: tuple[int, ...]) -> bool | None:
+        """A call opener inside a reasoning block: it ends the block (True) only when the block is
+        never closed after it and a complete call follows; None while that is undecided."""
+        buf, closes = self.buf, self._plan.closes
+        assert closes is not None
+        if closes.search(buf, max(m.end(), self._hold_seen)) is not None:
+            self._hold_seen = 0
+            return False
+        if not self.final:
+            # hold the text from the opener; search only new text for a close next time
+            self._pos = m.start()
+            self._hold_seen = max(m.end(), len(buf) - self._plan.close_longest + 1)
+            return None
+        self._hold_seen = 0
+        if not self._spec.parallel_calls and self._calls:
+            return False
+        scratch = _Final(buf)
+        for i in formats:
+            reader = read_emission(scratch, m.start(), self._plan.formats[i], self._ctx)
+            try:
+                while True:
+                    ev = next(reader)
+                    if ev is None or isinstance(ev, JsonScanner):
+                        break  # a final source never waits: a safety net
+            except StopIteration as stop:
+                status = stop.value[1]
+                if status == OK:
+                    return True
+                if status == BROKEN:
+                    return False
+                continue
+            return False
+        return False
 
     # calls
     def _start_reader(self, cands: tuple[int, ...], at: int, core: str) -> None:
@@ -532,6 +602,14 @@ class StreamParser:
 
 def _no_match(text: str) -> None:
     return None
+
+
+@dataclass
+class _Final:
+    """The whole text, for a dry run of a call reader."""
+
+    buf: str
+    final: bool = True
 
 
 def _finish(call: _Call) -> ToolCall:

@@ -16,7 +16,7 @@ and between two special-token-like tags (``<|tool_call_end|>\n<|tool_calls_secti
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -24,14 +24,17 @@ from typing import Protocol
 __all__ = [
     "Segment",
     "Source",
+    "closes_after",
     "compile_template",
     "find_literal",
     "literal_regex",
     "match_template",
     "probe_closer",
+    "probe_closers",
     "probe_literal",
     "skip_ws",
     "split_literal",
+    "without_markers",
 ]
 
 _FIELD_RE = re.compile(r"\{\{|\}\}|\{(\w+)\}")
@@ -58,14 +61,30 @@ class Segment:
 
     text: str
     field: str = ""
+    alts: tuple[str, ...] = ()
+    """Stripped literal texts also accepted in place of ``core`` (``CallFormat.optional_markers``
+    left out; ``""`` skips the literal)."""
 
     @property
     def core(self) -> str:
         return self.text.strip()
 
 
-def compile_template(template: str) -> tuple[Segment, ...]:
-    """Split ``template`` into segments (``{{``/``}}`` unescaped)."""
+def without_markers(core: str, optional: Sequence[str]) -> tuple[str, ...]:
+    """The stripped variants of ``core`` with optional marker texts left out, shortest last."""
+    out: list[str] = []
+    for marker in optional:
+        if marker and marker in core:
+            for base in [core, *out]:
+                alt = base.replace(marker, "").strip()
+                if alt != core and alt not in out:
+                    out.append(alt)
+    return tuple(out)
+
+
+def compile_template(template: str, *, optional: Sequence[str] = ()) -> tuple[Segment, ...]:
+    """Split ``template`` into segments (``{{``/``}}`` unescaped); literals containing an
+    ``optional`` marker also match without it."""
     out: list[Segment] = []
     lit: list[str] = []
     last = 0
@@ -82,6 +101,9 @@ def compile_template(template: str) -> tuple[Segment, ...]:
     lit.append(template[last:])
     if "".join(lit):
         out.append(Segment("".join(lit)))
+    if optional:
+        out = [Segment(s.text, s.field, without_markers(s.core, optional)) if not s.field else s
+               for s in out]
     return tuple(out)
 
 
@@ -182,6 +204,29 @@ def probe_closer(src: Source, p: int, core: str) -> Wait:
     return len(src.buf) if _cut_literal(src.buf, p, core) else -1
 
 
+def probe_closers(
+    src: Source, p: int, core: str, alts: Mapping[str, tuple[str, ...]]
+) -> Wait:
+    """``probe_closer`` of ``core``, else of its variants ``alts[core]`` (optional markers left
+    out)."""
+    q = yield from probe_closer(src, p, core)
+    for alt in alts.get(core, ()):
+        if q >= 0:
+            break
+        q = yield from probe_closer(src, p, alt)
+    return q
+
+
+def closes_after(
+    src: Source, p: int, closer: str, alts: Mapping[str, tuple[str, ...]]
+) -> Generator[None, None, bool]:
+    """Whether only ``closer`` (or, without a closer, the end of the text) follows ``p``."""
+    if closer:
+        return (yield from probe_closers(src, p, closer, alts)) >= 0
+    t = yield from skip_ws(src, p)
+    return src.final and t >= len(src.buf)
+
+
 def find_literal(src: Source, p: int, core: str, *, limit: int | None) -> Wait:
     """Start of the first ``core`` at or after ``p``, or -1 (not within ``limit`` characters)."""
     pieces = split_literal(core)
@@ -242,9 +287,14 @@ def match_template(
             seg = Segment(fields[seg.field])
         if not seg.field:
             if seg.core:
-                p = yield from probe_literal(src, p, seg.core)
-                if p < 0:
+                q = yield from probe_literal(src, p, seg.core)
+                for alt in seg.alts:
+                    if q >= 0:
+                        break
+                    q = yield from probe_literal(src, p, alt)
+                if q < 0:
                     return -1, fields
+                p = q
             continue
         following = segments[i + 1] if i + 1 < len(segments) else None
         nxt = following.core if following is not None and not following.field else ""
