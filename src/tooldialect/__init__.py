@@ -9,6 +9,19 @@ touch ``llama_cpp``, and only when a model is used.
 
 from __future__ import annotations
 
+from .agent import (
+    Agent,
+    AgentEvent,
+    AgentResult,
+    AgentStep,
+    ArgumentsDelta,
+    CallFinished,
+    CallStarted,
+    FinalAnswer,
+    ReasoningDelta,
+    StepFinished,
+    TextDelta,
+)
 from .dialect import DialectSpec, builtin_dialects, detect_dialect
 from .dialect.derive import derive_dialect
 from .dialect.polyfill import apply_polyfill
@@ -18,6 +31,7 @@ from .errors import (
     GrammarError,
     MissingTemplateError,
     ModelMetadataError,
+    ServerError,
     TemplateError,
     TemplateSecurityError,
     ToolCallParseError,
@@ -26,30 +40,47 @@ from .errors import (
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
 )
+from .function_tool import Tool, ToolArgumentsError, tool
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt import render_prompt
+from .server import ServerClient
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
+    "AgentEvent",
+    "AgentResult",
+    "AgentStep",
+    "ArgumentsDelta",
+    "CallFinished",
+    "CallStarted",
     "ChatTemplate",
     "ContextOverflowError",
     "DialectError",
     "DialectSpec",
+    "FinalAnswer",
     "GrammarError",
     "MissingTemplateError",
     "ModelInfo",
     "ModelMetadataError",
     "ParsedOutput",
+    "ReasoningDelta",
+    "ServerClient",
+    "ServerError",
+    "StepFinished",
     "StreamParser",
     "TemplateCapabilities",
     "TemplateError",
     "TemplateSecurityError",
+    "TextDelta",
+    "Tool",
+    "ToolArgumentsError",
     "ToolCall",
     "ToolCallParseError",
     "ToolChatHandler",
@@ -75,4 +106,5 @@ __all__ = [
     "read_gguf_metadata",
     "register",
     "render_prompt",
+    "tool",
 ]

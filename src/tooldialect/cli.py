@@ -1,7 +1,9 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
-Reads only the GGUF header (no weights are loaded). ``tooldialect serve ...`` starts the
-OpenAI-compatible server (``tooldialect.serve``).
+``tooldialect chat model.gguf --tools module:function``: see ``tooldialect.chat``.
+``tooldialect serve ...``: the OpenAI-compatible server, see ``tooldialect.serve``.
+
+Reads only the GGUF header (no weights are loaded).
 """
 
 from __future__ import annotations
@@ -57,8 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("inspect", help="print a GGUF's template facts and detected dialect")
     cmd.add_argument("model", help="path to a .gguf file")
+    from .chat import add_chat_command  # `tooldialect chat`: its own module
+
+    add_chat_command(sub)
     sub.add_parser("serve", help="llama-cpp-python's OpenAI server with this handler (see --help)")
     args = parser.parse_args(argv)
+    if args.command == "chat":
+        return int(args.run(args))
     try:
         summary = inspect_model(args.model)
     except (ToolDialectError, OSError) as exc:
