@@ -157,6 +157,7 @@ class ToolChatHandler:
             tools=tools,
             tool_choice=tool_choice,
             grammar=grammar,
+            response_format=response_format,
             **kwargs,
         )
         sampling = SamplingParams(
@@ -203,6 +204,7 @@ class ToolChatHandler:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Any = None,
         grammar: Any = None,
+        response_format: Any = None,
         **kwargs: Any,
     ) -> Request:
         """Everything but generation: tools, prompt, grammar. Raises the library's errors."""
@@ -214,6 +216,7 @@ class ToolChatHandler:
             tools=tools,
             tool_choice=tool_choice,
             grammar=grammar,
+            response_format=response_format,
             default_parallel=self.parallel_tool_calls,
             default_template_kwargs=self.template_kwargs,
             verbatim_history=self.verbatim_history,

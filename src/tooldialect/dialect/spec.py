@@ -198,6 +198,9 @@ class ReasoningMarkers(_Model):
     """Opening marker, e.g. ``<think>``, ``<seed:think>``, ``[THINK]``."""
     close: str = "</think>"
     """Closing marker."""
+    answer_open: str = ""
+    """What the reply writes between the close and the answer when it writes anything (harmony's
+    final-channel header); structured-output grammars put it before the constrained answer."""
 
 
 class Polyfill(_Model):

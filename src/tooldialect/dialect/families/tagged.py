@@ -226,7 +226,11 @@ def gpt_oss() -> DialectSpec:
                 body=TaggedBody(head=" to=functions.{name}<|channel|>commentary json<|message|>"),
             ),
         ],
-        reasoning=ReasoningMarkers(open="<|channel|>analysis<|message|>", close="<|end|>"),
+        reasoning=ReasoningMarkers(
+            open="<|channel|>analysis<|message|>",
+            close="<|end|>",
+            answer_open="<|start|>assistant<|channel|>final<|message|>",
+        ),
         strip=[
             "<|start|>assistant",
             "<|channel|>final<|message|>",
