@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv and install tooldialect with its test and bench extras.
+# Create .venv and install tooldialect with its test, bench, dev and clients extras.
 # llama-cpp-python ships to PyPI as source only. When a prebuilt wheel folder exists
 # (../shared/wheels, or $TOOLDIALECT_WHEELS) pip takes the wheel from there; otherwise it builds
 # from source with portable CPU flags (a native build can fault on CPUs that advertise AMX).
@@ -17,4 +17,4 @@ else
   export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON}"
   echo "install: no wheel folder; building llama-cpp-python from source with CMAKE_ARGS=$CMAKE_ARGS (~7 min)"
 fi
-.venv/bin/python -m pip install -q "${FIND_LINKS[@]}" -e ".[test,bench,dev]"
+.venv/bin/python -m pip install -q "${FIND_LINKS[@]}" -e ".[test,bench,dev,clients]"

@@ -184,6 +184,9 @@ class ToolChatHandler:
             sampling=sampling,
             max_tokens=max_tokens,
             stop=stops,
+            # OpenAI: top_logprobs needs logprobs=True; llama-cpp-python reads it the same way
+            logprobs=(top_logprobs or 0) if logprobs else None,
+            logits_processor=logits_processor,
         )
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import codecs
 import ctypes
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ import numpy as np
 from ..dialect.spec import Trigger
 from ..errors import ContextOverflowError, GrammarError
 from ..grammar.build import trigger_pattern
+from .observe import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
 from .sampling import (
     CandidateBuffer,
     GrammarLike,
@@ -58,6 +59,8 @@ class GenerationResult:
     """Steps where the grammar rejected the freely sampled token and the step was resampled."""
     stopped_by: str | None = None
     """The stop string that ended generation, if one did."""
+    logprobs: list[dict[str, Any]] | None = None
+    """OpenAI ``logprobs.content`` entries, one per sampled token, when they were asked for."""
 
 
 class Generation:
@@ -189,9 +192,15 @@ class Engine:
         sampling: SamplingParams | None = None,
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
+        logprobs: int | None = None,
+        logits_processor: Callable[[Any, Any], Any] | None = None,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
-        here, before the first token is decoded; the returned iterator then only generates."""
+        here, before the first token is decoded; the returned iterator then only generates.
+
+        ``logprobs`` (the number of top alternatives, 0 for none) fills ``result.logprobs``;
+        ``logits_processor(input_ids, scores)`` rewrites the logits before each step is sampled
+        (see ``observe`` for the order). Neither costs anything when not given."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
@@ -212,8 +221,34 @@ class Engine:
         llama.set_seed(seed)
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
         result = GenerationResult(prompt_tokens=len(tokens))
-        pieces = self._run(tokens, chain, gsampler, limit, stops, result)
+        sample = self._observed(result, logprobs, logits_processor)
+        pieces = self._run(tokens, chain, gsampler, limit, stops, result, sample)
         return Generation(pieces, result)
+
+    def _observed(
+        self,
+        result: GenerationResult,
+        logprobs: int | None,
+        processor: Callable[[Any, Any], Any] | None,
+    ) -> SampleFn:
+        """The sample function, wrapped only by the hooks this request asked for."""
+        sample: SampleFn = self._sample
+        if processor is not None:
+            llama = self.llama
+            sample = with_logits_processor(
+                sample,
+                processor,
+                lib=self._lib,
+                n_vocab=self.n_vocab,
+                input_ids=lambda: llama._input_ids,
+            )
+        if logprobs is not None:
+            recorder = LogprobRecorder(
+                lib=self._lib, n_vocab=self.n_vocab, top=logprobs, piece=self.piece
+            )
+            result.logprobs = recorder.entries
+            sample = with_logprobs(sample, recorder)
+        return sample
 
     def _candidates(self) -> CandidateBuffer:
         if self._buffer is None:
@@ -270,6 +305,7 @@ class Engine:
         limit: int,
         stops: list[str],
         result: GenerationResult,
+        sample: SampleFn,
     ) -> Iterator[str]:
         lib = self._lib
         llama = self.llama
@@ -283,7 +319,7 @@ class Engine:
             result.last_prompt_eval_tokens = self._decode_prompt(tokens)
             n = 0
             while n < limit:
-                token = self._sample(chain, grammar, ctx, result)
+                token = sample(chain, grammar, ctx, result)
                 if lib.llama_vocab_is_eog(vocab, token):
                     result.finish_reason = "stop"
                     break
