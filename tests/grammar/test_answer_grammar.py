@@ -85,10 +85,12 @@ CASES: list[tuple[str, str, Any, bool, bool, list[str], list[str]]] = [
         [
             GOOD,
             '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+            '{"name": "get_weather", "arguments": {"city": "Paris"}}',
             "<think>\nuser wants weather\n</think>\n\n" + GOOD,
         ],
         [
             '<tool_call>\n{"name": "other", "arguments": {}}\n</tool_call>',
+            '{"name": "other", "arguments": {}}',
             "I will call a tool " + GOOD,
             "```json\n" + GOOD + "\n```",
         ],

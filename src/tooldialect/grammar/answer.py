@@ -9,7 +9,8 @@ The grammar is not lazy: it constrains from the first token. Around the answer:
 * with ``spec.reasoning``, a reasoning block may come first and stays free text (it must start
   the reply, or be open already when the prompt opened it); the answer follows its close;
 * with tools under ``tool_choice="auto"`` (OpenAI's semantics for tools plus
-  ``response_format``), the reply is either the dialect's canonical call(s) or the answer.
+  ``response_format``), the reply is either call(s), in any layout the lazy tool grammar accepts,
+  or the answer.
 """
 
 from __future__ import annotations
@@ -47,15 +48,22 @@ def build_answer_grammar(
     root = b.name("root")
     body = SchemaConverter(b, schema).visit(schema, "", hint="answer")
     if tools:
-        calls = _format(
-            b,
-            spec,
-            spec.primary,
-            tools,
-            parallel=parallel_tool_calls and spec.parallel_calls,
-            hint="call",
-        )
-        body = b.add("reply", f"{calls} | {body}")
+        # every layout the lazy grammar would accept, not only the canonical one: the model picks
+        # its call layout at the first token (Qwen2.5 writes bare JSON calls), and without its
+        # layout here it would be steered into the answer instead of calling
+        layouts = [spec.primary] + [f for f in spec.formats[1:] if f.effective_triggers()]
+        calls = [
+            _format(
+                b,
+                spec,
+                fmt,
+                tools,
+                parallel=parallel_tool_calls and spec.parallel_calls,
+                hint=f"call{i}",
+            )
+            for i, fmt in enumerate(layouts)
+        ]
+        body = b.add("reply", " | ".join([*calls, body]))
     reasoning = spec.reasoning
     if reasoning is not None:
         think = until(b, reasoning.close, hint="think")
