@@ -247,7 +247,10 @@ class Engine:
                 lib=self._lib, n_vocab=self.n_vocab, top=logprobs, piece=self.piece
             )
             result.logprobs = recorder.entries
-            sample = with_logprobs(sample, recorder)
+            lib, vocab = self._lib, self.vocab
+            sample = with_logprobs(
+                sample, recorder, is_eog=lambda token: bool(lib.llama_vocab_is_eog(vocab, token))
+            )
         return sample
 
     def _candidates(self) -> CandidateBuffer:

@@ -63,12 +63,16 @@ class LogprobRecorder:
         self.entries.append(entry)
 
 
-def with_logprobs(sample: SampleFn, recorder: LogprobRecorder) -> SampleFn:
-    """``sample`` that also records the sampled token's logprobs."""
+def with_logprobs(
+    sample: SampleFn, recorder: LogprobRecorder, *, is_eog: Callable[[int], bool]
+) -> SampleFn:
+    """``sample`` that also records the sampled token's logprobs (not an end-of-generation
+    token's: it ends the reply and is never part of it, as ``completion_tokens`` counts)."""
 
     def sample_recorded(chain: Any, grammar: Any, ctx: Any, result: Any) -> int:
         token = sample(chain, grammar, ctx, result)
-        recorder.record(ctx, token)
+        if not is_eog(token):
+            recorder.record(ctx, token)
         return token
 
     return sample_recorded
