@@ -98,15 +98,24 @@ def test_streaming_model_without_tool_choice(qwen_path: Path) -> None:
 
 
 def test_tool_message_turn(qwen_lc: Any) -> None:
+    """A ToolMessage turn reaches the model's template as a tool result; the reply is a valid
+    message (Qwen2.5-0.5B sometimes calls again: model behaviour, so either outcome is checked)."""
+    from langchain_community.chat_models.llamacpp import _convert_message_to_dict
     from langchain_core.messages import HumanMessage, ToolMessage
 
     bound = qwen_lc.bind_tools([WEATHER])
     first = bound.invoke(ASK)
     call = only_call(first)
-    reply = bound.invoke(
-        [HumanMessage(ASK), first, ToolMessage("18 C and sunny", tool_call_id=call["id"])]
+    turn = [HumanMessage(ASK), first, ToolMessage("18 C and sunny", tool_call_id=call["id"])]
+    request = tooldialect.register().prepare(
+        llama=qwen_lc.client, messages=[_convert_message_to_dict(m) for m in turn], tools=[WEATHER]
     )
-    assert not reply.tool_calls and isinstance(reply.content, str) and reply.content.strip()
+    assert "<tool_response>\n18 C and sunny\n</tool_response>" in request.prompt
+    reply = bound.invoke(turn)
+    if reply.tool_calls:
+        only_call(reply)
+    else:
+        assert isinstance(reply.content, str) and reply.content.strip()
 
 
 def test_with_structured_output(qwen_lc: Any) -> None:
