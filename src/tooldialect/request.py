@@ -17,6 +17,7 @@ from .dialect.spec import DialectSpec
 from .errors import TemplateError, UnsupportedToolChoiceError
 from .history import ReplyMemory
 from .prompt import prompt_prefill, render_prompt
+from .template_compat import client_call_ids
 from .tools import (
     ToolChoice,
     ToolDef,
@@ -78,6 +79,9 @@ class Request:
     """A call opener the prompt already wrote (see ``prompt_prefill``)."""
     answer_schema: dict[str, Any] | None = None
     """The JSON Schema ``response_format`` asked a reply that is not a call to follow."""
+    call_ids: dict[str, str] = field(default_factory=dict)
+    """Dialect id -> client id for the ids the prompt had to map (``template_compat``); a call
+    id in the reply that is one of them goes back to the client's."""
 
 
 def prepare_request(
@@ -143,6 +147,7 @@ def prepare_request(
         reasoning_open=reasoning_open,
         prefill=call_prefill,
         answer_schema=answer,
+        call_ids=client_call_ids(messages),
     )
 
 
