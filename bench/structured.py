@@ -139,14 +139,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", nargs="+", default=["smollm2", "qwen"])
     args = parser.parse_args(argv)
     rounds, max_tokens = (3, 64) if args.quick else (9, 160)
-    rows = [run_model(m, rounds=rounds, max_tokens=max_tokens) for m in args.models]
+    rows = []
+    for m in args.models:
+        rows.append(run_model(m, rounds=rounds, max_tokens=max_tokens))
+        print(json.dumps(rows[-1]), flush=True)  # each model as it finishes
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     write_json(
         RESULTS / f"structured-{stamp}.json",
         {"machine": machine(), "rounds": rounds, "max_tokens": max_tokens, "rows": rows},
     )
     print(format_table(rows))
-    print(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":
