@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv and install tooldialect with its test, bench, server and clients extras.
+# Create .venv and install tooldialect with its test, bench, dev, server and clients extras.
 # llama-cpp-python ships to PyPI as source only. When a prebuilt wheel folder exists
 # (../shared/wheels, or $TOOLDIALECT_WHEELS) pip takes the wheel from there; otherwise it builds
 # from source with portable CPU flags (a native build can fault on CPUs that advertise AMX).
