@@ -27,6 +27,8 @@ class Behaviour:
     """Close the connection after this many pieces, without the closing event."""
     busy_slots: int = 0
     """How many slots /slots reports as processing."""
+    probs: bool = False
+    """Send ``completion_probabilities`` with each piece."""
 
 
 class FakeServer:
@@ -88,7 +90,12 @@ class FakeServer:
                         self.wfile.flush()
                         self.close_connection = True
                         return
-                    event = {"content": piece, "stop": False, "tokens_predicted": i + 1}
+                    event: dict[str, Any] = {
+                        "content": piece, "stop": False, "tokens_predicted": i + 1
+                    }
+                    if b.probs:
+                        alt = {"token": piece, "logprob": -0.5, "bytes": list(piece.encode())}
+                        event["completion_probabilities"] = [{**alt, "top_logprobs": [alt, alt]}]
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
                     self.wfile.flush()
                 final = {

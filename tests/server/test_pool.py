@@ -142,3 +142,24 @@ def test_every_marker_of_a_spec_is_preserved(name: str) -> None:
     openers = {f.opener().strip() for f in spec.formats} - {""}
     assert openers and openers <= set(markers)
     assert all(m == m.strip() and m for m in markers)
+
+
+def test_logprobs_come_from_the_servers_probabilities() -> None:
+    with FakeServer() as srv:
+        srv.behaviour.probs = True
+        client = ServerClient(srv.url)
+        out = client.create_chat_completion(messages=HELLO, logprobs=True, top_logprobs=1)
+        assert isinstance(out, dict)
+        entries = out["choices"][0]["logprobs"]["content"]
+        assert [e["token"] for e in entries] == ["Hello", " there"]
+        assert srv.requests[0]["n_probs"] == 1
+        assert all(len(e["top_logprobs"]) == 1 for e in entries)
+        plain = client.create_chat_completion(messages=HELLO)
+        assert isinstance(plain, dict) and plain["choices"][0]["logprobs"] is None
+
+
+def test_a_logits_processor_cannot_cross_http() -> None:
+    with FakeServer() as srv, pytest.raises(ValueError, match="logits_processor"):
+        ServerClient(srv.url).create_chat_completion(
+            messages=HELLO, logits_processor=lambda ids, scores: scores
+        )

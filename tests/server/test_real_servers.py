@@ -162,9 +162,10 @@ def test_prompt_and_grammar_are_the_in_process_ones(
 
 def test_two_servers_one_killed_mid_run(smollm2_path: Path) -> None:
     binary = _binary()
-    with LlamaServer(smollm2_path, binary=binary, args=ARGS) as a, LlamaServer(
-        smollm2_path, binary=binary, args=ARGS
-    ) as b:
+    with (
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as a,
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as b,
+    ):
         client = ServerClient([a.url, b.url], retry_window=20, cooldown=30)
         convo: list[dict[str, Any]] = [{"role": "user", "content": "Say hello to Ada."}]
         out = _complete(client, messages=convo)
@@ -175,3 +176,41 @@ def test_two_servers_one_killed_mid_run(smollm2_path: Path) -> None:
         assert out2["choices"][0]["message"]["content"]
         survivor = next(be for be in client.pool.backends if be.url != holder.url)
         assert survivor.held and not holder.held
+
+
+CITY = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "City",
+        "schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+            "required": ["city", "population"],
+        },
+    },
+}
+
+
+def test_structured_output(qwen_server: LlamaServer) -> None:
+    client = ServerClient(qwen_server.url)
+    ask = [{"role": "user", "content": "The biggest city of France and its population, as JSON."}]
+    batch = _complete(client, messages=ask, response_format=CITY)
+    content = batch["choices"][0]["message"]["content"]
+    value = json.loads(content)  # bare JSON, no fences
+    assert set(value) == {"city", "population"} and isinstance(value["population"], int)
+    stream = client.create_chat_completion(
+        messages=ask, response_format=CITY, temperature=0, max_tokens=60, stream=True
+    )
+    streamed, calls, _ = _reassemble(stream)  # type: ignore[arg-type]
+    assert streamed == content and not calls
+
+
+def test_logprobs(qwen_server: LlamaServer) -> None:
+    client = ServerClient(qwen_server.url)
+    out = _complete(
+        client, messages=ASK, tools=[WEATHER], tool_choice="required", logprobs=True, top_logprobs=3
+    )
+    entries = out["choices"][0]["logprobs"]["content"]
+    assert len(entries) == out["usage"]["completion_tokens"]
+    assert all(e["logprob"] <= 0 and len(e["top_logprobs"]) == 3 for e in entries)
+    assert "".join(e["token"] for e in entries).strip().startswith("<tool_call>")

@@ -18,7 +18,7 @@ from ..dialect.detect import detect_dialect
 from ..dialect.spec import DialectSpec
 from ..engine.generate import GenerationResult
 from ..engine.sampling import SamplingParams
-from ..errors import MissingTemplateError, ServerError
+from ..errors import MissingTemplateError, ServerError, ToolSpecError
 from ..gguf import ModelInfo
 from ..request import ModelSetup, Request, prepare_request
 from ..response import build_response, stream_chunks
@@ -146,12 +146,21 @@ class ServerClient:
         mirostat_tau: float = 5.0,
         mirostat_eta: float = 0.1,
         logit_bias: Mapping[Any, float] | None = None,
+        logprobs: bool | None = None,
+        top_logprobs: int | None = None,
+        logits_processor: Any = None,
         model: str | None = None,
         **request: Any,
     ) -> dict[str, Any] | Iterator[dict[str, Any]]:
         """One chat completion: a ``chat.completion`` dict, or an iterator of chunks when
         ``stream``. Takes what ``Llama.create_chat_completion`` takes, plus the per-request
-        extras of ``tooldialect.create_chat_completion`` (``chat_template_kwargs``, ...)."""
+        extras of ``tooldialect.create_chat_completion`` (``chat_template_kwargs``, ...).
+        ``logits_processor`` cannot cross HTTP and raises ``ToolSpecError``."""
+        if logits_processor is not None:
+            raise ToolSpecError(
+                "logits_processor runs Python on every token and cannot be sent to llama-server; "
+                "use the in-process ToolChatHandler for it, or logit_bias= here"
+            )
         prepared = self.prepare(messages=messages, tools=tools, tool_choice=tool_choice, **request)
         sampling = SamplingParams(
             temperature=temperature,
@@ -178,8 +187,11 @@ class ServerClient:
             sampling=sampling,
             max_tokens=max_tokens,
             stop=[*stops, *spec.stop],
+            n_probs=max(1, top_logprobs or 0) if logprobs else 0,
         )
-        gen = self.engine.generate(prompt, body)
+        gen = self.engine.generate(
+            prompt, body, top_logprobs=(top_logprobs or 0) if logprobs else None
+        )
         self.last_result = gen.result
         name = model or self.model or prepared.setup.info.path or ""
         if stream:

@@ -108,13 +108,20 @@ class RemoteEngine:
         self.retry_window = retry_window
         """Seconds spent looking for a server that answers, across retries."""
 
-    def generate(self, prompt: str, body: Mapping[str, Any]) -> Generation:
+    def generate(
+        self, prompt: str, body: Mapping[str, Any], *, top_logprobs: int | None = None
+    ) -> Generation:
         """Send ``body`` (see ``completion_body``) and return the reply as a ``Generation``.
+        ``top_logprobs`` (not ``None``: logprobs were asked for, with that many alternatives)
+        fills ``result.logprobs`` from the server's ``completion_probabilities``.
 
         Connecting happens here, so "no server answers" raises before anything is yielded."""
         result = GenerationResult()
+        if top_logprobs is not None:
+            result.logprobs = []  # filled as events arrive; the response shaping reads it live
         backend, events = self._open(prompt, body)
-        return Generation(self._pieces(backend, prompt, events, result), result)
+        pieces = self._pieces(backend, prompt, events, result, top_logprobs or 0)
+        return Generation(pieces, result)
 
     def _open(
         self, prompt: str, body: Mapping[str, Any]
@@ -172,6 +179,7 @@ class RemoteEngine:
         prompt: str,
         events: Iterator[dict[str, Any]],
         result: GenerationResult,
+        top: int,
     ) -> Iterator[str]:
         text: list[str] = []
         slot: int | None = None
@@ -179,6 +187,8 @@ class RemoteEngine:
         try:
             for event in events:
                 piece = event.get("content") or ""
+                if result.logprobs is not None:
+                    result.logprobs += _logprobs(event, top)
                 if piece:
                     text.append(piece)
                     result.completion_tokens = int(event.get("tokens_predicted", 0) or 0)
@@ -205,6 +215,25 @@ class RemoteEngine:
             result.text = "".join(text)
             held = prompt + result.text if done else None
             self.pool.finished(backend, slot=slot if done else None, text=held)
+
+
+def _logprobs(event: Mapping[str, Any], top: int) -> list[dict[str, Any]]:
+    """OpenAI ``logprobs.content`` entries from an event's ``completion_probabilities`` (the
+    server's softmax of the raw logits: before the grammar mask and the samplers, as in-process)."""
+
+    def entry(p: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "token": str(p.get("token", "")),
+            "logprob": float(p.get("logprob", 0.0)),
+            "bytes": list(p.get("bytes") or str(p.get("token", "")).encode("utf-8")),
+        }
+
+    out = []
+    for p in event.get("completion_probabilities") or []:
+        item = entry(p)
+        item["top_logprobs"] = [entry(a) for a in (p.get("top_logprobs") or [])[:top]]
+        out.append(item)
+    return out
 
 
 def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
