@@ -18,6 +18,7 @@ from .errors import (
     GrammarError,
     MissingTemplateError,
     ModelMetadataError,
+    RenderBudgetError,
     TemplateError,
     TemplateSecurityError,
     ToolCallParseError,
@@ -32,6 +33,7 @@ from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt import render_prompt
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
+from .template_budget import RenderBudget
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 __version__ = "0.1.0"
@@ -46,6 +48,8 @@ __all__ = [
     "ModelInfo",
     "ModelMetadataError",
     "ParsedOutput",
+    "RenderBudget",
+    "RenderBudgetError",
     "StreamParser",
     "TemplateCapabilities",
     "TemplateError",

@@ -7,6 +7,7 @@ class. Messages quote the offending value and say what to do about it.
     ├── ModelMetadataError        a GGUF header cannot be read, or lacks what is needed
     ├── TemplateError             a chat template fails to compile or raises while rendering
     │   ├── TemplateSecurityError a template tried to escape the sandbox
+    │   ├── RenderBudgetError     a render passed a bound of its ``RenderBudget``
     │   └── MissingTemplateError  the model carries no chat template and none was given
     ├── DialectError              a dialect spec is unknown, invalid or cannot be derived
     │   └── UnsupportedToolChoiceError  a dialect cannot honour the requested tool_choice
@@ -29,6 +30,7 @@ __all__ = [
     "GrammarError",
     "MissingTemplateError",
     "ModelMetadataError",
+    "RenderBudgetError",
     "TemplateError",
     "TemplateSecurityError",
     "ToolCallParseError",
@@ -53,6 +55,19 @@ class TemplateError(ToolDialectError):
 
 class TemplateSecurityError(TemplateError):
     """A chat template tried to reach outside the sandbox; nothing of it ran."""
+
+
+class RenderBudgetError(TemplateError):
+    """A chat-template render passed a bound of its ``RenderBudget`` and was stopped.
+
+    ``bound`` names the ``RenderBudget`` field (``max_steps``, ``max_chars`` ...), ``limit`` its
+    value; raise it with ``ToolChatHandler(render_budget=RenderBudget(<bound>=...))``.
+    """
+
+    def __init__(self, message: str, *, bound: str = "", limit: float = 0) -> None:
+        super().__init__(message)
+        self.bound = bound
+        self.limit = limit
 
 
 class MissingTemplateError(TemplateError):

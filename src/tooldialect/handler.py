@@ -32,6 +32,7 @@ from .gguf import ModelInfo
 from .history import ReplyMemory
 from .prompt import prompt_prefill, render_prompt
 from .template import ChatTemplate
+from .template_budget import RenderBudget, using_budget
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ class ToolChatHandler:
     ``chat_template``: a Jinja source that overrides the model's. ``template_kwargs`` go to every
     render (a request's ``chat_template_kwargs`` / ``enable_thinking`` ... add to them).
     ``fallback``: use a shipped template for GGUFs that carry none (see ``fallback_templates``).
+    ``render_budget`` bounds every render of the template, detection's included (see
+    :class:`~tooldialect.RenderBudget`; ``None`` keeps the defaults).
     """
 
     def __init__(
@@ -87,6 +90,7 @@ class ToolChatHandler:
         parallel_tool_calls: bool = True,
         fallback: bool = True,
         verbatim_history: bool = True,
+        render_budget: RenderBudget | None = None,
     ) -> None:
         self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
         self.chat_template = chat_template
@@ -94,6 +98,7 @@ class ToolChatHandler:
         self.parallel_tool_calls = parallel_tool_calls
         self.fallback = fallback
         self.verbatim_history = verbatim_history
+        self.render_budget = render_budget
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.last_result: GenerationResult | None = None
@@ -113,10 +118,16 @@ class ToolChatHandler:
                 return cached
             info = ModelInfo.from_llama(llama)
             source, origin = self._template_source(info)
-            template = ChatTemplate(source, bos_token=info.bos_token, eos_token=info.eos_token)
-            spec = self.dialect or detect_dialect(
-                source, bos_token=info.bos_token, eos_token=info.eos_token
+            template = ChatTemplate(
+                source,
+                bos_token=info.bos_token,
+                eos_token=info.eos_token,
+                budget=self.render_budget,
             )
+            with using_budget(self.render_budget):
+                spec = self.dialect or detect_dialect(
+                    source, bos_token=info.bos_token, eos_token=info.eos_token
+                )
             made = ModelSetup(
                 info=info,
                 template=template,
