@@ -30,6 +30,7 @@ from .errors import MissingTemplateError, TemplateError, ToolSpecError, Unsuppor
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
 from .history import ReplyMemory
+from .messages import validate_messages
 from .prompt import prompt_prefill, render_prompt
 from .template import ChatTemplate
 from .template_budget import RenderBudget, using_budget
@@ -314,6 +315,7 @@ class ToolChatHandler:
         **kwargs: Any,
     ) -> Request:
         """Everything but generation: tools, prompt, grammar. Raises the library's errors."""
+        validate_messages(messages)
         setup = self.setup(llama)
         if functions is not None and tools is None:
             tools = [{"type": "function", "function": f} for f in functions]

@@ -202,19 +202,7 @@ class SchemaConverter:
                 f"a schema must be an object or a boolean, got {schema!r} at {pointer!r}",
                 pointer=pointer,
             )
-        for key, value in schema.items():
-            if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
-                raise UnsupportedSchemaError(
-                    f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
-                    "into a grammar; remove it or express the constraint with enum/anyOf",
-                    pointer=_ptr(pointer, key),
-                )
-            if key == "uniqueItems" and value:
-                raise UnsupportedSchemaError(
-                    f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
-                    "grammar; drop it",
-                    pointer=_ptr(pointer, key),
-                )
+        _refuse_unsupported(schema, pointer)
         if "$ref" in schema:
             ref = schema["$ref"]
             rest = {k: v for k, v in schema.items() if k != "$ref" and k not in _ANNOTATIONS}
@@ -303,8 +291,9 @@ class SchemaConverter:
             raise UnsupportedSchemaError(
                 f"'allOf' at {pointer!r} must be a list", pointer=_ptr(pointer, "allOf")
             )
-        for i, part in enumerate(parts):
-            part = self._resolve(part, _ptr(pointer, "allOf", i))
+        for i, raw in enumerate(parts):
+            part_pointer = _ptr(pointer, "allOf", i)
+            part = self._resolve(raw, part_pointer)
             if part is True:
                 continue
             if not isinstance(part, Mapping):
@@ -312,8 +301,12 @@ class SchemaConverter:
                     f"allOf part {part!r} at {pointer!r} cannot be merged",
                     pointer=_ptr(pointer, "allOf", i),
                 )
+            if part is not raw and isinstance(raw, Mapping):  # a $ref: point into its target
+                part_pointer = str(raw["$ref"])[1:]
+            # Refuse here, where the pointer still names the keyword's real place in the schema.
+            _refuse_unsupported(part, part_pointer)
             if "allOf" in part:
-                part = self._merge_all_of(part, _ptr(pointer, "allOf", i))
+                part = self._merge_all_of(part, part_pointer)
             for k, v in part.items():
                 if k in _ANNOTATIONS:
                     continue
@@ -494,6 +487,22 @@ class SchemaConverter:
         if hi is not None and hi < 0:
             return f'"-" {unsigned} {_FRAC_EXP}'
         return f"{_INT} {_FRAC_EXP}"
+
+
+def _refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
+    for key, value in schema.items():
+        if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
+            raise UnsupportedSchemaError(
+                f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
+                "into a grammar; remove it or express the constraint with enum/anyOf",
+                pointer=_ptr(pointer, key),
+            )
+        if key == "uniqueItems" and value:
+            raise UnsupportedSchemaError(
+                f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
+                "grammar; drop it",
+                pointer=_ptr(pointer, key),
+            )
 
 
 def _raw(value: Any) -> str:
