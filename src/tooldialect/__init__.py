@@ -15,6 +15,7 @@ from .dialect.polyfill import apply_polyfill
 from .errors import (
     ContextOverflowError,
     DialectError,
+    EngineBusyError,
     GrammarError,
     MissingTemplateError,
     ModelMetadataError,
@@ -43,6 +44,7 @@ __all__ = [
     "ContextOverflowError",
     "DialectError",
     "DialectSpec",
+    "EngineBusyError",
     "GrammarError",
     "MissingTemplateError",
     "ModelInfo",

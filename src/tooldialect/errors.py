@@ -15,6 +15,7 @@ class. Messages quote the offending value and say what to do about it.
     ├── GrammarError              a GBNF grammar is invalid (validated before llama.cpp sees it)
     │   └── UnsupportedSchemaError a JSON Schema keyword cannot be honoured (has a JSON pointer)
     ├── ToolCallParseError        strict parsing of model output failed
+    ├── EngineBusyError           a stream was superseded by a newer request on its ``Llama``
     └── ContextOverflowError      the prompt does not fit in ``n_ctx``
 
 ``ToolSpecError``, ``UnsupportedSchemaError``, ``ContextOverflowError`` and
@@ -27,6 +28,7 @@ from __future__ import annotations
 __all__ = [
     "ContextOverflowError",
     "DialectError",
+    "EngineBusyError",
     "GrammarError",
     "MissingTemplateError",
     "ModelMetadataError",
@@ -103,6 +105,13 @@ class UnsupportedSchemaError(GrammarError, ValueError):
 
 class ToolCallParseError(ToolDialectError):
     """Strict parsing of model output failed."""
+
+
+class EngineBusyError(ToolDialectError, RuntimeError):
+    """A generation cannot go on: a newer request on the same ``Llama`` took over its context.
+
+    Requests from other threads wait for the running generation instead (they are serialized).
+    """
 
 
 class ContextOverflowError(ToolDialectError, ValueError):
