@@ -32,6 +32,7 @@ from ..errors import UnsupportedSchemaError
 from .codec import CODECS, Codec, CodecName
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
 from .regex import regex_to_gbnf
+from .schema_checks import UNSUPPORTED, _ptr, _real_pointer, _refuse_unsupported
 
 __all__ = [
     "UNSUPPORTED",
@@ -41,29 +42,6 @@ __all__ = [
     "schema_grammar",
 ]
 
-UNSUPPORTED = frozenset(
-    {
-        "not",
-        "if",
-        "then",
-        "else",
-        "patternProperties",
-        "dependentSchemas",
-        "dependentRequired",
-        "dependencies",
-        "propertyNames",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "multipleOf",
-        "minProperties",
-        "maxProperties",
-        "$dynamicRef",
-        "$recursiveRef",
-    }
-)
 _ANNOTATIONS = frozenset(
     {
         "title",
@@ -97,12 +75,6 @@ _FORMATS = {
 _FORMATS["date-time"] = f"({_FORMATS['date']}) [Tt ] ({_FORMATS['time']})"
 _INT = '"-"? ("0" | [1-9] [0-9]{0,18})'
 _FRAC_EXP = '("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?'
-
-
-def _ptr(base: str, *parts: str | int) -> str:
-    for p in parts:
-        base += "/" + str(p).replace("~", "~0").replace("/", "~1")
-    return base
 
 
 def _group(expr: str) -> str:
@@ -207,7 +179,8 @@ class SchemaConverter:
             ref = schema["$ref"]
             rest = {k: v for k, v in schema.items() if k != "$ref" and k not in _ANNOTATIONS}
             if rest:
-                return self._expr({"allOf": [{"$ref": ref}, rest]}, pointer, hint)
+                with _real_pointer(pointer, parts=(_ptr(pointer, "$ref"), pointer)):
+                    return self._expr({"allOf": [{"$ref": ref}, rest]}, pointer, hint)
             key = ("ref", c.name, ref)
             if key not in b.memo:
                 target = self._deref(ref, _ptr(pointer, "$ref"))
@@ -227,8 +200,12 @@ class SchemaConverter:
                 base = {k: v for k, v in schema.items() if k != kw and k not in _ANNOTATIONS}
                 alts = []
                 for i, br in enumerate(branches):
-                    sub = {"allOf": [base, br]} if base else br
-                    alts.append(self.visit(sub, _ptr(pointer, kw, i), hint=f"{hint}-{i}"))
+                    at = _ptr(pointer, kw, i)
+                    if not base:
+                        alts.append(self.visit(br, at, hint=f"{hint}-{i}"))
+                        continue
+                    with _real_pointer(at, parts=(pointer, at)):
+                        alts.append(self.visit({"allOf": [base, br]}, at, hint=f"{hint}-{i}"))
                 return " | ".join(dict.fromkeys(alts))
         if schema.get("nullable") is True:
             rest = {k: v for k, v in schema.items() if k != "nullable"}
@@ -487,22 +464,6 @@ class SchemaConverter:
         if hi is not None and hi < 0:
             return f'"-" {unsigned} {_FRAC_EXP}'
         return f"{_INT} {_FRAC_EXP}"
-
-
-def _refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
-    for key, value in schema.items():
-        if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
-            raise UnsupportedSchemaError(
-                f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
-                "into a grammar; remove it or express the constraint with enum/anyOf",
-                pointer=_ptr(pointer, key),
-            )
-        if key == "uniqueItems" and value:
-            raise UnsupportedSchemaError(
-                f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
-                "grammar; drop it",
-                pointer=_ptr(pointer, key),
-            )
 
 
 def _raw(value: Any) -> str:
