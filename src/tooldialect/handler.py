@@ -1,8 +1,8 @@
 """``ToolChatHandler``: llama-cpp-python's chat-handler protocol, OpenAI shapes in and out.
 
 Glue only. Per ``Llama`` the model's template and dialect are resolved once (and cached); per
-request the pipeline is: normalise tools -> render the prompt -> build (cached) grammar -> one
-engine pass -> parse (batch or streaming) -> OpenAI response dicts.
+request the pipeline is: ``request`` (normalise tools, render the prompt, build the cached
+grammar) -> one engine pass -> ``response`` (parse, batch or streaming, into OpenAI dicts).
 
 Template resolution, in order: the handler's ``chat_template=``, the GGUF's own template, a
 fallback shipped for the GGUF's architecture (with a warning naming it), else
@@ -11,64 +11,27 @@ fallback shipped for the GGUF's architecture (with a warning naming it), else
 
 from __future__ import annotations
 
-import json
 import threading
-import time
-import uuid
 import warnings
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .dialect.builtins import get_builtin
 from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
-from .engine.generate import Engine, GenerationResult, engine_for
-from .engine.sampling import GrammarLike, SamplingParams
-from .errors import MissingTemplateError, TemplateError, ToolSpecError, UnsupportedToolChoiceError
+from .engine.generate import GenerationResult, engine_for
+from .engine.sampling import SamplingParams
+from .errors import MissingTemplateError, ToolSpecError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
-from .history import ReplyMemory
 from .messages import validate_messages
-from .prompt import prompt_prefill, render_prompt
+from .request import ModelSetup, Request, prepare_request
+from .response import build_response, stream_chunks
 from .template import ChatTemplate
 from .template_budget import RenderBudget, using_budget
-from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
-
-if TYPE_CHECKING:
-    from .parse import ParsedOutput
 
 __all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
-
-_TEMPLATE_KWARG_NAMES = ("enable_thinking", "thinking", "reasoning_effort")
-"""Request keywords that are template variables (Qwen3, DeepSeek V3.1, gpt-oss)."""
-
-
-@dataclass
-class ModelSetup:
-    """What a handler resolved for one loaded model (cached per ``Llama``)."""
-
-    info: ModelInfo
-    template: ChatTemplate
-    template_origin: str
-    """``user``, ``gguf`` or ``fallback:<file>``."""
-    spec: DialectSpec
-    engine: Engine
-    grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
-    replies: ReplyMemory = field(default_factory=ReplyMemory)
-    """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
-
-
-@dataclass(frozen=True)
-class _ForeignGrammar:
-    """A caller's ``LlamaGrammar`` passed through (non-lazy)."""
-
-    gbnf: str
-    root: str = "root"
-    lazy: bool = False
-    trigger_words: tuple[str, ...] = ()
-    trigger_patterns: tuple[str, ...] = ()
 
 
 class ToolChatHandler:
@@ -161,47 +124,6 @@ class ToolChatHandler:
             "one: ToolChatHandler(chat_template=open('template.jinja').read())"
         )
 
-    def _grammar(
-        self,
-        setup: ModelSetup,
-        tools: list[ToolDef],
-        choice: ToolChoice,
-        parallel: bool,
-        reasoning_open: bool,
-        prefill: str,
-    ) -> GrammarLike | None:
-        if choice.mode == "none" or not tools:
-            return None
-        spec = setup.spec
-        # Guarding triggers against reasoning turns them into regexes that llama.cpp re-matches
-        # over the whole output at every token; skip it when the template never reasons (Qwen2.5
-        # under the hermes spec, which also serves Qwen3) and the prompt did not open a block.
-        guard = reasoning_open or setup.template.capabilities.reasoning
-        if spec.reasoning is not None and not guard:
-            spec = spec.model_copy(update={"reasoning": None})
-        # the cache lives on the setup, whose spec is fixed: the key need not name the spec
-        key = (
-            json.dumps([t.model_dump() for t in tools], sort_keys=True),
-            choice.mode,
-            choice.name,
-            parallel,
-            reasoning_open,
-            prefill,
-            guard,
-        )
-        if key not in setup.grammars:
-            from .grammar import build_grammar
-
-            setup.grammars[key] = build_grammar(
-                spec,
-                tools,
-                tool_choice=choice,
-                parallel_tool_calls=parallel,
-                reasoning_open=reasoning_open,
-                prefill=prefill,
-            )
-        return setup.grammars[key]
-
     # ---- the protocol ------------------------------------------------------------------------
 
     def __call__(
@@ -277,30 +199,11 @@ class ToolChatHandler:
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
         if stream:
-            return _stream(request, gen, name)
+            return stream_chunks(request, gen, name)
         text = gen.text()
-        response = _response(request, text, gen.result, name)
+        response = build_response(request, text, gen.result, name)
         request.setup.replies.remember(response["choices"][0]["message"], text)
         return response
-
-    def _render(
-        self,
-        setup: ModelSetup,
-        messages: Sequence[Mapping[str, Any]],
-        tools: list[ToolDef],
-        template_kwargs: Mapping[str, Any],
-    ) -> str:
-        """The prompt, with this model's earlier replies in its own words where remembered
-        (``history.ReplyMemory``); a template that refuses that form gets the messages as sent."""
-        restored = setup.replies.restore(messages) if self.verbatim_history else None
-        if restored is not None:
-            try:
-                return render_prompt(
-                    setup.template, setup.spec, restored, tools=tools, **template_kwargs
-                )
-            except TemplateError:
-                pass
-        return render_prompt(setup.template, setup.spec, messages, tools=tools, **template_kwargs)
 
     def prepare(
         self,
@@ -316,179 +219,19 @@ class ToolChatHandler:
     ) -> Request:
         """Everything but generation: tools, prompt, grammar. Raises the library's errors."""
         validate_messages(messages)
-        setup = self.setup(llama)
-        if functions is not None and tools is None:
-            tools = [{"type": "function", "function": f} for f in functions]
-        if function_call is not None and tool_choice is None:
-            tool_choice = (
-                {"type": "function", "function": {"name": function_call["name"]}}
-                if isinstance(function_call, Mapping)
-                else function_call
-            )
-        defs = normalize_tools(tools)
-        choice = normalize_tool_choice(tool_choice, defs)
-        spec = setup.spec
-        if choice.forced and not spec.forcible:
-            raise UnsupportedToolChoiceError(
-                f"dialect {spec.id!r} cannot force tool_choice={tool_choice!r}: "
-                f"{spec.unforcible_reason or 'no grammar can enforce it'}; use tool_choice='auto'"
-            )
-        parallel = bool(kwargs.pop("parallel_tool_calls", self.parallel_tool_calls))
-        template_kwargs = dict(self.template_kwargs)
-        template_kwargs.update(kwargs.pop("chat_template_kwargs", None) or {})
-        for key in _TEMPLATE_KWARG_NAMES:
-            if key in kwargs:
-                template_kwargs[key] = kwargs.pop(key)
-        shown = defs if choice.mode != "none" else []
-        prompt = self._render(setup, messages, shown, template_kwargs)
-        prefill = prompt_prefill(prompt, spec)
-        reasoning_open = spec.reasoning is not None and prefill == spec.reasoning.open
-        call_prefill = "" if reasoning_open else prefill
-        gram = self._grammar(setup, defs, choice, parallel, reasoning_open, call_prefill)
-        if gram is None and grammar is not None and choice.mode in ("none", "auto"):
-            gram = _ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
-        return Request(
-            setup=setup,
-            prompt=prompt,
-            tools=defs,
-            choice=choice,
-            grammar=gram,
-            reasoning_open=reasoning_open,
-            prefill=call_prefill,
+        return prepare_request(
+            self.setup(llama),
+            messages=messages,
+            functions=functions,
+            function_call=function_call,
+            tools=tools,
+            tool_choice=tool_choice,
+            grammar=grammar,
+            default_parallel=self.parallel_tool_calls,
+            default_template_kwargs=self.template_kwargs,
+            verbatim_history=self.verbatim_history,
+            **kwargs,
         )
-
-
-@dataclass
-class Request:
-    """One prepared request (exposed for tests and benchmarks)."""
-
-    setup: ModelSetup
-    prompt: str
-    tools: list[ToolDef]
-    choice: ToolChoice
-    grammar: GrammarLike | None
-    reasoning_open: bool
-    """The prompt ended inside an open reasoning block."""
-    prefill: str = ""
-    """A call opener the prompt already wrote (see ``prompt_prefill``)."""
-
-
-def _parse(request: Request, text: str) -> ParsedOutput:
-    from .parse import ParsedOutput, parse_output
-
-    parsed = parse_output(
-        text,
-        request.setup.spec,
-        tools=request.tools,
-        reasoning_open=request.reasoning_open,
-        prefill=request.prefill,
-    )
-    if request.choice.mode == "none" and parsed.tool_calls:
-        # tool_choice="none": the model may not call, so a call it wrote anyway stays text
-        return ParsedOutput(content=text)
-    return parsed
-
-
-def _finish(calls: bool, result: GenerationResult) -> str:
-    if calls:
-        return "tool_calls"
-    return "length" if result.finish_reason == "length" else "stop"
-
-
-def _usage(result: GenerationResult) -> dict[str, Any]:
-    return {
-        "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens,
-        "total_tokens": result.prompt_tokens + result.completion_tokens,
-        # OpenAI's field for prompt tokens served from cache: here, from the KV cache
-        "prompt_tokens_details": {
-            "cached_tokens": result.prompt_tokens - result.last_prompt_eval_tokens
-        },
-    }
-
-
-def _message(parsed: ParsedOutput) -> dict[str, Any]:
-    """The OpenAI assistant message for a parsed reply."""
-    message: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
-    calls = [
-        {
-            "id": c.id,
-            "type": "function",
-            "function": {"name": c.name, "arguments": c.arguments_json},
-        }
-        for c in parsed.tool_calls
-    ]
-    if calls:
-        message["tool_calls"] = calls
-    elif message["content"] is None:
-        message["content"] = ""
-    if parsed.reasoning_content:
-        message["reasoning_content"] = parsed.reasoning_content
-    return message
-
-
-def _response(request: Request, text: str, result: GenerationResult, model: str) -> dict[str, Any]:
-    message = _message(_parse(request, text))
-    calls = message.get("tool_calls")
-    return {
-        "id": "chatcmpl-" + uuid.uuid4().hex,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "logprobs": None,
-                "finish_reason": _finish(bool(calls), result),
-            }
-        ],
-        "usage": _usage(result),
-    }
-
-
-def _stream(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
-    from .parse import StreamParser
-
-    parser = StreamParser(
-        request.setup.spec,
-        tools=request.tools if request.choice.mode != "none" else [],
-        reasoning_open=request.reasoning_open,
-        prefill=request.prefill,
-    )
-    cid = "chatcmpl-" + uuid.uuid4().hex
-    created = int(time.time())
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
-
-    yield chunk({"role": "assistant"})
-    saw_call = False
-    if request.choice.mode == "none":
-        # no call may come back: the text is content as written
-        for piece in gen:
-            yield chunk({"content": piece})
-        last = chunk({}, _finish(False, gen.result))
-        last["usage"] = _usage(gen.result)
-        yield last
-        return
-    for piece in gen:
-        for delta in parser.feed(piece):
-            saw_call = saw_call or "tool_calls" in delta
-            yield chunk(delta)
-    for delta in parser.close():
-        saw_call = saw_call or "tool_calls" in delta
-        yield chunk(delta)
-    request.setup.replies.remember(_message(parser.result), gen.result.text)
-    last = chunk({}, _finish(saw_call, gen.result))
-    last["usage"] = _usage(gen.result)
-    yield last
 
 
 def create_chat_completion(

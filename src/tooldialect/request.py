@@ -1,0 +1,196 @@
+"""Request preparation, shared by every engine: tools and ``tool_choice`` normalised, the prompt
+rendered with the model's template, the grammar built (and cached) from the dialect spec.
+
+Nothing here decodes: a ``Request`` is what an engine needs to generate and what the response
+shaping (``response``) needs to parse. ``ToolChatHandler`` drives it for llama-cpp-python; another
+engine (an HTTP client for llama-server) can drive the same functions with its own ``ModelSetup``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .dialect.spec import DialectSpec
+from .errors import TemplateError, UnsupportedToolChoiceError
+from .history import ReplyMemory
+from .prompt import prompt_prefill, render_prompt
+from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+
+if TYPE_CHECKING:
+    from .engine.generate import Engine
+    from .engine.sampling import GrammarLike
+    from .gguf import ModelInfo
+    from .template import ChatTemplate
+
+__all__ = ["ModelSetup", "Request", "prepare_request"]
+
+TEMPLATE_KWARG_NAMES = ("enable_thinking", "thinking", "reasoning_effort")
+"""Request keywords that are template variables (Qwen3, DeepSeek V3.1, gpt-oss)."""
+
+
+@dataclass
+class ModelSetup:
+    """What a handler resolved for one loaded model (cached per ``Llama``)."""
+
+    info: ModelInfo
+    template: ChatTemplate
+    template_origin: str
+    """``user``, ``gguf`` or ``fallback:<file>``."""
+    spec: DialectSpec
+    engine: Engine
+    grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
+    replies: ReplyMemory = field(default_factory=ReplyMemory)
+    """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
+
+
+@dataclass(frozen=True)
+class ForeignGrammar:
+    """A caller's ``LlamaGrammar`` passed through (non-lazy)."""
+
+    gbnf: str
+    root: str = "root"
+    lazy: bool = False
+    trigger_words: tuple[str, ...] = ()
+    trigger_patterns: tuple[str, ...] = ()
+
+
+@dataclass
+class Request:
+    """One prepared request (exposed for tests and benchmarks)."""
+
+    setup: ModelSetup
+    prompt: str
+    tools: list[ToolDef]
+    choice: ToolChoice
+    grammar: GrammarLike | None
+    reasoning_open: bool
+    """The prompt ended inside an open reasoning block."""
+    prefill: str = ""
+    """A call opener the prompt already wrote (see ``prompt_prefill``)."""
+
+
+def prepare_request(
+    setup: ModelSetup,
+    *,
+    messages: Sequence[Mapping[str, Any]],
+    functions: Sequence[Mapping[str, Any]] | None = None,
+    function_call: Any = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: Any = None,
+    grammar: Any = None,
+    default_parallel: bool = True,
+    default_template_kwargs: Mapping[str, Any] | None = None,
+    verbatim_history: bool = True,
+    **kwargs: Any,
+) -> Request:
+    """Everything but generation: tools, prompt, grammar. Raises the library's errors.
+
+    ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
+    ``parallel_tool_calls``, ``chat_template_kwargs`` and template keywords in ``kwargs`` win.
+    """
+    if functions is not None and tools is None:
+        tools = [{"type": "function", "function": f} for f in functions]
+    if function_call is not None and tool_choice is None:
+        tool_choice = (
+            {"type": "function", "function": {"name": function_call["name"]}}
+            if isinstance(function_call, Mapping)
+            else function_call
+        )
+    defs = normalize_tools(tools)
+    choice = normalize_tool_choice(tool_choice, defs)
+    spec = setup.spec
+    if choice.forced and not spec.forcible:
+        raise UnsupportedToolChoiceError(
+            f"dialect {spec.id!r} cannot force tool_choice={tool_choice!r}: "
+            f"{spec.unforcible_reason or 'no grammar can enforce it'}; use tool_choice='auto'"
+        )
+    parallel = bool(kwargs.pop("parallel_tool_calls", default_parallel))
+    render_kwargs = dict(default_template_kwargs or {})
+    render_kwargs.update(kwargs.pop("chat_template_kwargs", None) or {})
+    for key in TEMPLATE_KWARG_NAMES:
+        if key in kwargs:
+            render_kwargs[key] = kwargs.pop(key)
+    shown = defs if choice.mode != "none" else []
+    prompt = render_request(setup, messages, shown, render_kwargs, verbatim=verbatim_history)
+    prefill = prompt_prefill(prompt, spec)
+    reasoning_open = spec.reasoning is not None and prefill == spec.reasoning.open
+    call_prefill = "" if reasoning_open else prefill
+    gram = grammar_for(setup, defs, choice, parallel, reasoning_open, call_prefill)
+    if gram is None and grammar is not None and choice.mode in ("none", "auto"):
+        gram = ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
+    return Request(
+        setup=setup,
+        prompt=prompt,
+        tools=defs,
+        choice=choice,
+        grammar=gram,
+        reasoning_open=reasoning_open,
+        prefill=call_prefill,
+    )
+
+
+def render_request(
+    setup: ModelSetup,
+    messages: Sequence[Mapping[str, Any]],
+    tools: list[ToolDef],
+    template_kwargs: Mapping[str, Any],
+    *,
+    verbatim: bool = True,
+) -> str:
+    """The prompt, with this model's earlier replies in its own words where remembered
+    (``history.ReplyMemory``); a template that refuses that form gets the messages as sent."""
+    restored = setup.replies.restore(messages) if verbatim else None
+    if restored is not None:
+        try:
+            return render_prompt(
+                setup.template, setup.spec, restored, tools=tools, **template_kwargs
+            )
+        except TemplateError:
+            pass
+    return render_prompt(setup.template, setup.spec, messages, tools=tools, **template_kwargs)
+
+
+def grammar_for(
+    setup: ModelSetup,
+    tools: list[ToolDef],
+    choice: ToolChoice,
+    parallel: bool,
+    reasoning_open: bool,
+    prefill: str,
+) -> GrammarLike | None:
+    """The request's tool-call grammar, built once per distinct request shape and cached on
+    ``setup``; ``None`` when no call can be made."""
+    if choice.mode == "none" or not tools:
+        return None
+    spec = setup.spec
+    # Guarding triggers against reasoning turns them into regexes that llama.cpp re-matches
+    # over the whole output at every token; skip it when the template never reasons (Qwen2.5
+    # under the hermes spec, which also serves Qwen3) and the prompt did not open a block.
+    guard = reasoning_open or setup.template.capabilities.reasoning
+    if spec.reasoning is not None and not guard:
+        spec = spec.model_copy(update={"reasoning": None})
+    # the cache lives on the setup, whose spec is fixed: the key need not name the spec
+    key = (
+        json.dumps([t.model_dump() for t in tools], sort_keys=True),
+        choice.mode,
+        choice.name,
+        parallel,
+        reasoning_open,
+        prefill,
+        guard,
+    )
+    if key not in setup.grammars:
+        from .grammar import build_grammar
+
+        setup.grammars[key] = build_grammar(
+            spec,
+            tools,
+            tool_choice=choice,
+            parallel_tool_calls=parallel,
+            reasoning_open=reasoning_open,
+            prefill=prefill,
+        )
+    return setup.grammars[key]

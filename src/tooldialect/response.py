@@ -1,0 +1,145 @@
+"""OpenAI response shaping: a finished generation becomes a ``chat.completion`` dict, a running
+one a stream of ``chat.completion.chunk`` dicts, both parsed with the request's dialect spec.
+
+Engine-neutral: it reads a ``Request`` (see ``request``), the generated text or pieces, and the
+engine's ``GenerationResult``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine.generate import GenerationResult
+    from .parse import ParsedOutput
+    from .request import Request
+
+__all__ = ["build_response", "message_for", "stream_chunks"]
+
+
+def parse_reply(request: Request, text: str) -> ParsedOutput:
+    """The reply parsed as the request allows (under ``tool_choice="none"`` a call stays text)."""
+    from .parse import ParsedOutput, parse_output
+
+    parsed = parse_output(
+        text,
+        request.setup.spec,
+        tools=request.tools,
+        reasoning_open=request.reasoning_open,
+        prefill=request.prefill,
+    )
+    if request.choice.mode == "none" and parsed.tool_calls:
+        # tool_choice="none": the model may not call, so a call it wrote anyway stays text
+        return ParsedOutput(content=text)
+    return parsed
+
+
+def finish_reason(calls: bool, result: GenerationResult) -> str:
+    """OpenAI's ``finish_reason``: ``tool_calls``, ``length`` or ``stop``."""
+    if calls:
+        return "tool_calls"
+    return "length" if result.finish_reason == "length" else "stop"
+
+
+def usage(result: GenerationResult) -> dict[str, Any]:
+    """OpenAI's ``usage`` object."""
+    return {
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "total_tokens": result.prompt_tokens + result.completion_tokens,
+        # OpenAI's field for prompt tokens served from cache: here, from the KV cache
+        "prompt_tokens_details": {
+            "cached_tokens": result.prompt_tokens - result.last_prompt_eval_tokens
+        },
+    }
+
+
+def message_for(parsed: ParsedOutput) -> dict[str, Any]:
+    """The OpenAI assistant message for a parsed reply."""
+    message: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
+    calls = [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": c.arguments_json},
+        }
+        for c in parsed.tool_calls
+    ]
+    if calls:
+        message["tool_calls"] = calls
+    elif message["content"] is None:
+        message["content"] = ""
+    if parsed.reasoning_content:
+        message["reasoning_content"] = parsed.reasoning_content
+    return message
+
+
+def build_response(
+    request: Request, text: str, result: GenerationResult, model: str
+) -> dict[str, Any]:
+    """The ``chat.completion`` dict for a finished generation."""
+    message = message_for(parse_reply(request, text))
+    calls = message.get("tool_calls")
+    return {
+        "id": "chatcmpl-" + uuid.uuid4().hex,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish_reason(bool(calls), result),
+            }
+        ],
+        "usage": usage(result),
+    }
+
+
+def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
+    """``chat.completion.chunk`` dicts for a running generation, calls streamed as deltas."""
+    from .parse import StreamParser
+
+    parser = StreamParser(
+        request.setup.spec,
+        tools=request.tools if request.choice.mode != "none" else [],
+        reasoning_open=request.reasoning_open,
+        prefill=request.prefill,
+    )
+    cid = "chatcmpl-" + uuid.uuid4().hex
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+
+    yield chunk({"role": "assistant"})
+    saw_call = False
+    if request.choice.mode == "none":
+        # no call may come back: the text is content as written
+        for piece in gen:
+            yield chunk({"content": piece})
+        last = chunk({}, finish_reason(False, gen.result))
+        last["usage"] = usage(gen.result)
+        yield last
+        return
+    for piece in gen:
+        for delta in parser.feed(piece):
+            saw_call = saw_call or "tool_calls" in delta
+            yield chunk(delta)
+    for delta in parser.close():
+        saw_call = saw_call or "tool_calls" in delta
+        yield chunk(delta)
+    request.setup.replies.remember(message_for(parser.result), gen.result.text)
+    last = chunk({}, finish_reason(saw_call, gen.result))
+    last["usage"] = usage(gen.result)
+    yield last
