@@ -282,6 +282,7 @@ class SchemaConverter:
                 part_pointer = str(raw["$ref"])[1:]
             # Refuse here, where the pointer still names the keyword's real place in the schema.
             _refuse_unsupported(part, part_pointer)
+            direct = part  # keys merged up from a nested allOf live deeper: point at the part
             if "allOf" in part:
                 part = self._merge_all_of(part, part_pointer)
             for k, v in part.items():
@@ -295,7 +296,7 @@ class SchemaConverter:
                     raise UnsupportedSchemaError(
                         f"allOf parts at {pointer!r} conflict on {k!r} ({merged[k]!r} vs {v!r}); "
                         "merge them by hand",
-                        pointer=_ptr(pointer, "allOf", i, k),
+                        pointer=_ptr(part_pointer, k) if k in direct else part_pointer,
                     )
                 else:
                     merged[k] = v
