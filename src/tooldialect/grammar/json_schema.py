@@ -32,7 +32,13 @@ from ..errors import UnsupportedSchemaError
 from .codec import CODECS, Codec, CodecName
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
 from .regex import regex_to_gbnf
-from .schema_checks import UNSUPPORTED, _ptr, _real_pointer, _refuse_unsupported
+from .schema_checks import (
+    UNSUPPORTED,
+    _pointer_into,
+    _ptr,
+    _real_pointer,
+    _refuse_unsupported,
+)
 
 __all__ = [
     "UNSUPPORTED",
@@ -189,7 +195,8 @@ class SchemaConverter:
                 b.define(name, self._expr(target, str(ref)[1:], hint))
             return b.memo[key]
         if "allOf" in schema:
-            return self._expr(self._merge_all_of(schema, pointer), pointer, hint)
+            with _pointer_into(self.doc, _ptr(pointer, "allOf")):
+                return self._expr(self._merge_all_of(schema, pointer), pointer, hint)
         for kw in ("anyOf", "oneOf"):
             if kw in schema:
                 branches = schema[kw]

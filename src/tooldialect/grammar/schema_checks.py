@@ -53,6 +53,8 @@ def _real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
         yield
     except UnsupportedSchemaError as exc:
         head = _ptr(at, "allOf")
+        if exc.pointer == head:  # the made-up allOf as a whole: the schema that made it up
+            raise UnsupportedSchemaError(str(exc), pointer=at) from exc
         if not exc.pointer.startswith(head + "/"):
             raise
         index, _, tail = exc.pointer[len(head) + 1 :].partition("/")
@@ -75,3 +77,28 @@ def _refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
                 "grammar; drop it",
                 pointer=_ptr(pointer, key),
             )
+
+
+@contextmanager
+def _pointer_into(document: Any, fallback: str) -> Iterator[None]:
+    """An error from a merged ``allOf`` whose pointer names no place in ``document`` (the merge
+    moved the keyword) points at the ``allOf`` itself instead."""
+    try:
+        yield
+    except UnsupportedSchemaError as exc:
+        if _resolves(document, exc.pointer):
+            raise
+        raise UnsupportedSchemaError(str(exc), pointer=fallback) from exc
+
+
+def _resolves(document: Any, pointer: str) -> bool:
+    node = document
+    for raw in pointer.split("/")[1:] if pointer else []:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True
