@@ -13,6 +13,7 @@ from typing import Any
 from .dialect.polyfill import apply_polyfill
 from .dialect.spec import DialectSpec
 from .template import ChatTemplate
+from .template_compat import render_adapted, template_variables
 from .tools import ToolDef, normalize_tools
 
 __all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
@@ -29,20 +30,36 @@ def render_prompt(
 ) -> str:
     """The rendered prompt. ``tools`` may be OpenAI tool dicts or ``ToolDef`` s.
 
+    Conventions and quirks of real templates are met as ``template_compat`` describes: the
+    ``functions``/``datetime`` variables, call ids a dialect accepts (mapped back with
+    ``template_compat.client_call_ids``), schema fields and role alternation on a template error.
+
     Raises ``TemplateError`` when the template raises, ``ToolSpecError`` for malformed tools.
     """
     tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
     defs = _tool_defs(tools)
+    openai_tools = [_openai_tool(t) for t in defs] if defs else None
+    # variables the template reads by convention (FireFunction's ``functions``), and fallbacks
+    # for what templates refuse (absent schema fields, client call ids, repeated roles)
+    kwargs = {**template_variables(tmpl, openai_tools, template_kwargs), **template_kwargs}
+    alnum9 = spec.id_format == "alnum9"
     if spec.polyfill is not None:
         rewritten = apply_polyfill(messages, spec, defs, system_role=tmpl.capabilities.system_role)
-        return tmpl.render(
-            rewritten, add_generation_prompt=add_generation_prompt, **template_kwargs
+        return render_adapted(
+            lambda msgs, _: tmpl.render(
+                msgs, add_generation_prompt=add_generation_prompt, **kwargs
+            ),
+            rewritten,
+            None,
+            alnum9=alnum9,
         )
-    return tmpl.render(
+    return render_adapted(
+        lambda msgs, tls: tmpl.render(
+            msgs, tools=tls, add_generation_prompt=add_generation_prompt, **kwargs
+        ),
         messages,
-        tools=[_openai_tool(t) for t in defs] if defs else None,
-        add_generation_prompt=add_generation_prompt,
-        **template_kwargs,
+        openai_tools,
+        alnum9=alnum9,
     )
 
 

@@ -17,6 +17,7 @@ from .dialect.spec import DialectSpec
 from .errors import TemplateError, UnsupportedToolChoiceError
 from .history import ReplyMemory
 from .prompt import prompt_prefill, render_prompt
+from .template_compat import client_call_ids
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ class Request:
     """The prompt ended inside an open reasoning block."""
     prefill: str = ""
     """A call opener the prompt already wrote (see ``prompt_prefill``)."""
+    call_ids: dict[str, str] = field(default_factory=dict)
+    """Dialect id -> client id for the ids the prompt had to map (``template_compat``); a call
+    id in the reply that is one of them goes back to the client's."""
 
 
 def prepare_request(
@@ -129,6 +133,7 @@ def prepare_request(
         grammar=gram,
         reasoning_open=reasoning_open,
         prefill=call_prefill,
+        call_ids=client_call_ids(messages),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .parse import ParsedOutput
     from .request import Request
 
-__all__ = ["build_response", "message_for", "stream_chunks"]
+__all__ = ["build_response", "client_ids", "message_for", "stream_chunks"]
 
 
 def parse_reply(request: Request, text: str) -> ParsedOutput:
@@ -77,11 +77,21 @@ def message_for(parsed: ParsedOutput) -> dict[str, Any]:
     return message
 
 
+def client_ids(message: dict[str, Any], ids: Mapping[str, str]) -> dict[str, Any]:
+    """``message`` (or a delta) with call ids the prompt mapped given back as the client sent
+    them (``Request.call_ids``)."""
+    if ids and message.get("tool_calls"):
+        for call in message["tool_calls"]:
+            if call.get("id") in ids:
+                call["id"] = ids[call["id"]]
+    return message
+
+
 def build_response(
     request: Request, text: str, result: GenerationResult, model: str
 ) -> dict[str, Any]:
     """The ``chat.completion`` dict for a finished generation."""
-    message = message_for(parse_reply(request, text))
+    message = client_ids(message_for(parse_reply(request, text)), request.call_ids)
     calls = message.get("tool_calls")
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
@@ -135,10 +145,10 @@ def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, 
     for piece in gen:
         for delta in parser.feed(piece):
             saw_call = saw_call or "tool_calls" in delta
-            yield chunk(delta)
+            yield chunk(client_ids(delta, request.call_ids))
     for delta in parser.close():
         saw_call = saw_call or "tool_calls" in delta
-        yield chunk(delta)
+        yield chunk(client_ids(delta, request.call_ids))
     request.setup.replies.remember(message_for(parser.result), gen.result.text)
     last = chunk({}, finish_reason(saw_call, gen.result))
     last["usage"] = usage(gen.result)

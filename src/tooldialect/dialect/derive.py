@@ -192,6 +192,20 @@ def _marker_after(text: str, word: str) -> str | None:
     return rest[0] if rest and is_marker(rest[0]) else None
 
 
+def _anchor(prompt: str, one: str) -> str | None:
+    """Where the model's reply starts in ``one``: the end of the generation prompt, or ``None``.
+
+    A template may write the newline after the assistant role only before content (Qwen2.5:
+    ``assistant\n`` in the generation prompt, ``assistant<tool_call>`` in a past call turn). The
+    model then writes what follows the role, so the reply starts where the two stop agreeing, as
+    long as the prompt only adds whitespace there."""
+    if one.startswith(prompt):
+        return prompt
+    lp, lo = lex(prompt), lex(one)
+    k = len("".join(lp[: common_prefix([lp, lo])]))
+    return prompt[:k] if k and not prompt[k:].strip() else None
+
+
 def _probes(renderer: ProbeRenderer) -> Iterator[_Probe]:
     """The first conversation shape under which the probe call renders."""
     for shape in range(_SHAPES):
@@ -202,8 +216,8 @@ def _probes(renderer: ProbeRenderer) -> Iterator[_Probe]:
         prompt = renderer.render(
             _conversation(shape, None), tools=_TOOLS, add_generation_prompt=True
         )
-        if prompt is not None and not one.startswith(prompt):
-            prompt = None
+        if prompt is not None:
+            prompt = _anchor(prompt, one)
         yield _Probe(
             renderer,
             shape,
@@ -239,10 +253,16 @@ def _region(probe: _Probe, call: str) -> _Region:
         s += 1
     start, end = len("".join(lb[:p])), len(call) - len("".join(lb[len(lb) - s :]))
     plain_start = start
-    if probe.prompt is not None and len(probe.prompt) < start:
+    anchor = len(probe.prompt) if probe.prompt is not None else -1
+    if 0 <= anchor < start:
         # text both renders share after the generation prompt is written by the model (``>>>``)
-        plain_start -= start - len(probe.prompt)
-        start = len(probe.prompt)
+        plain_start -= start - anchor
+        start = anchor
+    elif start < anchor <= end and probe.plain.startswith(call[:anchor]):
+        # the renders differ inside the role header (``assistantzzplain`` vs ``assistant<call>``):
+        # the model's reply starts after the generation prompt, never inside the header
+        plain_start += anchor - start
+        start = anchor
     text = call[start:end]
     plain_text = probe.plain[plain_start : len(probe.plain) - (len(call) - end)]
     usual = probe.plain_end
@@ -369,6 +389,10 @@ def _attach_words(env: _Envelope) -> _Envelope:
         if word:
             env.call_open = env.call_open[: -len(word)]
             body = body.model_copy(update={"head": _esc(word) + body.head})
+        if isinstance(body, ElementBody) and not body.tail and env.call_close.strip():
+            # the closer ends the parameter list: the parser looks for it before each parameter
+            body = body.model_copy(update={"tail": _esc(env.call_close)})
+            env.call_close = ""
     elif isinstance(body, PythonBody):
         word = trailing_word(env.call_open)
         if word:
@@ -517,6 +541,8 @@ def _call_id_for(spec: DialectSpec, index: int) -> str | None:
 
 def _validate(spec: DialectSpec, probe: _Probe) -> bool:
     """The spec reproduces the template's render of the probe call and reads its own output back."""
+    if _leaks_probe(spec):
+        return False
     try:
         mine = spec.render_call(PROBE_NAME, PROBE_ARGS, call_id=_call_id_for(spec, 0))
     except Exception:
@@ -526,7 +552,68 @@ def _validate(spec: DialectSpec, probe: _Probe) -> bool:
         theirs = theirs.replace("'", '"')  # Python literals: either quote
     if _squash(mine) not in _squash(theirs):
         return False
-    return _round_trips(spec)
+    return (
+        _reads_own_render(spec, _region(probe, probe.one).text)
+        and _reproduces_two_calls(spec, probe)
+        and _round_trips(spec)
+    )
+
+
+def _reproduces_two_calls(spec: DialectSpec, probe: _Probe) -> bool:
+    """Where the template renders two calls, the spec writes them as it does: text that changes
+    from call to call (an index outside the body, ``<call id="0">``) cannot hide in a marker."""
+    if not spec.parallel_calls:
+        return True
+    two = _render(probe.renderer, probe.shape, _assistant(calls=[_call(0), _call(1)]))
+    if two is None:
+        return True
+    theirs = _strip_empty_reasoning(_region(probe, two).text, spec.reasoning)
+    calls = [(PROBE_NAME, PROBE_ARGS, _call_id_for(spec, i)) for i in range(2)]
+    try:
+        mine = spec.render_calls(calls)
+    except Exception:
+        return False
+    if isinstance(spec.primary.body, PythonBody):
+        theirs = theirs.replace("'", '"')
+    return _squash(mine) in _squash(theirs)
+
+
+_SENTINELS = (PROBE_NAME, *PROBE_IDS, *PROBE_ARGS, "zzword", _USER, _SYSTEM, _PLAIN)
+
+
+def _leaks_probe(spec: DialectSpec) -> bool:
+    """Whether a sentinel (the probe's name, ids, keys or values) ended up as literal marker text:
+    the template wrote it somewhere no spec field can stand for it (a whole ``tool_calls`` list
+    dumped as JSON, with each id outside the call's own object), so the spec would never match."""
+    fmt = spec.primary
+    body = fmt.body.model_dump()
+    texts = [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close, fmt.separator]
+    texts += [v for v in body.values() if isinstance(v, str)]
+    texts += [json.dumps(body.get("extra", {}))]
+    return any(s in t for s in _SENTINELS for t in texts)
+
+
+def _reads_own_render(spec: DialectSpec, theirs: str) -> bool:
+    """The parser built from ``spec`` reads the template's own render of the probe call (as the
+    template writes it, which may differ from ``render_call`` in spacing or quoting)."""
+    from ..parse import parse_output  # lazily: the parser imports the dialect package
+
+    try:
+        parsed = parse_output(theirs, spec, tools=_TOOLS)
+    except Exception:
+        return False
+    calls = list(parsed.tool_calls)
+    return len(calls) == 1 and calls[0].name == PROBE_NAME and _args_of(calls[0]) == PROBE_ARGS
+
+
+def _args_of(call: Any) -> Any:
+    args = call.arguments
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except ValueError:
+            return None
+    return args
 
 
 def _round_trips(spec: DialectSpec) -> bool:
@@ -541,10 +628,4 @@ def _round_trips(spec: DialectSpec) -> bool:
     calls = list(parsed.tool_calls)
     if len(calls) != 1 or calls[0].name != PROBE_NAME:
         return False
-    args = calls[0].arguments
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return False
-    return bool(args == PROBE_RICH_ARGS)
+    return bool(_args_of(calls[0]) == PROBE_RICH_ARGS)

@@ -203,6 +203,20 @@ def _find_python(
     return Found(n, jb + len(vb), body)
 
 
+_MAX_ECHO = 8
+_KEY_MARK = "zzKEYMARKzz"
+"""Stands for a parameter's key where the template writes it again after the value."""
+
+
+def _key_echo(text: str, key: str) -> str:
+    """``text`` (what follows a value) with ``key`` replaced by a mark where the closing tag
+    names it again (``</arg:k>``, ``</k>``): a whole word within the first few characters."""
+    i = _name_at(text, 0, key)
+    if i == -1 or i > _MAX_ECHO:
+        return text
+    return text[:i] + _KEY_MARK + text[i + len(key) :]
+
+
 def _find_element(
     text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
 ) -> Found | None:
@@ -225,8 +239,12 @@ def _find_element(
     link = escape(link_a).replace("true", "{is_string}") if link_a != link_b else escape(link_a)
     # one hole per parameter; what repeats around the holes is the parameter template
     holes = (f"{HOLE}a{HOLE}", f"{HOLE}b{HOLE}")
-    rest = text[jb + len(vb) :]
-    probe = text[n:ia] + holes[0] + text[ja + len(va) : ib] + holes[1] + rest
+    # a closing tag naming the key (``</arg:k>``, ``</k>``) repeats as ``{key}``
+    between = _key_echo(text[ja + len(va) : ib], ka)
+    rest = _key_echo(text[jb + len(vb) :], kb)
+    if (_KEY_MARK in between) != (_KEY_MARK in rest):
+        return None
+    probe = text[n:ia] + holes[0] + between + holes[1] + rest
     rep = split_repeat(probe, *holes)
     if rep is None or rep.sep:
         return None
@@ -242,7 +260,10 @@ def _find_element(
         lx_open = lx_open[1:]
     unit_open = "".join(lx_open)
     param = escape(unit_open) + "{key}" + link + "{value}" + escape(unit_close)
+    param = param.replace(_KEY_MARK, "{key}")
     end = len(text) - len(after)
+    if _KEY_MARK in after:
+        return None
     body = ElementBody(
         head=_substitute(head_text, name, call_id),
         param=param,

@@ -40,7 +40,9 @@ def detect_dialect(
 ) -> DialectSpec:
     """The dialect a chat template's model writes tool calls in.
 
-    With ``builtins=True``: the matching builtin (``origin="builtin"``), else a spec derived from
+    With ``builtins=True``: the matching builtin (``origin="builtin"``) if it reads the template's
+    own rendering of a past call (``dialect.agreement``; a derived spec that does wins over one
+    that does not), else a spec derived from
     the template (``dialect.derive``), else the ``polyfill-json`` polyfill. ``builtins=False`` skips
     the builtins and derives. A template with no tool support gets the polyfill; if it reasons in
     ``<think>`` the polyfill keeps those markers.
@@ -49,11 +51,26 @@ def detect_dialect(
     if builtins:
         name = detect_builtin(src)
         if name is not None:
-            return get_builtin(name)
+            return _checked(get_builtin(name), src, bos_token=bos_token, eos_token=eos_token)
     derived = _derive(src, bos_token=bos_token, eos_token=eos_token)
     if derived is not None:
         return derived
     return _polyfill_for(src)
+
+
+def _checked(builtin: DialectSpec, src: str, *, bos_token: str, eos_token: str) -> DialectSpec:
+    """``builtin``, unless it cannot read the template's own rendering of a past call (its
+    signature matched a template that writes calls otherwise) and a derived spec can."""
+    from .agreement import reads_own_call
+
+    if reads_own_call(builtin, src, bos_token=bos_token, eos_token=eos_token) is not False:
+        return builtin
+    derived = _derive(src, bos_token=bos_token, eos_token=eos_token)
+    if derived is not None and reads_own_call(
+        derived, src, bos_token=bos_token, eos_token=eos_token
+    ):
+        return derived
+    return builtin
 
 
 def _derive(src: str, *, bos_token: str, eos_token: str) -> DialectSpec | None:

@@ -357,9 +357,11 @@ def _element_body(
     pre_t, _, post = marked.partition("\x00value\x00")
     has_flag = "{is_string}" in pre_t
     items = []
+    post_t = post
     for key, sub in _properties(schema).items():
         ptr = f"/properties/{key}"
         h = f"{hint}-{key}"
+        post = format_template(post_t, key=key)  # a closing tag may name the key (``</arg:k>``)
         if has_flag:
             alts = []
             for flag, only in (("true", True), ("false", False)):

@@ -142,6 +142,17 @@ def _valid(field: str, value: str) -> bool:
     return True
 
 
+def _literal_after(segments: tuple[Segment, ...], i: int, fields: dict[str, str]) -> str:
+    """The literal text that ends field ``i``: the next literal segment, extended by fields
+    already read and the literals after them (``</`` + key + ``>``), stripped."""
+    out = ""
+    for seg in segments[i + 1 :]:
+        if seg.field and seg.field not in fields:
+            break
+        out += fields[seg.field] if seg.field else seg.text
+    return out.strip()
+
+
 def match_template(
     src: Source, p: int, segments: tuple[Segment, ...]
 ) -> Generator[None, None, tuple[int, dict[str, str]]]:
@@ -152,6 +163,9 @@ def match_template(
     """
     fields: dict[str, str] = {}
     for i, seg in enumerate(segments):
+        if seg.field in fields:
+            # a field written again (``</arg:{key}>``) must repeat what was read: a literal now
+            seg = Segment(fields[seg.field])
         if not seg.field:
             if seg.core:
                 p = yield from probe_literal(src, p, seg.core)
@@ -160,6 +174,8 @@ def match_template(
             continue
         following = segments[i + 1] if i + 1 < len(segments) else None
         nxt = following.core if following is not None and not following.field else ""
+        if nxt:
+            nxt = _literal_after(segments, i, fields)  # with fields read before: ``</{key}>``
         if seg.field != "value":
             p = yield from skip_ws(src, p)
         if nxt:

@@ -1,0 +1,284 @@
+"""Making whole conversations render through templates with their own expectations.
+
+Real templates expect more than ``messages`` and ``tools``, and refuse inputs an OpenAI client sends
+as a matter of course. Each adaptation here is read off the template (its variables, the dialect's
+id format) or tried when the plain render fails, and is never keyed to a family:
+
+* **Template variables.** A template reading ``functions`` (FireFunction v2: the function
+  definitions as one JSON string) gets it from ``tools``; one reading ``datetime`` gets today's
+  date. Only variables the template reads and the caller did not pass are filled.
+* **Tool result names.** A tool result without ``name`` gets the name of the call it answers
+  (by ``tool_call_id``): OpenAI clients send none, and templates print it.
+* **Call ids.** A dialect that demands nine alphanumerics (``id_format="alnum9"``, Mistral) gets
+  every client id (``call_abc123``) mapped to one, the same one for the same id in every turn and
+  every request (a hash, so prompts and the KV cache stay stable). :func:`client_call_ids` gives
+  the reverse map, so ids in responses can be mapped back.
+* **Fallbacks on a template error**, tried in order, each keeping the previous ones: tool schemas
+  completed with the optional fields templates read without checking (``description``,
+  ``additionalProperties``, ``items``, ``properties``, ``required``: Command R+); call ids mapped
+  to nine alphanumerics whatever the dialect says; consecutive turns of the same role merged
+  (templates that demand alternation, once the polyfill turned tool results into user turns).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from jinja2 import meta
+
+from .errors import TemplateError
+from .template import ChatTemplate
+
+__all__ = [
+    "ALNUM9",
+    "alnum9_id",
+    "client_call_ids",
+    "complete_schemas",
+    "map_call_ids",
+    "merge_same_role_turns",
+    "name_tool_results",
+    "render_adapted",
+    "template_variables",
+]
+
+ALNUM9 = re.compile(r"[A-Za-z0-9]{9}\Z")
+"""A call id Mistral templates accept."""
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+Message = Mapping[str, Any]
+Render = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], str]
+"""Renders (messages, OpenAI tools or None) into a prompt."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Template variables
+
+
+def _read_variables(template: ChatTemplate) -> frozenset[str]:
+    # the compiled template keeps its environment, so custom tags ({% generation %}) parse
+    env = template._template.environment
+    try:
+        return frozenset(meta.find_undeclared_variables(env.parse(template.source)))
+    except Exception:  # a template that parses for rendering parses here too; be safe anyway
+        return frozenset()
+
+
+def template_variables(
+    template: ChatTemplate,
+    tools: Sequence[Mapping[str, Any]] | None,
+    given: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Variables ``template`` reads that a caller passes by convention, filled from ``tools``.
+
+    ``functions``: the tools' function definitions as one JSON string (FireFunction v2), ``"[]"``
+    without tools. ``datetime``: today's date, ``YYYY-MM-DD`` (a date, not a time, so the prompt
+    prefix the KV cache holds stays the same all day). Variables in ``given`` are never touched.
+    """
+    wanted = _read_variables(template)
+    out: dict[str, Any] = {}
+    if "functions" in wanted and "functions" not in given:
+        fns = [t.get("function", t) for t in tools or ()]
+        out["functions"] = json.dumps(fns, ensure_ascii=False, indent=4)
+    if "datetime" in wanted and "datetime" not in given:
+        out["datetime"] = template.now().strftime("%Y-%m-%d")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool schemas
+
+
+def complete_schemas(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``tools`` with the optional JSON Schema fields templates read unchecked filled in.
+
+    Functions and properties get ``description: ""``; object schemas ``properties: {}`` and
+    ``additionalProperties: {}`` (any value, which is what an absent key means); array schemas
+    ``items: {}``; the parameters object ``required: []``. Input is not mutated.
+    """
+    out = []
+    for tool in tools:
+        copy = json.loads(json.dumps(tool))
+        fn = copy.get("function") if isinstance(copy.get("function"), dict) else copy
+        fn.setdefault("description", "")
+        params = fn.setdefault("parameters", {"type": "object"})
+        if isinstance(params, dict):
+            params.setdefault("required", [])
+            _complete(params, top=True)
+        out.append(copy)
+    return out
+
+
+def _complete(schema: dict[str, Any], *, top: bool = False) -> None:
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if not top:
+        schema.setdefault("description", "")
+    if "object" in kinds:
+        schema.setdefault("properties", {})
+        schema.setdefault("additionalProperties", {})
+    if "array" in kinds:
+        schema.setdefault("items", {})
+    for sub in (schema.get("properties") or {}).values():
+        if isinstance(sub, dict):
+            _complete(sub)
+    for key in ("items", "additionalProperties"):
+        sub = schema.get(key)
+        if isinstance(sub, dict) and sub:
+            _complete(sub)
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key) or []:
+            if isinstance(sub, dict):
+                _complete(sub)
+
+
+# ---------------------------------------------------------------------------------------------
+# Call ids
+
+
+def alnum9_id(client_id: str) -> str:
+    """Nine alphanumerics standing for ``client_id``: itself when it already is nine
+    alphanumerics, else a hash (the same id always maps to the same one)."""
+    if ALNUM9.match(client_id):
+        return client_id
+    n = int.from_bytes(hashlib.sha256(client_id.encode("utf-8")).digest()[:12], "big")
+    chars = []
+    for _ in range(9):
+        n, r = divmod(n, 62)
+        chars.append(_BASE62[r])
+    return "".join(chars)
+
+
+def _client_ids(messages: Sequence[Message]) -> list[str]:
+    ids: list[str] = []
+    for m in messages:
+        for call in m.get("tool_calls") or []:
+            if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                ids.append(call["id"])
+        if isinstance(m.get("tool_call_id"), str):
+            ids.append(m["tool_call_id"])
+    return ids
+
+
+def client_call_ids(messages: Sequence[Message]) -> dict[str, str]:
+    """Dialect id -> client id, for every id :func:`map_call_ids` changes in ``messages``."""
+    return {alnum9_id(i): i for i in _client_ids(messages) if alnum9_id(i) != i}
+
+
+def map_call_ids(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """``messages`` with every call id (assistant ``tool_calls[].id``, tool ``tool_call_id``)
+    replaced by :func:`alnum9_id`; consistent across the conversation. Input is not mutated."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        msg = dict(m)
+        calls = msg.get("tool_calls")
+        if isinstance(calls, list):
+            msg["tool_calls"] = [
+                {**c, "id": alnum9_id(c["id"])}
+                if isinstance(c, Mapping) and isinstance(c.get("id"), str)
+                else c
+                for c in calls
+            ]
+        if isinstance(msg.get("tool_call_id"), str):
+            msg["tool_call_id"] = alnum9_id(msg["tool_call_id"])
+        out.append(msg)
+    return out
+
+
+def name_tool_results(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """``messages`` with each tool result that lacks a ``name`` given the name of the call it
+    answers (matched by ``tool_call_id``): OpenAI clients send no name, templates print one."""
+    names: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        msg = dict(m)
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, Mapping) else None
+            name = fn.get("name") if isinstance(fn, Mapping) else None
+            if isinstance(name, str) and isinstance(call.get("id"), str):
+                names[call["id"]] = name
+        cid = msg.get("tool_call_id")
+        if msg.get("role") == "tool" and not msg.get("name") and cid in names:
+            msg["name"] = names[cid]
+        out.append(msg)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Roles
+
+
+def merge_same_role_turns(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Consecutive ``user`` (or ``system``) turns with text content joined into one, separated
+    by a blank line, for templates that demand alternating roles. Other turns are kept."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        msg = dict(m)
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and msg.get("role") in ("user", "system")
+            and prev.get("role") == msg.get("role")
+            and isinstance(prev.get("content"), str)
+            and isinstance(msg.get("content"), str)
+            and set(prev) <= {"role", "content"}
+            and set(msg) <= {"role", "content"}
+        ):
+            prev["content"] = f"{prev['content']}\n\n{msg['content']}"
+            continue
+        out.append(msg)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering with fallbacks
+
+
+def render_adapted(
+    render: Render,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] | None,
+    *,
+    alnum9: bool,
+) -> str:
+    """``render(messages, tools)``, with ids mapped first when ``alnum9``; on a
+    :class:`~tooldialect.TemplateError` the fallbacks of the module docstring are added one by
+    one. The error of the plain render is raised when none helps."""
+    msgs = name_tool_results(messages)
+    if alnum9:
+        msgs = map_call_ids(msgs)
+    current_tools = [dict(t) for t in tools] if tools is not None else None
+    try:
+        return render(msgs, current_tools)
+    except TemplateError as exc:
+        first = exc
+    steps: list[Callable[[], None]] = []
+
+    def schemas() -> None:
+        nonlocal current_tools
+        current_tools = complete_schemas(current_tools) if current_tools else current_tools
+
+    def ids() -> None:
+        nonlocal msgs
+        msgs = map_call_ids(msgs)
+
+    def roles() -> None:
+        nonlocal msgs
+        msgs = merge_same_role_turns(msgs)
+
+    if current_tools:
+        steps.append(schemas)
+    if not alnum9 and _client_ids(msgs):
+        steps.append(ids)
+    steps.append(roles)
+    for step in steps:
+        step()
+        try:
+            return render(msgs, current_tools)
+        except TemplateError:
+            continue
+    raise first
