@@ -11,7 +11,8 @@ somewhere deep inside (``'int object' has no attribute 'strip'``). What is accep
 * a ``tool`` message whose ``tool_call_id`` matches no earlier call: it renders as given (some
   templates check ids and refuse, quoting their own message);
 * extra keys (``name``, ``reasoning_content``, vendor fields): passed through;
-* a missing ``content`` (OpenAI allows it beside ``tool_calls``): rendered as ``""``.
+* a missing ``content`` on an assistant message that calls tools (OpenAI allows it); any other
+  message without ``content`` is refused.
 
 ``tool_calls[].function.arguments`` must be a JSON object, as text or as a mapping: prompts and the
 polyfill decode it, and a model never wrote anything else.
@@ -64,6 +65,11 @@ def _check_message(message: Mapping[str, Any], where: str) -> None:
     if not isinstance(role, str) or not role:
         raise ToolSpecError(
             f"{where}.role must be a non-empty string such as 'user', got {_kind(role)}"
+        )
+    if "content" not in message and not (role == "assistant" and message.get("tool_calls")):
+        raise ToolSpecError(
+            f"{where}.content is missing; a {role!r} message needs one (a string, null or text "
+            "parts); only an assistant message that calls tools may leave it out"
         )
     _check_content(message.get("content"), f"{where}.content")
     for key in ("name", "tool_call_id"):

@@ -285,7 +285,7 @@ def normalize_messages(
             )
         plain = _plain(raw)
         message = {key: value for key, value in plain.items() if value is not None}
-        if plain.get("content") is None:  # missing (OpenAI allows it beside tool_calls) or None
+        if "content" in plain and plain["content"] is None:
             keep_none = call_content == "none" and bool(plain.get("tool_calls"))
             message["content"] = None if keep_none else ""
         content = message.get("content")
