@@ -216,7 +216,10 @@ def test_a_thread_waits_for_another_threads_open_stream(
 ) -> None:
     """An open stream holds the Llama; another thread's request runs once it is closed."""
     chunks = stream(llm)
-    next(chunks)
+    for chunk in chunks:  # the first chunks (the role) may come before decoding starts
+        delta = chunk["choices"][0]["delta"]
+        if delta.get("content") or delta.get("tool_calls"):
+            break
     done = threading.Event()
     box: list[Any] = []
 
@@ -227,7 +230,6 @@ def test_a_thread_waits_for_another_threads_open_stream(
     thread = threading.Thread(target=worker)
     thread.start()
     assert not done.wait(1.0)  # blocked behind the open stream, not interleaved with it
-    rest = list(chunks)  # the stream finishes undisturbed
-    assert rest
+    list(chunks)  # the stream finishes undisturbed
     thread.join(600)
     assert box == [reference]
