@@ -180,7 +180,9 @@ def _speed_tables(speed: dict[str, Any]) -> list[str]:
             "",
             "Multi-turn agent (Qwen2.5-Coder-0.5B, 3 tools, 6 requests). *new suffix* is "
             "the prompt minus what the KV cache already held (previous prompt and reply); "
-            "*decoded* is what was actually run through the model.",
+            "*decoded* is what was actually run through the model. The *tooldialect Agent* rows "
+            "run the same turns through `tooldialect.Agent` with Python tools (a row is a model "
+            "call; the agent makes at most 2 a user turn).",
             "",
             "| turn | set-up | prompt tokens | new suffix | decoded | excess | calls |",
             "|---|---|---|---|---|---|---|",

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import workload
+from bench.agent_turns import agent_multi_turn
 from bench.common import capture_generations, make_llama, median, quiet_stderr, read_perf
 
 
@@ -232,6 +233,10 @@ def multi_turn(system: str, *, max_tokens: int = 128, model: str = "qwen") -> li
     return rows
 
 
+def multi_turn_all() -> dict[str, list[dict[str, Any]]]:
+    return {s: multi_turn(s) for s in ("tooldialect", "chatml-fc")}
+
+
 def run(*, quick: bool) -> dict[str, Any]:
     """All three measurements; a failing one is reported, not fatal."""
     reps = 5
@@ -257,7 +262,7 @@ def run(*, quick: bool) -> dict[str, Any]:
                 for r in constrained_call(m, reps=reps, max_tokens=call_tokens, sizes=sizes)
             ],
         ),
-        ("multi_turn", lambda: {s: multi_turn(s) for s in ("tooldialect", "chatml-fc")}),
+        ("multi_turn", lambda: {**multi_turn_all(), "tooldialect Agent": agent_multi_turn()}),
     ]
     for name, step in steps:
         start = time.perf_counter()
@@ -280,7 +285,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.only == "constrained":
         print(json.dumps(constrained_call("smollm2", reps=5, max_tokens=48), indent=1))
     elif args.only == "multi_turn":
-        print(json.dumps({s: multi_turn(s) for s in ("tooldialect", "chatml-fc")}, indent=1))
+        turns = {**multi_turn_all(), "tooldialect Agent": agent_multi_turn()}
+        print(json.dumps(turns, indent=1))
     else:
         print(json.dumps(run(quick=args.quick), indent=1))
 

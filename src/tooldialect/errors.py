@@ -16,7 +16,8 @@ class. Messages quote the offending value and say what to do about it.
     │   └── UnsupportedSchemaError a JSON Schema keyword cannot be honoured (has a JSON pointer)
     ├── ToolCallParseError        strict parsing of model output failed
     ├── EngineBusyError           a stream was superseded by a newer request on its ``Llama``
-    └── ContextOverflowError      the prompt does not fit in ``n_ctx``
+    ├── ContextOverflowError      the prompt does not fit in ``n_ctx``
+    └── ServerError               no llama-server answered, or one broke off a reply
 
 ``ToolSpecError``, ``UnsupportedSchemaError``, ``ContextOverflowError`` and
 ``UnsupportedToolChoiceError`` also derive from ``ValueError`` so code written against
@@ -33,6 +34,7 @@ __all__ = [
     "MissingTemplateError",
     "ModelMetadataError",
     "RenderBudgetError",
+    "ServerError",
     "TemplateError",
     "TemplateSecurityError",
     "ToolCallParseError",
@@ -116,3 +118,8 @@ class EngineBusyError(ToolDialectError, RuntimeError):
 
 class ContextOverflowError(ToolDialectError, ValueError):
     """The prompt (plus the requested completion) does not fit in the context window."""
+
+
+class ServerError(ToolDialectError):
+    """No llama-server answered within the retry window, or one broke off a reply it had begun
+    (such a request is never sent again: part of it was already returned)."""

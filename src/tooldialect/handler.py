@@ -21,6 +21,7 @@ from .dialect.builtins import get_builtin
 from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
 from .engine.generate import GenerationResult, engine_for
+from .engine.prompt_cache import PromptCacheOption, PromptCaches
 from .engine.sampling import SamplingParams
 from .errors import MissingTemplateError, ToolSpecError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
@@ -43,6 +44,13 @@ class ToolChatHandler:
     ``fallback``: use a shipped template for GGUFs that carry none (see ``fallback_templates``).
     ``render_budget`` bounds every render of the template, detection's included (see
     :class:`~tooldialect.RenderBudget`; ``None`` keeps the defaults).
+    ``prompt_cache``: restore the longest cached prompt prefix across conversations, as
+    ``create_completion`` does with ``Llama.cache``: ``None`` uses ``Llama.cache`` when one is set,
+    ``True`` / a byte capacity gives each model its own ``LlamaRAMCache``, a cache object is used
+    as is, ``False`` turns it off (see docs/prompt-cache.md for the memory cost).
+    ``fast_forward``: decode the text a call's grammar forces in one batch instead of sampling it
+    token by token (docs/fast-forward.md). Off by default until a quiet-machine run shows a gain:
+    batched logits can change greedy output at near ties.
     """
 
     def __init__(
@@ -55,6 +63,8 @@ class ToolChatHandler:
         fallback: bool = True,
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
+        prompt_cache: PromptCacheOption = None,
+        fast_forward: bool = False,
     ) -> None:
         self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
         self.chat_template = chat_template
@@ -63,6 +73,8 @@ class ToolChatHandler:
         self.fallback = fallback
         self.verbatim_history = verbatim_history
         self.render_budget = render_budget
+        self._prompt_caches = PromptCaches(prompt_cache)
+        self.fast_forward = fast_forward
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.last_result: GenerationResult | None = None
@@ -195,6 +207,8 @@ class ToolChatHandler:
             sampling=sampling,
             max_tokens=max_tokens,
             stop=stops,
+            prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
+            fast_forward=self.fast_forward,
         )
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
@@ -232,6 +246,11 @@ class ToolChatHandler:
             verbatim_history=self.verbatim_history,
             **kwargs,
         )
+
+
+def _cache_argument(cache: Any) -> Any:
+    """The engine reads ``None`` as "use ``Llama.cache``"; a resolved absence is ``False``."""
+    return False if cache is None else cache
 
 
 def create_chat_completion(

@@ -79,9 +79,9 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
     """
     tail = prompt.rstrip()
     if spec.reasoning is not None:
-        marker = spec.reasoning.open
-        if marker.strip() and tail.endswith(marker.strip()):
-            return marker
+        for marker in spec.reasoning.opens():  # a tag, or a phrase (Apriel)
+            if marker.strip() and tail.endswith(marker.strip()):
+                return marker
     for fmt in spec.formats:
         opener = fmt.section_open or fmt.call_open
         if opener.strip() and prompt.endswith(opener.rstrip()):
@@ -91,7 +91,7 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
 
 def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:
     """Whether the prompt leaves the model inside a reasoning block (ends with the open marker)."""
-    return spec.reasoning is not None and prompt_prefill(prompt, spec) == spec.reasoning.open
+    return spec.reasoning is not None and prompt_prefill(prompt, spec) in spec.reasoning.opens()
 
 
 def _openai_tool(tool: ToolDef) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from .template_compat import client_call_ids
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
-    from .engine.generate import Engine
     from .engine.sampling import GrammarLike
     from .gguf import ModelInfo
     from .template import ChatTemplate
@@ -41,7 +40,9 @@ class ModelSetup:
     template_origin: str
     """``user``, ``gguf`` or ``fallback:<file>``."""
     spec: DialectSpec
-    engine: Engine
+    engine: Any
+    """What generates: the in-process ``engine.Engine``, or the server engine's
+    ``RemoteEngine`` (their ``generate`` signatures differ; each caller knows its own)."""
     grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
     replies: ReplyMemory = field(default_factory=ReplyMemory)
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
@@ -120,7 +121,7 @@ def prepare_request(
     shown = defs if choice.mode != "none" else []
     prompt = render_request(setup, messages, shown, render_kwargs, verbatim=verbatim_history)
     prefill = prompt_prefill(prompt, spec)
-    reasoning_open = spec.reasoning is not None and prefill == spec.reasoning.open
+    reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
     gram = grammar_for(setup, defs, choice, parallel, reasoning_open, call_prefill)
     if gram is None and grammar is not None and choice.mode in ("none", "auto"):

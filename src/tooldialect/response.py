@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 __all__ = ["build_response", "client_ids", "message_for", "stream_chunks"]
 
 
-def parse_reply(request: Request, text: str) -> ParsedOutput:
-    """The reply parsed as the request allows (under ``tool_choice="none"`` a call stays text)."""
+def parse_reply(request: Request, text: str, *, truncated: bool = False) -> ParsedOutput:
+    """The reply parsed as the request allows (under ``tool_choice="none"`` a call stays text).
+    ``truncated``: the token limit cut it, so a cut-off call is never completed
+    (docs/parsing.md)."""
     from .parse import ParsedOutput, parse_output
 
     parsed = parse_output(
@@ -30,6 +32,7 @@ def parse_reply(request: Request, text: str) -> ParsedOutput:
         tools=request.tools,
         reasoning_open=request.reasoning_open,
         prefill=request.prefill,
+        truncated=truncated,
     )
     if request.choice.mode == "none" and parsed.tool_calls:
         # tool_choice="none": the model may not call, so a call it wrote anyway stays text
@@ -38,10 +41,11 @@ def parse_reply(request: Request, text: str) -> ParsedOutput:
 
 
 def finish_reason(calls: bool, result: GenerationResult) -> str:
-    """OpenAI's ``finish_reason``: ``tool_calls``, ``length`` or ``stop``."""
-    if calls:
-        return "tool_calls"
-    return "length" if result.finish_reason == "length" else "stop"
+    """OpenAI's ``finish_reason``: ``tool_calls``, ``length`` or ``stop``. ``length`` wins, as in
+    OpenAI's API: the reply was cut, whatever calls it holds (a cut call is never completed)."""
+    if result.finish_reason == "length":
+        return "length"
+    return "tool_calls" if calls else "stop"
 
 
 def usage(result: GenerationResult) -> dict[str, Any]:
@@ -91,7 +95,8 @@ def build_response(
     request: Request, text: str, result: GenerationResult, model: str
 ) -> dict[str, Any]:
     """The ``chat.completion`` dict for a finished generation."""
-    message = client_ids(message_for(parse_reply(request, text)), request.call_ids)
+    parsed = parse_reply(request, text, truncated=result.finish_reason == "length")
+    message = client_ids(message_for(parsed), request.call_ids)
     calls = message.get("tool_calls")
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
@@ -146,7 +151,7 @@ def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, 
         for delta in parser.feed(piece):
             saw_call = saw_call or "tool_calls" in delta
             yield chunk(client_ids(delta, request.call_ids))
-    for delta in parser.close():
+    for delta in parser.close(truncated=gen.result.finish_reason == "length"):
         saw_call = saw_call or "tool_calls" in delta
         yield chunk(client_ids(delta, request.call_ids))
     request.setup.replies.remember(message_for(parser.result), gen.result.text)

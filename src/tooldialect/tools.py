@@ -7,7 +7,7 @@ and never re-inspects the raw request.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,7 +15,18 @@ from .errors import ToolSpecError
 
 __all__ = ["ToolChoice", "ToolDef", "normalize_tool_choice", "normalize_tools"]
 
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:")
+_NAME_PUNCT = frozenset("_-.: ")
+
+
+def _valid_name(name: object) -> TypeGuard[str]:
+    # letters and digits of any script, '_', '-', '.', ':' and inner spaces: real tool sets name
+    # functions in Chinese or with spaces; quotes, brackets and '=' would break the markers
+    return (
+        isinstance(name, str)
+        and bool(name)
+        and name == name.strip()
+        and all(c.isalnum() or c in _NAME_PUNCT for c in name)
+    )
 
 
 class ToolDef(BaseModel):
@@ -60,7 +71,8 @@ class ToolChoice(BaseModel):
 
 
 def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
-    """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts) into ``ToolDef`` s."""
+    """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts, or objects with a
+    ``to_openai()`` method such as ``tooldialect.Tool``) into ``ToolDef`` s."""
     if tools is None:
         return []
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
@@ -68,6 +80,8 @@ def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
     out: list[ToolDef] = []
     seen: set[str] = set()
     for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping) and callable(getattr(tool, "to_openai", None)):
+            tool = tool.to_openai()  # a tooldialect.Tool (or anything shaped like one)
         if not isinstance(tool, Mapping):
             raise ToolSpecError(f"tools[{i}] must be an object, got {tool!r}")
         kind = tool.get("type", "function")
@@ -77,10 +91,10 @@ def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
         if not isinstance(fn, Mapping):
             raise ToolSpecError(f"tools[{i}] needs a 'function' object, got {tool!r}")
         name = fn.get("name")
-        if not isinstance(name, str) or not name or not set(name) <= _NAME_CHARS:
+        if not _valid_name(name):
             raise ToolSpecError(
                 f"tools[{i}].function.name must be a non-empty string of letters, digits, "
-                f"'_', '-', '.' or ':', got {name!r}"
+                f"'_', '-', '.', ':' or inner spaces, got {name!r}"
             )
         if name in seen:
             raise ToolSpecError(f"tools[{i}]: duplicate function name {name!r}")

@@ -25,7 +25,8 @@ def test_fixtures_found() -> None:
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_parse_output_matches_golden(case: Case) -> None:
     result = parse_output(case.text, case.spec, tools=case.tools,
-                          reasoning_open=case.reasoning_open, prefill=case.prefill)
+                          reasoning_open=case.reasoning_open, prefill=case.prefill,
+                          truncated=case.truncated)
     exp = case.expected
     assert result.content == exp["content"]
     assert result.reasoning_content == exp.get("reasoning_content")
@@ -33,8 +34,10 @@ def test_parse_output_matches_golden(case: Case) -> None:
     assert [(c.name, c.arguments) for c in result.tool_calls] == [
         (c["name"], c["arguments"]) for c in calls
     ]
+    assert [c.truncated for c in result.tool_calls] == [c.get("truncated", False) for c in calls]
     for got, want in zip(result.tool_calls, calls, strict=True):
-        assert json.loads(got.arguments_json) == got.arguments
+        if not got.truncated:
+            assert json.loads(got.arguments_json) == got.arguments
         if "id" in want:
             assert got.id == want["id"]
         if "arguments_json" in want:
@@ -46,7 +49,8 @@ def test_parse_output_matches_golden(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_stream_whole_and_per_char(case: Case) -> None:
     batch = parse_output(case.text, case.spec, tools=case.tools,
-                         reasoning_open=case.reasoning_open, prefill=case.prefill)
+                         reasoning_open=case.reasoning_open, prefill=case.prefill,
+                         truncated=case.truncated)
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     for chunks in ([case.text], list(case.text)):
         result, assembled = run_stream(case, chunks)
@@ -66,7 +70,8 @@ def _chunked(draw: st.DrawFn, text: str) -> list[str]:
 @given(data=st.data())
 def test_any_chunking_parses_the_same(case: Case, data: st.DataObject) -> None:
     batch = parse_output(case.text, case.spec, tools=case.tools,
-                         reasoning_open=case.reasoning_open, prefill=case.prefill)
+                         reasoning_open=case.reasoning_open, prefill=case.prefill,
+                         truncated=case.truncated)
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     chunks = data.draw(_chunked(case.text))
     assert "".join(chunks) == case.text

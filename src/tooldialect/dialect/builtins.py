@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from typing import overload
 
 from ..errors import DialectError
-from .spec import CallFormat, DialectSpec, JsonBody, Polyfill, ReasoningMarkers, Trigger
+from .spec import (
+    CallFormat,
+    DialectSpec,
+    JsonBody,
+    Polyfill,
+    ReasoningMarkers,
+    TaggedBody,
+    Trigger,
+)
 
 __all__ = ["Signature", "builtin", "builtin_dialects", "builtin_signatures", "get_builtin"]
 
@@ -120,6 +128,50 @@ THINK = ReasoningMarkers(open="<think>", close="</think>")
 """The common ``<think>...</think>`` reasoning markers (Qwen3, QwQ, DeepSeek R1, GLM...)."""
 
 
+# Tags Hermes-style models put around a JSON call instead of <tool_call> (llama.cpp's Hermes 2
+# Pro parser reads the same set), optionally inside a ``` fence
+_HERMES_TAGS = ("function_call", "tool", "tools", "response", "json", "xml", "JSON")
+_HERMES_FENCES = ("```json\n", "```xml\n", "```\n")
+
+
+def _hermes_variants() -> list[CallFormat]:
+    """Parse-only layouts Hermes / Qwen models write besides ``<tool_call>``; their markers also
+    occur in prose and markup, so a call must name an offered tool."""
+    wrapped = [
+        CallFormat(
+            call_open=f"<{t}>\n",
+            call_close=f"\n</{t}>",
+            separator="\n",
+            parse_only=True,
+            offered_names_only=True,
+        )
+        for t in _HERMES_TAGS
+    ]
+    fenced = [
+        CallFormat(
+            section_open=fence,
+            section_close="\n```",
+            call_open=f"<{t}>\n",
+            call_close=f"\n</{t}>",
+            separator="\n",
+            parse_only=True,
+            offered_names_only=True,
+        )
+        for fence in _HERMES_FENCES
+        for t in ("tool_call", *_HERMES_TAGS)
+    ]
+    functions = [
+        CallFormat(
+            body=TaggedBody(head=head, tail="</function>"),
+            separator="\n",
+            parse_only=True,
+            offered_names_only=True,
+        )
+        for head in ("<function={name}>", '<function name="{name}">')
+    ]
+    return [*wrapped, *fenced, *functions]
+
+
 def _hermes_formats() -> list[CallFormat]:
     return [
         CallFormat(
@@ -136,6 +188,7 @@ def _hermes_formats() -> list[CallFormat]:
             at_start_only=True,
             triggers=[FENCED_JSON_TRIGGER],
         ),
+        *_hermes_variants(),
     ]
 
 

@@ -92,6 +92,9 @@ class JsonBody(_Model):
     """Arguments are a JSON-encoded string rather than an object."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Constant keys written before the name, e.g. ``{"type": "function"}``."""
+    arguments_aliases: list[str] = Field(default_factory=list)
+    """Other keys the parser reads as the arguments (never written): Llama 3 models trained on
+    ``parameters`` also write ``arguments``."""
 
 
 class TaggedBody(_Model):
@@ -120,6 +123,10 @@ class ElementBody(_Model):
     """Text after the last parameter."""
     trim_value: bool = True
     """Strip one newline on each side of a value when parsing (Qwen3-Coder writes them)."""
+    unescape_value: bool = False
+    """The family writes newlines and tabs inside values as the two characters ``\\n`` /
+    ``\\t``: the parser decodes them in string values. Off by default, as a value may hold a
+    real backslash-n (a regex, a Windows path)."""
 
 
 class PythonBody(_Model):
@@ -174,6 +181,22 @@ class CallFormat(_Model):
     """Lazy-grammar triggers; empty means the first literal of the envelope, as a word."""
     at_start_only: bool = False
     """Calls in this layout are only recognised at the start of the reply (markerless formats)."""
+    parse_only: bool = False
+    """A variant the parser reads but grammars never write nor trigger on (it has no triggers):
+    keeps lazy grammars to the layouts a trigger can safely start, while the parser stays
+    lenient (Mistral's ``[TOOL_CALLS]name{json}`` without ``[ARGS]``, harmony header orders)."""
+    optional_markers: list[str] = Field(default_factory=list)
+    """Marker text the model may leave out where this layout writes it: inside ``call_open``
+    (when it is not the opener the scan looks for), a closer (``section_close``, ``call_close``, a
+    body's ``tail``/``args_close``/``call_close``) or a literal of a body template (Llama 4's
+    ``<|python_end|>``, Kimi's ``functions.`` id prefix, DeepSeek's ``<｜tool▁call▁begin｜>``).
+    The parser reads the layout with or without it; grammars and ``render_call`` write it."""
+    alt_separators: list[str] = Field(default_factory=list)
+    """Other separators the parser accepts between two calls (never written); ``""`` allows calls
+    written back to back (with optional whitespace)."""
+    offered_names_only: bool = False
+    """Calls in this layout count only when they name an offered tool (when the parser knows the
+    tools): for weak markers that also occur in prose or markup (``<response>``, ``<json>``)."""
 
     def opener(self) -> str:
         """The literal text every emission in this layout starts with ('' if none)."""
@@ -184,7 +207,10 @@ class CallFormat(_Model):
         return _literal_prefix(_body_head(self.body))
 
     def effective_triggers(self) -> list[Trigger]:
-        """``triggers`` if given, else the opener as a word trigger (none for bare layouts)."""
+        """``triggers`` if given, else the opener as a word trigger (none for bare layouts and
+        ``parse_only`` variants)."""
+        if self.parse_only:
+            return []
         if self.triggers:
             return list(self.triggers)
         opener = self.opener().strip()
@@ -198,6 +224,24 @@ class ReasoningMarkers(_Model):
     """Opening marker, e.g. ``<think>``, ``<seed:think>``, ``[THINK]``."""
     close: str = "</think>"
     """Closing marker."""
+    alt_open: list[str] = Field(default_factory=list)
+    """Other text that opens a reasoning block (read, never written): Apriel's generation prompt
+    opens reasoning with the phrase ``Here are my reasoning steps:``. Opens and closes are not
+    paired: any close ends a block opened by any open."""
+    alt_close: list[str] = Field(default_factory=list)
+    """Other text that closes a reasoning block (Apriel's ``[BEGIN FINAL RESPONSE]``)."""
+    calls_end_unclosed: bool = True
+    """A call opener inside a reasoning block that is never closed ends the block, when a
+    complete call follows it (models skip ``</think>`` before a special-token tool section). A
+    call inside a block that is closed later stays reasoning text."""
+
+    def opens(self) -> list[str]:
+        """Every marker that opens a block: ``open`` first, then ``alt_open``."""
+        return [self.open, *self.alt_open]
+
+    def closes(self) -> list[str]:
+        """Every marker that closes a block: ``close`` first, then ``alt_close``."""
+        return [self.close, *self.alt_close]
 
 
 class Polyfill(_Model):

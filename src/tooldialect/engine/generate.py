@@ -16,7 +16,7 @@ import ctypes
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -24,6 +24,8 @@ import numpy as np
 from ..dialect.spec import Trigger
 from ..errors import ContextOverflowError, EngineBusyError, GrammarError
 from ..grammar.build import trigger_pattern
+from .fastforward import FastForward
+from .prompt_cache import restore_prompt, save_prompt
 from .sampling import (
     CandidateBuffer,
     GrammarLike,
@@ -59,6 +61,10 @@ class GenerationResult:
     """Steps where the grammar rejected the freely sampled token and the step was resampled."""
     stopped_by: str | None = None
     """The stop string that ended generation, if one did."""
+    forced_tokens: int = 0
+    """Completion tokens fast-forwarded (appended because the grammar forced them), not sampled."""
+    forced_positions: list[int] = field(default_factory=list)
+    """1-based completion-token positions that were forced (for per-token records: logprobs)."""
 
 
 class Generation:
@@ -195,9 +201,15 @@ class Engine:
         sampling: SamplingParams | None = None,
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
+        prompt_cache: Any = None,
+        fast_forward: bool = False,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
-        here, before the first token is decoded; the returned iterator then only generates."""
+        here, before the first token is decoded; the returned iterator then only generates.
+
+        ``prompt_cache``: a ``BaseLlamaCache`` to restore the longest cached prefix from and save
+        the final state to (``None``: ``Llama.cache`` as ``create_completion``; ``False``: none).
+        ``fast_forward``: decode the text the grammar forces in one batch (see ``fastforward``)."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
@@ -214,11 +226,16 @@ class Engine:
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         stops = [s for s in dict.fromkeys(stops) if s]
         gsampler = self.grammar_sampler(grammar) if grammar is not None else None
+        cache = getattr(llama, "cache", None) if prompt_cache is None else prompt_cache or None
+        if cache is not None:
+            # before the seed is drawn: a restored state brings its seed, as in create_completion
+            restore_prompt(llama, cache, tokens)
         seed = draw_seed(int(llama._seed), params.seed)
         llama.set_seed(seed)
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
         result = GenerationResult(prompt_tokens=len(tokens))
-        pieces = self._run(tokens, chain, gsampler, limit, stops, result)
+        ff = FastForward.create(self, grammar) if fast_forward and gsampler is not None else None
+        pieces = self._run(tokens, chain, gsampler, limit, stops, result, cache, ff)
         return Generation(pieces, result)
 
     def _candidates(self) -> CandidateBuffer:
@@ -276,6 +293,8 @@ class Engine:
         limit: int,
         stops: list[str],
         result: GenerationResult,
+        cache: Any = None,
+        ff: FastForward | None = None,
     ) -> Iterator[str]:
         lib = self._lib
         llama = self.llama
@@ -287,6 +306,7 @@ class Engine:
         pending = ""  # decoded text not yet emitted (might begin a stop string)
         me = _Turn()
         self._take_turn(me)
+        sampled: list[int] = []  # the cache key's tail, as create_completion keys its saves
         try:
             result.last_prompt_eval_tokens = self._decode_prompt(tokens)
             n = 0
@@ -297,31 +317,51 @@ class Engine:
                     break
                 if grammar is not None:
                     grammar.accept(token)
-                n += 1
-                result.completion_tokens = n
-                pending += decoder.decode(self.piece(token))
-                if stops:
-                    hit = _find_stop(pending, stops)
-                    if hit is not None:
-                        cut, which = hit
-                        pending = pending[:cut]
-                        result.finish_reason = "stop"
-                        result.stopped_by = which
-                        break
-                    emit_to = _safe_emit(pending, stops, hold)
-                else:
-                    emit_to = len(pending)
-                if emit_to:
-                    out, pending = pending[:emit_to], pending[emit_to:]
-                    text.append(out)
-                    yield out
-                    self._check_turn(me)
+                batch = [token]
+                if ff is not None and grammar is not None:
+                    ff.observe(token)
+                    forced = ff.extend(token, grammar, room=limit - n - 1)
+                    if forced and chain.stateful:
+                        for t in forced:  # penalties see forced tokens as written text
+                            lib.llama_sampler_accept(chain.ptr, t)
+                    result.forced_tokens += len(forced)
+                    result.forced_positions.extend(range(n + 1, n + 1 + len(forced)))
+                    batch += forced
+                stopped = False
+                for t in batch:
+                    n += 1
+                    result.completion_tokens = n
+                    sampled.append(t)
+                    pending += decoder.decode(self.piece(t))
+                    if stops:
+                        hit = _find_stop(pending, stops)
+                        if hit is not None:
+                            cut, which = hit
+                            pending = pending[:cut]
+                            result.finish_reason = "stop"
+                            result.stopped_by = which
+                            stopped = True
+                            break
+                        emit_to = _safe_emit(pending, stops, hold)
+                    else:
+                        emit_to = len(pending)
+                    if emit_to:
+                        out, pending = pending[:emit_to], pending[emit_to:]
+                        text.append(out)
+                        yield out
+                        self._check_turn(me)
+                if stopped:
+                    break
                 if n >= limit:
                     result.finish_reason = "length"
                     break
-                llama.eval([token])
+                # forced tokens go in the same batch, as prompt tokens do (llama.eval keeps
+                # input_ids / n_tokens exactly as Llama.generate would after decoding them)
+                llama.eval(batch)
             else:
                 result.finish_reason = "length"
+            if cache is not None:
+                save_prompt(llama, cache, tokens + sampled)
             pending += decoder.decode(b"", final=True)
             if pending and result.stopped_by is None:
                 hit = _find_stop(pending, stops) if stops else None

@@ -183,6 +183,12 @@ def _esc(text: str) -> str:
     return re.sub(r"([\\^$.*+?()\[\]{}|])", r"\\\1", text)
 
 
+def _any(markers: Sequence[str]) -> str:
+    """ECMAScript alternation of literal ``markers`` (one marker: just it, escaped)."""
+    alts = [_esc(m) for m in markers if m]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
 def trigger_pattern(
     trigger: Trigger, reasoning: ReasoningMarkers | None, *, reasoning_open: bool = False
 ) -> str:
@@ -190,11 +196,13 @@ def trigger_pattern(
     grammar starts; with ``reasoning`` it cannot match inside the reasoning block."""
     if reasoning is None:
         start = "^"
-    elif reasoning_open:
-        start = rf"^[\s\S]*?{_esc(reasoning.close)}"
     else:
-        opened = rf"\s*{_esc(reasoning.open)}"
-        start = rf"^(?:{opened}[\s\S]*?{_esc(reasoning.close)}|(?!{opened}))"
+        # any open / close marker (ReasoningMarkers.alt_open/alt_close)
+        close, opened = _any(reasoning.closes()), r"\s*" + _any(reasoning.opens())
+        if reasoning_open:
+            start = rf"^[\s\S]*?{close}"
+        else:
+            start = rf"^(?:{opened}[\s\S]*?{close}|(?!{opened}))"
     if trigger.kind == "word":
         return rf"{start}[\s\S]*?({_esc(trigger.value)})[\s\S]*"
     value = trigger.value

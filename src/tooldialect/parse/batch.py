@@ -23,6 +23,7 @@ def parse_output(
     tools: Sequence[ToolDef | Mapping[str, Any]] | None = None,
     reasoning_open: bool = False,
     prefill: str = "",
+    truncated: bool = False,
 ) -> ParsedOutput:
     """Split a model reply written in ``spec``'s dialect into content, reasoning and tool calls.
 
@@ -30,9 +31,10 @@ def parse_output(
     ``reasoning_open`` means the prompt ended inside an open reasoning block; ``prefill`` is text
     the prompt already wrote at the start of the reply (e.g. ``>>>``), read first and never part of
     the result. Text that is not a well-formed call stays in ``content`` unchanged; see
-    ``StreamParser`` for the whitespace rule and ``prefill``.
+    ``StreamParser`` for the whitespace rule and ``prefill``. ``truncated``: the token limit cut
+    the text; a cut-off call is then never completed (``StreamParser.close``).
     """
     parser = StreamParser(spec, tools=tools, reasoning_open=reasoning_open, prefill=prefill)
     parser.feed(text)
-    parser.close()
+    parser.close(truncated=truncated)
     return parser.result

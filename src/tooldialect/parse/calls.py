@@ -14,6 +14,11 @@ and python bodies, JSON arguments written as a string, and JSON bodies whose ``i
 the arguments). A call that fails before it is certain returns ``FAIL`` and its text stays content.
 A certain call that breaks (malformed, or the text ends) is kept with its arguments healed from the
 last safe point and returns ``BROKEN``; the text after that point becomes content.
+
+Truncation (``Context.truncated``: generation hit ``max_tokens``) never completes a call: a call
+cut off before it was certain fails, so its text stays content; a certain call whose JSON
+arguments were cut keeps them as the partial text written (not healed) and ends with
+``End(cut=True)``; an element body whose closing marker is missing at the end is not read.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..dialect.spec import (
@@ -33,54 +38,27 @@ from ..dialect.spec import (
     PythonBody,
     TaggedBody,
 )
+from .element_body import read_element_body
+from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
 from .templates import (
     Segment,
     Source,
+    closes_after,
     compile_template,
     match_template,
     probe_closer,
+    probe_closers,
     probe_literal,
     skip_ws,
+    without_markers,
 )
-from .values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
+from .values import parse_gemma4_kwargs, parse_python_kwargs
 
 __all__ = [
-    "BROKEN", "FAIL", "OK", "Args", "Begin", "End", "Event", "FormatPlan", "Wait", "read_emission",
+    "BROKEN", "FAIL", "OK", "Args", "Begin", "Context", "End", "Event", "FormatPlan", "Reader",
+    "Wait", "read_emission",
 ]
-
-OK, FAIL, BROKEN = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class Begin:
-    """A call is certain."""
-
-    name: str
-    id: str | None
-    index: str | None
-
-
-@dataclass(frozen=True)
-class Args:
-    """An argument fragment."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class End:
-    """The current call is finished."""
-
-
-Event = Begin | Args | End
-Wait = JsonScanner | None
-"""What a reader yields while it needs more text: ``None``, or the scanner of streaming JSON
-arguments. The caller may then drive that scanner over new text itself (``advance`` on the grown
-buffer, ``take_safe`` for fragments, which are ``Args``) while it answers NEED; the reader, resumed,
-carries on from the scanner's state."""
-Reader = Generator[Event | Wait, None, tuple[int, int]]
-
 
 @dataclass(frozen=True)
 class FormatPlan:
@@ -102,28 +80,59 @@ class FormatPlan:
     (the common case of ``_json_body``, which reads it token by token otherwise)."""
     json_head_prefix: re.Pattern[str] | None = None
     """Full-matches every text that may still grow into a ``json_head`` match."""
+    alts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Envelope cores (``call_open``, ``section_close``, ``call_close``, ``tail``,
+    ``args_close``) to their variants without ``CallFormat.optional_markers``."""
+    alt_separators: tuple[str, ...] = ()
+    """Stripped ``CallFormat.alt_separators``."""
+    param_pre: tuple[Segment, ...] = ()
+    """Element bodies: the param template up to its ``{value}`` (empty when it has none)."""
+    param_post: tuple[Segment, ...] = ()
+    """Element bodies: the param template after its ``{value}``, its closer first."""
+    value_ends: tuple[str, ...] = ()
+    """Element bodies: literals that may end a value: its own closer (first), else, the closer
+    being missing, the next parameter, the body's tail, the call or section closer."""
+    known_names_only: bool = False
+    """A markerless layout of a markerless dialect: a call counts only when it names an offered
+    tool (when tools are known)."""
 
     @classmethod
-    def build(cls, fmt: CallFormat) -> FormatPlan:
+    def build(cls, fmt: CallFormat, *, known_names_only: bool = False) -> FormatPlan:
         body = fmt.body
         head: tuple[Segment, ...] = ()
         param: tuple[Segment, ...] = ()
         tail = args_open = args_close = ""
+        optional = fmt.optional_markers
         if isinstance(body, (TaggedBody, ElementBody)):
-            head = compile_template(body.head)
+            head = compile_template(body.head, optional=optional)
             tail = body.tail.strip()
         if isinstance(body, TaggedBody):
             args_open, args_close = body.args_open.strip(), body.args_close.strip()
+        param_pre: tuple[Segment, ...] = ()
+        param_post: tuple[Segment, ...] = ()
+        value_ends: tuple[str, ...] = ()
         if isinstance(body, ElementBody):
-            param = compile_template(body.param)
+            param = compile_template(body.param, optional=optional)
+            at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
+            if at > 0 and at + 1 < len(param) and not param[at + 1].field and param[at + 1].core:
+                param_pre, param_post = param[:at], param[at + 1 :]
+                ends = [param_post[0].core]
+                if not param_pre[0].field and param_pre[0].core:
+                    ends.append(param_pre[0].core)
+                ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
+                value_ends = tuple(dict.fromkeys(e for e in ends if e))
         if isinstance(body, PythonBody):
-            head = compile_template(body.call_open)
+            head = compile_template(body.call_open, optional=optional)
             tail = body.call_close.strip()
         json_head = json_head_prefix = None
         if isinstance(body, JsonBody):
             json_head, json_head_prefix = _json_head_patterns(body)
+        closers = (fmt.call_open, fmt.section_close, fmt.call_close, tail, args_close)
+        alts = {c.strip(): without_markers(c.strip(), optional) for c in closers if c.strip()}
         return cls(
             fmt=fmt,
+            alts={k: v for k, v in alts.items() if v},
+            alt_separators=tuple(dict.fromkeys(s.strip() for s in fmt.alt_separators)),
             json_head=json_head,
             json_head_prefix=json_head_prefix,
             section_open=fmt.section_open.strip(),
@@ -136,6 +145,10 @@ class FormatPlan:
             tail=tail,
             args_open=args_open,
             args_close=args_close,
+            param_pre=param_pre,
+            param_post=param_post,
+            value_ends=value_ends,
+            known_names_only=known_names_only,
         )
 
 
@@ -177,6 +190,13 @@ class Context:
 
     spec: DialectSpec
     schemas: Mapping[str, dict[str, Any]]
+    truncated: bool = False
+    """The text was cut by the token limit (set when the stream closes)."""
+    names: frozenset[str] = field(init=False, default=frozenset())
+    """The offered tools' names."""
+
+    def __post_init__(self) -> None:
+        self.names = frozenset(self.schemas)
 
 
 def _run(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
@@ -189,18 +209,26 @@ def _run(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
         yield None
 
 
-def _stream_args(src: Source, p: int) -> Generator[Event | Wait, None, tuple[int, bool]]:
+def _stream_args(
+    src: Source, p: int, ctx: Context
+) -> Generator[Event | Wait, None, tuple[int, bool]]:
     """Stream a JSON object's text from ``p``; returns (end, complete). Incomplete: healed, and
-    ``end`` is the raw position of the last safe point. It waits by yielding its scanner (see
-    ``Wait``)."""
+    ``end`` is the raw position of the last safe point; cut by truncation: the partial text as
+    read, to the end. It waits by yielding its scanner (see ``Wait``)."""
     sc = JsonScanner(p)
     while True:
-        st = sc.advance(src.buf, src.final)
+        cut = src.final and ctx.truncated  # the text ends because the token limit cut it
+        st = sc.advance(src.buf, src.final and not cut)
         if st == DONE:
             rest = sc.take_all()
             if rest:
                 yield Args(rest)
             return sc.pos, True
+        if st == NEED and cut:  # the partial text as written, unread tail included
+            rest = sc.take_safe() + sc.take_all() + src.buf[sc.pos :]
+            if rest:
+                yield Args(rest)
+            return len(src.buf), False
         if st == ERROR or src.final:
             yield Args(sc.take_safe() + sc.heal())
             return sc.safe_pos, False
@@ -208,12 +236,6 @@ def _stream_args(src: Source, p: int) -> Generator[Event | Wait, None, tuple[int
         if frag:
             yield Args(frag)
         yield sc  # the stream parser may drive the scanner itself until it is DONE or ERROR
-
-
-def _certain(name: str, cid: str | None, index: str | None, args_json: str) -> Generator[Event]:
-    yield Begin(name, cid, index)
-    yield Args(args_json)
-    yield End()
 
 
 def _args_from_string(text: str) -> str | None:
@@ -229,7 +251,15 @@ def _args_from_string(text: str) -> str | None:
     return text if isinstance(value, dict) else None
 
 
-def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
+def _end(src: Source, ctx: Context, complete: bool) -> End:
+    return End(cut=not complete and ctx.truncated and src.final)
+
+
+# Models swap these two names of the arguments key (Qwen writes "parameters", Llama "arguments").
+_ARGS_KEYS = frozenset(("arguments", "parameters"))
+
+
+def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Context) -> Reader:
     name: str | None = None
     cid: str | None = None
     args_json: str | None = None
@@ -244,10 +274,12 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
         m = head.match(buf, p)
         if m is not None:
             name, committed, first = m.group(1), True, False
+            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
+                return p, FAIL
             yield Begin(name, cid, None)
-            p, complete = yield from _stream_args(src, m.end())
+            p, complete = yield from _stream_args(src, m.end(), ctx)
             if not complete:
-                yield End()
+                yield _end(src, ctx, complete)
                 return p, BROKEN
             args_json = ""
             q = yield from skip_ws(src, p)
@@ -257,7 +289,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
                 return q + 1, OK
             if c != ",":
                 yield End()
-                return p, BROKEN
+                return p, OK  # the envelope's closing brace is missing: the call is whole
             p = q + 1
             break
         if src.final or prefix.fullmatch(buf, p) is None:
@@ -285,15 +317,21 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
             break
         p = yield from skip_ws(src, q)
         buf = src.buf
-        is_args = key == body.arguments_key if body.name_key is not None else name is None
+        is_args = (
+            (key in _ARGS_KEYS or key == body.arguments_key or key in body.arguments_aliases)
+            if body.name_key
+            else name is None
+        )
         if body.name_key is None and is_args:
             name = key
         if is_args and can_stream and name is not None and not committed and buf[p:p + 1] == "{":
+            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
+                return p, FAIL
             committed = True
             yield Begin(name, cid, None)
-            p, complete = yield from _stream_args(src, p)
+            p, complete = yield from _stream_args(src, p, ctx)
             if not complete:
-                yield End()
+                yield _end(src, ctx, complete)
                 return p, BROKEN
             args_json = ""
         else:
@@ -335,7 +373,9 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
                 return p, OK
             if name is None:
                 return p, FAIL
-            yield from _certain(name, cid, None, args_json if args_json is not None else "{}")
+            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
+                return p, FAIL
+            yield from certain(name, cid, None, args_json if args_json is not None else "{}")
             return p, OK
         break
     if committed:
@@ -344,97 +384,51 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody) -> Reader:
     return p, FAIL
 
 
-def _tagged_body(src: Source, p: int, plan: FormatPlan) -> Reader:
-    p, fields = yield from match_template(src, p, plan.head)
+def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
+    p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0:
         return p, FAIL
     q = yield from probe_literal(src, p, plan.args_open)
+    if q < 0 and plan.args_open.startswith("```"):
+        q = yield from _probe_fence(src, p)  # a fence with another info string, or none
     if q < 0:
-        return p, FAIL
+        q = p  # the arguments' opener is missing: the "{" below decides
     p = yield from skip_ws(src, q)
     if src.buf[p:p + 1] != "{":
         return p, FAIL
     yield Begin(fields["name"], fields.get("id"), fields.get("index"))
-    p, complete = yield from _stream_args(src, p)
-    yield End()
+    p, complete = yield from _stream_args(src, p, ctx)
+    yield _end(src, ctx, complete)
     if not complete:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
     for core in (plan.args_close, plan.tail):
-        q = yield from probe_closer(src, p, core)
+        q = yield from probe_closers(src, p, core, plan.alts)
         if q < 0:
             return p, OK
         p = q
     return p, OK
 
 
-def _trim(value: str, body: ElementBody) -> str:
-    if body.trim_value:
-        if value.startswith("\r\n"):
-            value = value[2:]
-        elif value.startswith("\n"):
-            value = value[1:]
-        if value.endswith("\r\n"):
-            value = value[:-2]
-        elif value.endswith("\n"):
-            value = value[:-1]
-    return value
+_FENCE = re.compile(r"\s*```[\w.+-]*")
 
 
-@dataclass
-class _Unfinished:
-    """A buffer seen as still growing (``final`` false), for ``_cut_short``."""
-
-    buf: str
-    final: bool = False
-
-
-def _cut_short(buf: str, p: int, segments: tuple[Segment, ...]) -> bool:
-    """Whether matching ``segments`` at ``p`` would have waited for more text had ``buf`` not
-    ended: the text ended inside an element, rather than the element being absent."""
-    gen = match_template(_Unfinished(buf), p, segments)
-    try:
-        next(gen)
-    except StopIteration:
-        return False
-    return True
-
-
-def _element_body(src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx: Context) -> Reader:
-    p, fields = yield from match_template(src, p, plan.head)
-    if p < 0:
-        return p, FAIL
-    name = fields["name"]
-    schema = ctx.schemas.get(name, {})
-    props = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
-    args: dict[str, Any] = {}
+def _probe_fence(src: Source, p: int) -> Generator[None, None, int]:
+    """End of a code fence opener (```, ```json, ```python) at ``p``, else -1."""
     while True:
-        if plan.tail:
-            q = yield from probe_closer(src, p, plan.tail)
-            if q >= 0:
-                p = q
-                break
-        q, pf = yield from match_template(src, p, plan.param)
-        if q < 0:
-            rest = yield from skip_ws(src, p)
-            at_end = src.final and rest >= len(src.buf)
-            if plan.tail and not at_end:
-                return p, FAIL
-            if not at_end and src.final and _cut_short(src.buf, p, plan.param):
-                return p, FAIL  # no tail, and the text ended inside a parameter: truncated
-            break  # a missing tail at the end of the text is tolerated
-        key = pf.get("key", "")
-        raw = _trim(pf.get("value", ""), body)
-        sub = props.get(key) if isinstance(props, Mapping) else None
-        args[key] = coerce_value(raw, sub, root=schema, is_string=pf.get("is_string"))
-        p = q
-    yield from _certain(name, fields.get("id"), fields.get("index"),
-                        json.dumps(args, ensure_ascii=False))
-    return p, OK
+        m = _FENCE.match(src.buf, p)
+        if m is None:
+            if src.final or not "```".startswith(src.buf[p:].lstrip()):
+                return -1
+        elif m.end() < len(src.buf) or src.final:
+            return m.end()
+        yield None
 
 
-def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody) -> Reader:
-    p, fields = yield from match_template(src, p, plan.head)
+def _python_body(
+    src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context
+) -> Reader:
+    p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0 or not plan.tail:
         return p, FAIL
     close = plan.tail
@@ -476,7 +470,7 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody) -> Rea
                     args = None
                 if args is None:
                     return i, FAIL
-                yield from _certain(fields["name"], fields.get("id"), fields.get("index"),
+                yield from certain(fields["name"], fields.get("id"), fields.get("index"),
                                     json.dumps(args, ensure_ascii=False))
                 return i + len(close), OK
             if depth == 0 and n - i < len(close) and close.startswith(buf[i:]) and not src.final:
@@ -505,21 +499,44 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody) -> Rea
 
 def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     q = yield from probe_literal(src, p, plan.call_open)
+    for alt in plan.alts.get(plan.call_open, ()):
+        if q >= 0:
+            break
+        q = yield from probe_literal(src, p, alt)
     if q < 0:
         return p, FAIL
     body = plan.fmt.body
     if isinstance(body, JsonBody):
-        end, status = yield from _json_body(src, q, plan, body)
+        reader = _json_body(src, q, plan, body, ctx)
     elif isinstance(body, TaggedBody):
-        end, status = yield from _tagged_body(src, q, plan)
+        reader = _tagged_body(src, q, plan, ctx)
     elif isinstance(body, ElementBody):
-        end, status = yield from _element_body(src, q, plan, body, ctx)
+        reader = read_element_body(src, q, plan, body, ctx)
     else:
-        end, status = yield from _python_body(src, q, plan, body)
+        reader = _python_body(src, q, plan, body, ctx)
+    if plan.fmt.offered_names_only and ctx.schemas:
+        reader = _offered_only(reader, ctx.schemas)
+    end, status = yield from reader
     if status != OK:
         return end, status
-    q = yield from probe_closer(src, end, plan.call_close)
+    q = yield from probe_closers(src, end, plan.call_close, plan.alts)
     return (q if q >= 0 else end), OK  # a missing call_close (EOS cut it) is tolerated
+
+
+def _offered_only(reader: Reader, names: Mapping[str, Any]) -> Reader:
+    """``reader``, failing (before anything is emitted) when its call names no offered tool."""
+    try:
+        ev = next(reader)
+        while not isinstance(ev, Begin):  # only waits come before a call is certain
+            yield ev
+            ev = next(reader)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    if ev.name not in names:
+        reader.close()
+        return 0, FAIL
+    yield ev
+    return (yield from reader)
 
 
 def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
@@ -534,8 +551,12 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
     count = 0
     while True:
         r = q
-        if count and plan.separator:
+        if count and (plan.separator or plan.alt_separators):
             r = yield from probe_literal(src, q, plan.separator)
+            for alt in plan.alt_separators:
+                if r >= 0:
+                    break
+                r = yield from probe_literal(src, q, alt)
             if r < 0:
                 r = yield from probe_closer(src, q, plan.separator)
                 if r >= 0:  # the separator's start ended the text: drop it
@@ -543,6 +564,8 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
                 break
         end, status = yield from _read_call(src, r, plan, ctx)
         if status == FAIL:
+            if r != q and (yield from closes_after(src, r, plan.section_close, plan.alts)):
+                q = r  # a trailing separator before the closer or the end of the text
             break
         count += 1
         q = end
@@ -552,5 +575,5 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
             break
     if not count:
         return p, FAIL
-    r = yield from probe_closer(src, q, plan.section_close)
+    r = yield from probe_closers(src, q, plan.section_close, plan.alts)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated

@@ -20,12 +20,16 @@ class ToolCall(BaseModel):
     name: str
     """Function name, as written by the model (not checked against ``tools``)."""
     arguments: dict[str, Any]
-    """Decoded arguments; always equals ``json.loads(arguments_json)``."""
+    """Decoded arguments; equals ``json.loads(arguments_json)``, except for a ``truncated`` call,
+    whose arguments are empty."""
     arguments_json: str
     """The exact string to give as OpenAI ``function.arguments``; in streaming it is the
     concatenation of the argument fragments."""
     index: int
     """Position among the reply's calls, contiguous from 0."""
+    truncated: bool = False
+    """The token limit cut this call inside its arguments: ``arguments_json`` is the partial text
+    the model wrote (not valid JSON), never a completed call. See docs/parsing.md."""
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI ``{"id", "type": "function", "function": {...}}`` form."""

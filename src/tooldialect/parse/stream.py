@@ -22,12 +22,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..dialect.spec import DialectSpec, format_template
+from ..dialect.spec import DialectSpec, JsonBody, format_template
 from ..errors import ToolDialectError
 from ..tools import ToolDef, normalize_tools
-from .calls import BROKEN, FAIL, Args, Begin, Context, End, FormatPlan, Reader, read_emission
+from .calls import (
+    BROKEN,
+    FAIL,
+    OK,
+    Args,
+    Begin,
+    Context,
+    End,
+    FormatPlan,
+    Reader,
+    read_emission,
+)
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
 from .result import ParsedOutput, ToolCall
+from .templates import split_literal
+from .variants import listed_formats, read_whole, rebodied_formats, unwrapped_formats
 
 __all__ = ["StreamParser"]
 
@@ -74,10 +87,17 @@ class _Scan:
 @dataclass(frozen=True)
 class _Plan:
     formats: tuple[FormatPlan, ...]
+    """The spec's formats, then the layouts the parser reads besides (``unwrapped_formats``,
+    ``rebodied_formats``, markerless calls inside prose)."""
     content: _Scan
     reasoning: _Scan
     start: tuple[int, ...]
     has_reasoning: bool
+    closes: re.Pattern[str] | None = None
+    """Any reasoning close marker (to decide whether a call opener in reasoning is quoted)."""
+    close_longest: int = 0
+    whole: frozenset[int] = frozenset()
+    """Formats read with ``read_whole`` (markerless calls inside prose)."""
 
 
 _PLANS: dict[str, _Plan] = {}
@@ -94,31 +114,76 @@ def _plan(spec: DialectSpec) -> _Plan:
 
 
 def _build_plan(spec: DialectSpec) -> _Plan:
-    formats = tuple(FormatPlan.build(f) for f in spec.formats)
+    # a markerless dialect (Llama 3 JSON): its markerless calls must name an offered tool
+    markerless = not spec.primary.opener().strip()
+    formats = [
+        FormatPlan.build(f, known_names_only=markerless and not f.opener().strip())
+        for f in spec.formats
+    ]
     content: dict[str, tuple[int, tuple[int, ...]]] = {}
     reasoning: dict[str, tuple[int, tuple[int, ...]]] = {}
     start: list[int] = []
+
+    def add(core: str, i: int) -> None:
+        _, prev = content.get(core, (_CALL, ()))
+        content[core] = (_CALL, (*prev, i))
+
     for i, f in enumerate(spec.formats):
-        core = f.opener().strip()
+        # the scan looks for the opener's first piece; the reader matches the rest, whitespace
+        # between pieces optional (``[TOOL_CALLS] [``)
+        pieces = split_literal(f.opener())
+        core = pieces[0] if pieces else ""
         if f.at_start_only or not core:
             start.append(i)  # markerless layouts are only looked for at the start of the reply
             continue
-        _, prev = content.get(core, (_CALL, ()))
-        content[core] = (_CALL, (*prev, i))
+        add(core, i)
+    for f in spec.formats:
+        for v in unwrapped_formats(f) + rebodied_formats(f) + listed_formats(f):
+            if v.at_start_only:
+                start.append(len(formats))
+            else:
+                add(split_literal(v.opener())[0], len(formats))
+            formats.append(FormatPlan.build(v, known_names_only=markerless and v.at_start_only))
+    whole: list[int] = []
+    if markerless:  # calls inside prose, held until complete
+        for f in spec.formats:
+            if not f.opener().strip() and isinstance(f.body, JsonBody) and f.body.name_key:
+                whole.append(len(formats))
+                add("{", len(formats))
+                formats.append(FormatPlan.build(f, known_names_only=True))
     for marker in spec.strip:
         if marker.strip():
             content.setdefault(marker.strip(), (_STRIP, ()))
             reasoning.setdefault(marker.strip(), (_STRIP, ()))
     r = spec.reasoning
-    if r is not None and r.open.strip() and r.close.strip():
-        content[r.open.strip()] = (_OPEN, ())
-        reasoning[r.close.strip()] = (_CLOSE, ())
+    has_reasoning = r is not None and bool(r.open.strip() and r.close.strip())
+    closes: list[str] = []
+    if r is not None and has_reasoning:
+        for marker in r.opens():
+            if marker.strip():
+                content[marker.strip()] = (_OPEN, ())
+        closes = sorted({c.strip() for c in r.closes() if c.strip()}, key=len, reverse=True)
+        for marker in closes:
+            reasoning[marker] = (_CLOSE, ())
+        if r.calls_end_unclosed:
+            # openers of the written layouts inside reasoning: a call only if the block is never
+            # closed (_scan). Parse-only variants' openers (``` fences, <response>) are common in
+            # reasoning text, and would hold its stream back until the close.
+            for core, (action, cands) in content.items():
+                written = [
+                    i for i in cands if i < len(spec.formats) and not spec.formats[i].parse_only
+                ]
+                if action == _CALL and written and core not in reasoning:
+                    reasoning[core] = (_CALL, cands)
     return _Plan(
-        formats=formats,
+        formats=tuple(formats),
         content=_Scan.build(content),
         reasoning=_Scan.build(reasoning),
         start=tuple(start),
-        has_reasoning=r is not None and bool(r.open.strip() and r.close.strip()),
+        has_reasoning=has_reasoning,
+        closes=re.compile("|".join(map(re.escape, closes))) if closes else None,
+        close_longest=len(closes[0]) if closes else 0,
+        whole=frozenset(whole),
     )
 
 
@@ -128,6 +193,7 @@ class _Call:
     id: str
     name: str
     parts: list[str]
+    cut: bool = False
 
 
 class StreamParser:
@@ -175,6 +241,7 @@ class StreamParser:
         self._cand_core = ""
         self._pending_ws = ""
         self._drop_ws = False
+        self._hold_seen = 0
         self._join = False
         self._at_start = bool(self._plan.start)
         self._content: list[str] = []
@@ -273,10 +340,16 @@ class StreamParser:
             self._fast_char = next(iter(scan.firsts)) if len(scan.firsts) == 1 else None
             self._fast_search = scan.first.search if scan.first is not None else _no_match
 
-    def close(self) -> list[dict[str, Any]]:
-        """End of the reply: flush held text, finish or give back an open call."""
+    def close(self, *, truncated: bool = False) -> list[dict[str, Any]]:
+        """End of the reply: flush held text, finish or give back an open call.
+
+        ``truncated``: the token limit cut the reply (``finish_reason == "length"``). A cut-off
+        call then never becomes a complete call: one not yet announced stays content; one already
+        announced (its JSON arguments streaming) gets the rest of its partial arguments text and
+        is marked ``ToolCall.truncated``. See docs/parsing.md."""
         if self.final:
             return []
+        self._ctx.truncated = truncated
         self.final = True
         self._plain = False
         self._jsc = None
@@ -352,6 +425,7 @@ class StreamParser:
                 break
         if self._pos:
             self.buf = self.buf[self._pos :]
+            self._hold_seen = max(0, self._hold_seen - self._pos)
             if self._prefill_left:
                 self._prefill_left = max(0, self._prefill_left - self._pos)
             self._pos = 0
@@ -388,6 +462,18 @@ class StreamParser:
                     return False
             self._give(pos, m.start())
             action, formats = scan.actions[m.group()]
+            if action == _CALL and self._reasoning_mode:
+                verdict = self._call_in_reasoning(m, formats)
+                if verdict is None:
+                    return False  # wait: the block may still be closed
+                if not verdict:  # quoted in reasoning: text
+                    self._give(m.start(), m.end())
+                    self._pos = pos = m.end()
+                    continue
+                self._reasoning_mode = False
+                self._pos = m.start()
+                self._start_reader(formats, m.start(), m.group())
+                return True
             if action == _CALL and (self._spec.parallel_calls or not self._calls):
                 self._pos = m.start()
                 self._start_reader(formats, m.start(), m.group())
@@ -404,10 +490,48 @@ class StreamParser:
                 self._at_start = self._at_start or (bool(plan.start) and not self._content)
             self._pos = pos = m.end()
 
+    def _call_in_reasoning(self, m: re.Match[str], formats: tuple[int, ...]) -> bool | None:
+        """A call opener inside a reasoning block: it ends the block (True) only when the block is
+        never closed after it and a complete call follows; None while that is undecided."""
+        buf, closes = self.buf, self._plan.closes
+        assert closes is not None
+        if closes.search(buf, max(m.end(), self._hold_seen)) is not None:
+            self._hold_seen = 0
+            return False
+        if not self.final:
+            # hold the text from the opener; search only new text for a close next time
+            self._pos = m.start()
+            self._hold_seen = max(m.end(), len(buf) - self._plan.close_longest + 1)
+            return None
+        self._hold_seen = 0
+        if not self._spec.parallel_calls and self._calls:
+            return False
+        scratch = _Final(buf)
+        for i in formats:
+            reader = read_emission(scratch, m.start(), self._plan.formats[i], self._ctx)
+            try:
+                while True:
+                    ev = next(reader)
+                    if ev is None or isinstance(ev, JsonScanner):
+                        break  # a final source never waits: a safety net
+            except StopIteration as stop:
+                status = stop.value[1]
+                if status == OK:
+                    return True
+                if status == BROKEN:
+                    return False
+                continue
+            return False
+        return False
+
     # calls
     def _start_reader(self, cands: tuple[int, ...], at: int, core: str) -> None:
         self._cands, self._cand_i, self._cand_at, self._cand_core = cands, 0, at, core
-        self._reader = read_emission(self, at, self._plan.formats[cands[0]], self._ctx)
+        self._reader = self._read(cands[0], at)
+
+    def _read(self, i: int, at: int) -> Reader:
+        read = read_whole if i in self._plan.whole else read_emission
+        return read(self, at, self._plan.formats[i], self._ctx)
 
     def _step(self) -> bool:
         """Run the call reader; False when it waits for more text."""
@@ -434,8 +558,7 @@ class StreamParser:
         if status == FAIL:
             self._cand_i += 1
             if self._cand_i < len(self._cands):
-                fmt = self._plan.formats[self._cands[self._cand_i]]
-                self._reader = read_emission(self, self._cand_at, fmt, self._ctx)
+                self._reader = self._read(self._cands[self._cand_i], self._cand_at)
                 return
             # not a call: the opener is content and scanning goes on right after it
             self._give(self._cand_at, self._cand_at + len(self._cand_core))
@@ -459,6 +582,8 @@ class StreamParser:
                 )
             return
         if isinstance(ev, End):
+            if ev.cut and self._current is not None:
+                self._current.cut = True
             self._current = None
             return
         index = len(self._calls)
@@ -479,7 +604,18 @@ def _no_match(text: str) -> None:
     return None
 
 
+@dataclass
+class _Final:
+    """The whole text, for a dry run of a call reader."""
+
+    buf: str
+    final: bool = True
+
+
 def _finish(call: _Call) -> ToolCall:
     text = "".join(call.parts) or "{}"
+    if call.cut:
+        return ToolCall(id=call.id, name=call.name, arguments={}, arguments_json=text,
+                        index=call.index, truncated=True)
     return ToolCall(id=call.id, name=call.name, arguments=json.loads(text), arguments_json=text,
                     index=call.index)

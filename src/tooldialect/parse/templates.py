@@ -3,32 +3,45 @@ buffer.
 
 A template is split once into literal and field segments. Literals are matched on their stripped
 text with whitespace before them optional; a field runs up to the next literal, or, when nothing
-literal follows, over name-like characters. Matching is written as a generator that yields ``None``
-while the buffer is too short to decide, so the same code serves batch and streaming parsing.
+literal follows, over name-like characters. Matching is written as a generator that yields
+``None`` while the buffer is too short to decide, so the same code serves batch and streaming
+parsing.
+
+Whitespace is optional inside a literal too, wherever models are seen to put or drop it: at the
+literal's own whitespace, next to a bracket or separator (``[TOOL_CALLS] [``, ``] </TOOLCALL>``)
+and between two special-token-like tags (``<|tool_call_end|>\n<|tool_calls_section_end|>``).
+``split_literal`` gives these *pieces*; matching a literal matches its pieces in turn.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 __all__ = [
     "Segment",
     "Source",
+    "closes_after",
     "compile_template",
     "find_literal",
+    "literal_regex",
     "match_template",
     "probe_closer",
+    "probe_closers",
     "probe_literal",
     "skip_ws",
+    "split_literal",
+    "without_markers",
 ]
 
 _FIELD_RE = re.compile(r"\{\{|\}\}|\{(\w+)\}")
 _WS = re.compile(r"\s+")
 _NAME_RUN = re.compile(r"[\w.\-:]+")
 _NAME_OK = re.compile(r"[\w.\-:]+\Z")
+_NAME_LOOSE = re.compile(r"[^\x00-\x1f<>{}\[\]()\"'=,;\\]+\Z")
 _INDEX_OK = re.compile(r"\d+\Z")
 # A name, id or key longer than this is not one: stop waiting for its terminator.
 MAX_FIELD = 256
@@ -48,14 +61,30 @@ class Segment:
 
     text: str
     field: str = ""
+    alts: tuple[str, ...] = ()
+    """Stripped literal texts also accepted in place of ``core`` (``CallFormat.optional_markers``
+    left out; ``""`` skips the literal)."""
 
     @property
     def core(self) -> str:
         return self.text.strip()
 
 
-def compile_template(template: str) -> tuple[Segment, ...]:
-    """Split ``template`` into segments (``{{``/``}}`` unescaped)."""
+def without_markers(core: str, optional: Sequence[str]) -> tuple[str, ...]:
+    """The stripped variants of ``core`` with optional marker texts left out, shortest last."""
+    out: list[str] = []
+    for marker in optional:
+        if marker and marker in core:
+            for base in [core, *out]:
+                alt = base.replace(marker, "").strip()
+                if alt != core and alt not in out:
+                    out.append(alt)
+    return tuple(out)
+
+
+def compile_template(template: str, *, optional: Sequence[str] = ()) -> tuple[Segment, ...]:
+    """Split ``template`` into segments (``{{``/``}}`` unescaped); literals containing an
+    ``optional`` marker also match without it."""
     out: list[Segment] = []
     lit: list[str] = []
     last = 0
@@ -72,10 +101,48 @@ def compile_template(template: str) -> tuple[Segment, ...]:
     lit.append(template[last:])
     if "".join(lit):
         out.append(Segment("".join(lit)))
+    if optional:
+        out = [Segment(s.text, s.field, without_markers(s.core, optional)) if not s.field else s
+               for s in out]
     return tuple(out)
 
 
 Wait = Generator[None, None, int]
+
+# Tags (``<|x|>``, ``</x>``, ``[X]``), words, whitespace, single characters.
+_TOKEN = re.compile(r"<[^<>\s]*>|\[/?[A-Za-z_]+\]|\w+|\s+|.", re.S)
+_LOOSE = frozenset("[]{}(),;")
+"""Brackets and separators: whitespace next to them inside a literal is optional."""
+
+
+@lru_cache(maxsize=1024)
+def split_literal(core: str) -> tuple[str, ...]:
+    """The pieces of a literal between which whitespace is optional (see the module doc)."""
+    pieces: list[str] = []
+    cur = ""
+    loose_prev = False
+    for m in _TOKEN.finditer(core.strip()):
+        t = m.group()
+        if t.isspace():
+            if cur:
+                pieces.append(cur)
+            cur, loose_prev = "", False
+            continue
+        loose = t in _LOOSE or (len(t) > 2 and t[0] in "<[" and t[-1] in ">]")
+        if cur and (loose or loose_prev):
+            pieces.append(cur)
+            cur = ""
+        cur += t
+        loose_prev = loose
+    if cur:
+        pieces.append(cur)
+    return tuple(pieces)
+
+
+@lru_cache(maxsize=1024)
+def literal_regex(core: str) -> str:
+    """A regex (source) matching ``core`` with its optional whitespace."""
+    return r"\s*".join(re.escape(piece) for piece in split_literal(core))
 
 
 def skip_ws(src: Source, p: int) -> Wait:
@@ -94,16 +161,37 @@ def probe_literal(src: Source, p: int, core: str) -> Wait:
     """End of ``core`` if it follows ``p`` (after optional whitespace), else -1."""
     if not core:
         return p
-    p = yield from skip_ws(src, p)
-    while True:
-        buf = src.buf
-        if buf.startswith(core, p):
-            return p + len(core)
-        rest = buf[p : p + len(core)]
-        if len(rest) < len(core) and core.startswith(rest) and not src.final:
-            yield None
+    for piece in split_literal(core):
+        p = yield from skip_ws(src, p)
+        while True:
+            buf = src.buf
+            if buf.startswith(piece, p):
+                p += len(piece)
+                break
+            rest = buf[p : p + len(piece)]
+            if len(rest) < len(piece) and piece.startswith(rest) and not src.final:
+                yield None
+                continue
+            return -1
+    return p
+
+
+def _cut_literal(buf: str, p: int, core: str) -> bool:
+    """Whether ``buf[p:]`` is a non-empty start of ``core`` (with its optional whitespace) that
+    the end of the text cut off."""
+    pieces = split_literal(core)
+    n = len(buf)
+    for i, piece in enumerate(pieces):
+        m = _WS.match(buf, p)
+        if m:
+            p = m.end()
+        if p >= n:
+            return i > 0
+        if buf.startswith(piece, p):
+            p += len(piece)
             continue
-        return -1
+        return piece.startswith(buf[p:])
+    return False
 
 
 def probe_closer(src: Source, p: int, core: str) -> Wait:
@@ -113,28 +201,58 @@ def probe_closer(src: Source, p: int, core: str) -> Wait:
     q = yield from probe_literal(src, p, core)
     if q >= 0 or not src.final:
         return q
-    q = yield from skip_ws(src, p)
-    rest = src.buf[q:]
-    return len(src.buf) if rest and core.startswith(rest) else -1
+    return len(src.buf) if _cut_literal(src.buf, p, core) else -1
+
+
+def probe_closers(
+    src: Source, p: int, core: str, alts: Mapping[str, tuple[str, ...]]
+) -> Wait:
+    """``probe_closer`` of ``core``, else of its variants ``alts[core]`` (optional markers left
+    out)."""
+    q = yield from probe_closer(src, p, core)
+    for alt in alts.get(core, ()):
+        if q >= 0:
+            break
+        q = yield from probe_closer(src, p, alt)
+    return q
+
+
+def closes_after(
+    src: Source, p: int, closer: str, alts: Mapping[str, tuple[str, ...]]
+) -> Generator[None, None, bool]:
+    """Whether only ``closer`` (or, without a closer, the end of the text) follows ``p``."""
+    if closer:
+        return (yield from probe_closers(src, p, closer, alts)) >= 0
+    t = yield from skip_ws(src, p)
+    return src.final and t >= len(src.buf)
 
 
 def find_literal(src: Source, p: int, core: str, *, limit: int | None) -> Wait:
     """Start of the first ``core`` at or after ``p``, or -1 (not within ``limit`` characters)."""
+    pieces = split_literal(core)
+    first = pieces[0] if pieces else core
     start = p
     while True:
         buf = src.buf
-        k = buf.find(core, start)
-        if k >= 0:
-            return k if limit is None or k - p <= limit else -1
-        if src.final or (limit is not None and len(buf) - p > limit + len(core)):
+        k = buf.find(first, start)
+        if k >= 0 and (limit is None or k - p <= limit):
+            if len(pieces) < 2:
+                return k
+            q = yield from probe_literal(src, k, core)
+            if q >= 0:
+                return k
+            start = k + 1
+            continue
+        if k >= 0 or src.final or (limit is not None and len(buf) - p > limit + len(first)):
             return -1
-        start = max(p, len(buf) - len(core) + 1)
+        start = max(p, len(buf) - len(first) + 1)
         yield None
 
 
-def _valid(field: str, value: str) -> bool:
+def _valid(field: str, value: str, names: frozenset[str]) -> bool:
     if field == "name":
-        return bool(_NAME_OK.match(value))
+        # beyond name-like characters, an offered tool's name (inner spaces, punctuation)
+        return bool(_NAME_OK.match(value)) or (value in names and bool(_NAME_LOOSE.match(value)))
     if field == "index":
         return bool(_INDEX_OK.match(value))
     if field in ("id", "key"):
@@ -154,12 +272,13 @@ def _literal_after(segments: tuple[Segment, ...], i: int, fields: dict[str, str]
 
 
 def match_template(
-    src: Source, p: int, segments: tuple[Segment, ...]
+    src: Source, p: int, segments: tuple[Segment, ...], *, names: frozenset[str] = frozenset()
 ) -> Generator[None, None, tuple[int, dict[str, str]]]:
     """Match ``segments`` at ``p``; returns (end, fields), end -1 on mismatch.
 
     ``{value}`` keeps its text raw (trimming is the caller's business); other fields are stripped
-    and checked (a name is word characters, ``.``, ``-``, ``:``).
+    and checked (a name is word characters of any script, ``.``, ``-``, ``:``, or one of
+    ``names``, the offered tools, which may hold spaces).
     """
     fields: dict[str, str] = {}
     for i, seg in enumerate(segments):
@@ -168,9 +287,14 @@ def match_template(
             seg = Segment(fields[seg.field])
         if not seg.field:
             if seg.core:
-                p = yield from probe_literal(src, p, seg.core)
-                if p < 0:
+                q = yield from probe_literal(src, p, seg.core)
+                for alt in seg.alts:
+                    if q >= 0:
+                        break
+                    q = yield from probe_literal(src, p, alt)
+                if q < 0:
                     return -1, fields
+                p = q
             continue
         following = segments[i + 1] if i + 1 < len(segments) else None
         nxt = following.core if following is not None and not following.field else ""
@@ -198,7 +322,7 @@ def match_template(
             p = end
         if seg.field != "value":
             value = value.strip()
-        if not _valid(seg.field, value):
+        if not _valid(seg.field, value, names):
             return -1, fields
         fields[seg.field] = value
     return p, fields

@@ -112,7 +112,9 @@ def coerce_value(
             return lowered == "true"
         if "null" in types and lowered in ("none", "null"):
             return None
-        return raw
+        value = _python_literal(text)  # {'k': 'v'}, ['a'], True, None: models write Python too
+        if value is _NOT_LITERAL:
+            return raw
     if any(_is_type(value, _JSON_TYPES[t]) for t in types if t in _JSON_TYPES):
         return value
     if "number" in types and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -124,7 +126,22 @@ def _loads_or_raw(raw: str) -> Any:
     try:
         return json.loads(raw)
     except ValueError:
-        return raw
+        value = _python_literal(raw.strip())
+        return raw if value is _NOT_LITERAL else value
+
+
+_NOT_LITERAL: Any = object()
+
+
+def _python_literal(text: str) -> Any:
+    """A Python literal (dict, list, string, number, ``True``/``None``) as a JSON value, or
+    ``_NOT_LITERAL``. Parsed with ``ast``, never evaluated."""
+    if not text or len(text) > 100_000:
+        return _NOT_LITERAL
+    try:
+        return _literal(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, _NotLiteral):
+        return _NOT_LITERAL
 
 
 class _NotLiteral(Exception):

@@ -9,7 +9,7 @@ format, unverified against a template.
 from __future__ import annotations
 
 from ..builtins import THINK, Signature, _hermes_formats, builtin
-from ..spec import CallFormat, DialectSpec, JsonBody, ReasoningMarkers, Trigger
+from ..spec import CallFormat, DialectSpec, JsonBody, PythonBody, ReasoningMarkers, Trigger
 
 _ARRAY_SEPARATOR = ", "
 
@@ -80,7 +80,14 @@ def apriel() -> DialectSpec:
         origin="builtin",
         description="<tool_calls>[{json}, ...]</tool_calls>",
         formats=[envelope(JsonBody()), envelope(JsonBody(id_key="id"))],
-        reasoning=ReasoningMarkers(open="<thinking>", close="</thinking>"),
+        reasoning=ReasoningMarkers(
+            open="<thinking>",
+            close="</thinking>",
+            # Apriel 1.5 Thinker reasons after this phrase (some template versions put it in the
+            # generation prompt) until the final-response marker
+            alt_open=["Here are my reasoning steps:"],
+            alt_close=["[BEGIN FINAL RESPONSE]"],
+        ),
         strip=["[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]", "<|end|>"],
     )
 
@@ -139,7 +146,9 @@ def gigachat() -> DialectSpec:
     role turn: ``'<|message_sep|>\\n\\n'`` + ``'function call' + '<|role_sep|>\\n'`` + the JSON.
     Only
     ``tool_calls[0]`` is rendered, so one call per reply. ``<|function_call|>{json}`` (GigaChat
-    3.1) is the second format."""
+    3.1) is the second format. Models vary the whitespace between ``<|message_sep|>`` and the
+    ``function call`` role, or drop the separator: the role header alone is a third (parse-only)
+    format."""
     return DialectSpec(
         id="gigachat",
         family="Sber GigaChat 3",
@@ -148,6 +157,7 @@ def gigachat() -> DialectSpec:
         formats=[
             CallFormat(call_open="<|message_sep|>\n\nfunction call<|role_sep|>\n"),
             CallFormat(call_open="<|function_call|>"),
+            CallFormat(call_open="function call<|role_sep|>\n", parse_only=True),
         ],
         parallel_calls=False,
     )
@@ -178,7 +188,14 @@ def command_r7b() -> DialectSpec:
             )
         ],
         reasoning=ReasoningMarkers(open="<|START_THINKING|>", close="<|END_THINKING|>"),
-        strip=["<|START_RESPONSE|>", "<|END_RESPONSE|>"],
+        # content wrappers: R7B writes <|START_RESPONSE|>, Command A / Cohere2 <|START_TEXT|>
+        strip=[
+            "<|START_RESPONSE|>",
+            "<|END_RESPONSE|>",
+            "<|START_TEXT|>",
+            "<|END_TEXT|>",
+            "<|END_OF_TURN_TOKEN|>",
+        ],
         id_format="numeric",
     )
 
@@ -243,17 +260,33 @@ def llama_3() -> DialectSpec:
     """Llama 3.1 / 3.2 / 3.3 JSON tool calls: meta-llama-Llama-3.1-8B-Instruct.jinja and
     meta-llama-Llama-3.2-3B-Instruct.jinja write ``'{"name": "'`` + name + ``'", '`` +
     ``'"parameters": '`` + args + ``"}"`` with no marker. ``<|python_tag|>`` may precede the JSON
-    (second format); ``; `` separates parallel calls; ``<|eom_id|>`` ends an ipython turn."""
-    body = JsonBody(arguments_key="parameters")
+    (second format: ``<|python_tag|>`` once, then calls joined by ``;``); ``<|eom_id|>`` ends an
+    ipython turn. Models also write ``arguments`` for ``parameters``, and ``;`` with any
+    whitespace or a bare newline between calls."""
+    body = JsonBody(arguments_key="parameters", arguments_aliases=["arguments"])
     return DialectSpec(
         id="llama-3",
         family="Meta Llama 3.x",
         origin="builtin",
         description='{"name": ..., "parameters": {...}} at the start of the reply',
         formats=[
-            CallFormat(body=body, separator="; ", at_start_only=True, triggers=[LLAMA3_TRIGGER]),
-            CallFormat(body=body, call_open="<|python_tag|>", separator="; "),
+            CallFormat(
+                body=body,
+                separator="; ",
+                at_start_only=True,
+                triggers=[LLAMA3_TRIGGER],
+                alt_separators=[""],
+            ),
+            CallFormat(body=body, section_open="<|python_tag|>", separator="; ",
+                       alt_separators=[""]),
+            # Llama 3.1 built-in tools: <|python_tag|>brave_search.call(query="...")
+            CallFormat(
+                section_open="<|python_tag|>",
+                body=PythonBody(call_open="{name}.call("),
+                parse_only=True,
+            ),
         ],
+        strip=["<|eom_id|>", "<|eot_id|>"],
         stop=["<|eom_id|>"],
     )
 

@@ -7,7 +7,15 @@ Docstrings name the template each marker was copied from (tests/fixtures/templat
 from __future__ import annotations
 
 from ..builtins import THINK, Signature, builtin
-from ..spec import CallFormat, DialectSpec, Polyfill, PythonBody, ReasoningMarkers, Trigger
+from ..spec import (
+    CallFormat,
+    DialectSpec,
+    JsonBody,
+    Polyfill,
+    PythonBody,
+    ReasoningMarkers,
+    Trigger,
+)
 
 _LIST_SEPARATOR = ", "
 
@@ -42,7 +50,8 @@ def pythonic() -> DialectSpec:
 @builtin(signatures=[Signature(("<|python_start|>",))], priority=10)
 def llama_4_pythonic() -> DialectSpec:
     """Llama 4: the pythonic list wrapped in ``<|python_start|>...<|python_end|>`` (no template in
-    the corpus); a bare list at the start is the second format."""
+    the corpus); a bare list at the start is the second format. Models often leave out
+    ``<|python_end|>`` (optional) or the brackets (a parse-only third format)."""
     return DialectSpec(
         id="llama-4-pythonic",
         family="Meta Llama 4",
@@ -54,6 +63,7 @@ def llama_4_pythonic() -> DialectSpec:
                 section_close="]<|python_end|>",
                 separator=_LIST_SEPARATOR,
                 body=PythonBody(),
+                optional_markers=["<|python_end|>"],
             ),
             CallFormat(
                 section_open="[",
@@ -63,7 +73,16 @@ def llama_4_pythonic() -> DialectSpec:
                 at_start_only=True,
                 triggers=[PYTHONIC_TRIGGER],
             ),
+            CallFormat(
+                section_open="<|python_start|>",
+                section_close="<|python_end|>",
+                separator=_LIST_SEPARATOR,
+                body=PythonBody(),
+                optional_markers=["<|python_end|>"],
+                parse_only=True,
+            ),
         ],
+        strip=["<|eom|>", "<|eot|>"],
         stop=["<|eom|>"],
     )
 
@@ -76,7 +95,10 @@ def lfm2() -> DialectSpec:
     """Liquid LFM2 / LFM2.5: LFM2.5-8B-A1B.jinja writes ``"<|tool_call_start|>["`` + calls
     ``name(k=v, ...)`` joined by ``", "`` + ``"]<|tool_call_end|>"`` (LFM2-8B-A1B.jinja and
     llama-cpp-lfm2.jinja only list tools between ``<|tool_list_start|>`` and ``<|tool_list_end|>``
-    and keep calls in the content). LFM2.5 reasons in ``<think>``."""
+    and keep calls in the content). LFM2.5 reasons in ``<think>``. Read too (parse-only): a JSON
+    list ``[{"name", "arguments"}]`` in the same markers (what LFM2 writes when its system prompt
+    asks for JSON, as llama.cpp's LFM2 support does), calls without the brackets, and a missing
+    ``<|tool_call_end|>``."""
     return DialectSpec(
         id="lfm2",
         family="Liquid LFM2 / LFM2.5",
@@ -88,9 +110,27 @@ def lfm2() -> DialectSpec:
                 section_close="]<|tool_call_end|>",
                 separator=_LIST_SEPARATOR,
                 body=PythonBody(),
-            )
+                optional_markers=["<|tool_call_end|>"],
+            ),
+            CallFormat(
+                section_open="<|tool_call_start|>[",
+                section_close="]<|tool_call_end|>",
+                separator=_LIST_SEPARATOR,
+                body=JsonBody(),
+                optional_markers=["<|tool_call_end|>"],
+                parse_only=True,
+            ),
+            CallFormat(
+                section_open="<|tool_call_start|>",
+                section_close="<|tool_call_end|>",
+                separator=_LIST_SEPARATOR,
+                body=PythonBody(),
+                optional_markers=["<|tool_call_end|>"],
+                parse_only=True,
+            ),
         ],
         reasoning=THINK,
+        strip=["<|im_end|>"],
     )
 
 
@@ -99,7 +139,9 @@ def gemma4() -> DialectSpec:
     """Gemma 4: google-gemma-4-31B-it.jinja and gemma4.jinja write, per call,
     ``'<|tool_call>call:' + name + '{'``, ``key:value`` pairs joined by ``,`` (keys sorted, strings
     in ``<|"|>``), then ``'}<tool_call|>'``; a turn with calls ends in ``<|tool_response>``.
-    Reasoning in ``'<|channel>thought\\n'`` ... ``'<channel|>'``."""
+    Reasoning in ``'<|channel>thought\\n'`` ... ``'<channel|>'``. Other channels are content
+    wrappers (the template strips every ``<|channel>...<channel|>`` from history): their headers,
+    a stray ``<channel|>`` and the end-of-turn ``<turn|>`` are stripped."""
     return DialectSpec(
         id="gemma4",
         family="Google Gemma 4",
@@ -119,6 +161,8 @@ def gemma4() -> DialectSpec:
             )
         ],
         reasoning=ReasoningMarkers(open="<|channel>thought", close="<channel|>"),
+        strip=["<|channel>final", "<|channel>answer", "<|channel>response", "<channel|>",
+               "<turn|>"],
         stop=["<|tool_response>"],
     )
 

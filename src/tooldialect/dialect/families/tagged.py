@@ -8,7 +8,7 @@ Docstrings name the template each marker was copied from (tests/fixtures/templat
 from __future__ import annotations
 
 from ..builtins import THINK, Signature, builtin
-from ..spec import CallFormat, DialectSpec, ReasoningMarkers, TaggedBody, Trigger
+from ..spec import CallFormat, DialectSpec, JsonBody, ReasoningMarkers, TaggedBody, Trigger
 
 
 @builtin(signatures=[Signature(("<|tool_calls_section_begin|>",))], priority=10)
@@ -16,7 +16,11 @@ def kimi_k2() -> DialectSpec:
     """Kimi K2: Kimi-K2-Instruct.jinja and moonshotai-Kimi-K2.jinja write
     ``<|tool_calls_section_begin|>``, per call ``<|tool_call_begin|>`` + ``functions.NAME:IDX`` +
     ``<|tool_call_argument_begin|>`` + JSON + ``<|tool_call_end|>``, then
-    ``<|tool_calls_section_end|>``. The id ``functions.NAME:IDX`` is the call id and round-trips."""
+    ``<|tool_calls_section_end|>``. The id ``functions.NAME:IDX`` is the call id and round-trips.
+    Models also write the id without ``functions.`` (optional; the parsed id is still the
+    template's ``functions.NAME:IDX``, which is what both Kimi templates render for a past call)
+    and calls without the section markers (parse-only)."""
+    kimi_body = TaggedBody(head="functions.{name}:{index}<|tool_call_argument_begin|>")
     return DialectSpec(
         id="kimi-k2",
         family="Moonshot Kimi K2",
@@ -28,8 +32,16 @@ def kimi_k2() -> DialectSpec:
                 section_close="<|tool_calls_section_end|>",
                 call_open="<|tool_call_begin|>",
                 call_close="<|tool_call_end|>",
-                body=TaggedBody(head="functions.{name}:{index}<|tool_call_argument_begin|>"),
-            )
+                body=kimi_body,
+                optional_markers=["functions."],
+            ),
+            CallFormat(
+                call_open="<|tool_call_begin|>",
+                call_close="<|tool_call_end|>",
+                body=kimi_body,
+                optional_markers=["functions."],
+                parse_only=True,
+            ),
         ],
         reasoning=THINK,
         id_template="functions.{name}:{index}",
@@ -41,6 +53,24 @@ DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 DS_CALLS_END = "<｜tool▁calls▁end｜>"
 DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
 DS_CALL_END = "<｜tool▁call▁end｜>"
+# How DeepSeek models really open the section (llama.cpp's DeepSeek parsers accept the same)
+DS_CALLS_BEGIN_VARIANTS = (
+    "<｜tool_calls_begin｜>",
+    "<｜tool calls begin｜>",
+    "<｜tool\\_calls\\_begin｜>",
+    "<｜tool▁calls｜>",
+)
+
+
+def _deepseek_formats(canonical: CallFormat) -> list[CallFormat]:
+    """``canonical`` with ``<｜tool▁call▁begin｜>`` optional, then parse-only copies opened by
+    the misspelt section markers DeepSeek models write."""
+    fmt = canonical.model_copy(update={"optional_markers": [DS_CALL_BEGIN]})
+    return [
+        fmt,
+        *(fmt.model_copy(update={"section_open": v, "parse_only": True})
+          for v in DS_CALLS_BEGIN_VARIANTS),
+    ]
 
 
 @builtin(signatures=[Signature((DS_CALLS_BEGIN,))], priority=5)
@@ -54,7 +84,7 @@ def deepseek_v3_1() -> DialectSpec:
         family="DeepSeek V3.1",
         origin="builtin",
         description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>...",
-        formats=[
+        formats=_deepseek_formats(
             CallFormat(
                 section_open=DS_CALLS_BEGIN,
                 section_close=DS_CALLS_END,
@@ -62,7 +92,7 @@ def deepseek_v3_1() -> DialectSpec:
                 call_close=DS_CALL_END,
                 body=TaggedBody(head="{name}<｜tool▁sep｜>"),
             )
-        ],
+        ),
         reasoning=THINK,
     )
 
@@ -79,7 +109,7 @@ def deepseek_r1() -> DialectSpec:
         family="DeepSeek R1 / V3",
         origin="builtin",
         description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```...",
-        formats=[
+        formats=_deepseek_formats(
             CallFormat(
                 section_open=DS_CALLS_BEGIN,
                 section_close=DS_CALLS_END,
@@ -90,7 +120,7 @@ def deepseek_r1() -> DialectSpec:
                     head="function<｜tool▁sep｜>{name}", args_open="\n```json\n", args_close="\n```"
                 ),
             )
-        ],
+        ),
         reasoning=THINK,
     )
 
@@ -98,6 +128,22 @@ def deepseek_r1() -> DialectSpec:
 MISTRAL_THINK = ReasoningMarkers(open="[THINK]", close="[/THINK]")
 _V11_PLAIN = TaggedBody(head="{name}[ARGS]")
 _V11_CALL_ID = TaggedBody(head="{name}[CALL_ID]{id}[ARGS]")
+
+
+def _mistral_variants() -> list[CallFormat]:
+    """What Mistral models write besides their template's layout (parse-only):
+    ``[TOOL_CALLS]name{json}`` without ``[ARGS]``, and the pre-v11 JSON list
+    ``[TOOL_CALLS][{"name", "arguments", "id"}]``."""
+    return [
+        CallFormat(call_open="[TOOL_CALLS]", body=TaggedBody(head="{name}"), parse_only=True),
+        CallFormat(
+            section_open="[TOOL_CALLS][",
+            section_close="]",
+            separator=", ",
+            body=JsonBody(id_key="id"),
+            parse_only=True,
+        ),
+    ]
 
 
 @builtin(signatures=[Signature(("[TOOL_CALLS]", "[ARGS]"))], priority=10)
@@ -114,6 +160,7 @@ def mistral_v11() -> DialectSpec:
         formats=[
             CallFormat(call_open="[TOOL_CALLS]", body=_V11_PLAIN),
             CallFormat(call_open="[TOOL_CALLS]", body=_V11_CALL_ID),
+            *_mistral_variants(),
         ],
         reasoning=MISTRAL_THINK,
         id_format="alnum9",
@@ -132,6 +179,7 @@ def mistral_small_3_2() -> DialectSpec:
         formats=[
             CallFormat(call_open="[TOOL_CALLS]", body=_V11_CALL_ID),
             CallFormat(call_open="[TOOL_CALLS]", body=_V11_PLAIN),
+            *_mistral_variants(),
         ],
         id_format="alnum9",
     )
@@ -195,6 +243,40 @@ def solar_open() -> DialectSpec:
     )
 
 
+def _harmony_variants(known: set[str]) -> list[CallFormat]:
+    heads = []
+    for channel in ("commentary", "analysis"):
+        for constrain in (" <|constrain|>json", " json", ""):
+            heads.append(f"<|channel|>{channel} to=functions.{{name}}{constrain}<|message|>")
+            heads.append(f" to=functions.{{name}}<|channel|>{channel}{constrain}<|message|>")
+    return [
+        CallFormat(call_close="<|call|>", body=TaggedBody(head=h), parse_only=True)
+        for h in heads
+        if h not in known
+    ]
+
+
+def _harmony_canonical() -> list[CallFormat]:
+    return [
+        CallFormat(
+            call_close="<|call|>",
+            body=TaggedBody(
+                head="<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"
+            ),
+        ),
+        CallFormat(
+            call_close="<|call|>",
+            body=TaggedBody(
+                head=" to=functions.{name}<|channel|>commentary <|constrain|>json<|message|>"
+            ),
+        ),
+        CallFormat(
+            call_close="<|call|>",
+            body=TaggedBody(head=" to=functions.{name}<|channel|>commentary json<|message|>"),
+        ),
+    ]
+
+
 @builtin(signatures=[Signature(("<|channel|>", "<|call|>"))], priority=10)
 def gpt_oss() -> DialectSpec:
     """gpt-oss (harmony): ``<|channel|>commentary to=functions.NAME
@@ -202,36 +284,32 @@ def gpt_oss() -> DialectSpec:
     openai-gpt-oss-120b.jinja renders past calls with the recipient in the header,
     ``<|start|>assistant to=functions.NAME<|channel|>commentary json <|message|>`` (third format;
     the second is the same with ``<|constrain|>json``). The analysis channel is reasoning, the
-    final channel content; generation stops at ``<|call|>``."""
+    final channel content; generation stops at ``<|call|>``.
+
+    Parse-only variants (``_harmony_variants``): the recipient before or after the channel, on
+    the commentary or the analysis channel, with ``<|constrain|>json``, `` json`` or nothing.
+    Recipients outside ``functions.`` (built-in tools: ``browser.search``, ``container.exec``,
+    ``python``) are not calls of the offered tools and stay content, verbatim."""
+    canonical = _harmony_canonical()
     return DialectSpec(
         id="gpt-oss",
         family="OpenAI gpt-oss (harmony)",
         origin="builtin",
         description="<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}...",
         formats=[
-            CallFormat(
-                call_close="<|call|>",
-                body=TaggedBody(
-                    head="<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"
-                ),
-            ),
-            CallFormat(
-                call_close="<|call|>",
-                body=TaggedBody(
-                    head=" to=functions.{name}<|channel|>commentary <|constrain|>json<|message|>"
-                ),
-            ),
-            CallFormat(
-                call_close="<|call|>",
-                body=TaggedBody(head=" to=functions.{name}<|channel|>commentary json<|message|>"),
-            ),
+            *canonical,
+            *_harmony_variants({f.body.head for f in canonical if isinstance(f.body, TaggedBody)}),
         ],
-        reasoning=ReasoningMarkers(open="<|channel|>analysis<|message|>", close="<|end|>"),
+        # a new message (<|start|>assistant) also ends an analysis message left without <|end|>
+        reasoning=ReasoningMarkers(
+            open="<|channel|>analysis<|message|>", close="<|end|>", alt_close=["<|start|>assistant"]
+        ),
         strip=[
             "<|start|>assistant",
             "<|channel|>final<|message|>",
             "<|channel|>commentary<|message|>",
             "<|return|>",
+            "<|end|>",
         ],
         stop=["<|call|>"],
         parallel_calls=False,

@@ -1,0 +1,114 @@
+"""Layouts the parser reads besides a spec's own formats: calls whose wrapper the model left out,
+other call syntaxes inside the spec's markers, and markerless calls inside prose
+(docs/parsing.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from ..dialect.spec import CallFormat, JsonBody, PythonBody
+from .calls import Context, FormatPlan, read_emission
+from .events import FAIL, OK, End, Event, Reader
+from .jsonscan import JsonScanner
+from .templates import Source, split_literal
+
+__all__ = ["listed_formats", "read_whole", "rebodied_formats", "unwrapped_formats"]
+
+
+def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
+    """``read_emission`` for a markerless call inside prose: nothing is emitted until the emission
+    is read; it counts only when every call in it parsed completely and names an offered tool
+    (``plan.known_names_only``), else it fails and the text stays content."""
+    body = plan.fmt.body
+    if not isinstance(body, JsonBody) or not body.name_key or not ctx.names:
+        return p, FAIL
+    head = _prose_head(body.name_key)
+    while len(src.buf) - p < _PROSE_HEAD_SPAN and not src.final:
+        m = _KEY_START.match(src.buf, p, p + _PROSE_HEAD_SPAN)
+        if m is not None and m.end() < len(src.buf) and src.buf[m.end()] != '"':
+            return p, FAIL  # "{" then not a key (most braces in prose): decided at once
+        yield None
+    # fail fast on braces that do not open a call; the window is fixed, so that streaming, which
+    # decides once it holds the window, and batch decide alike
+    if head.match(src.buf, p, p + _PROSE_HEAD_SPAN) is None:
+        return p, FAIL
+    events: list[Event] = []
+    reader = read_emission(src, p, plan, ctx)
+    while True:
+        try:
+            ev = next(reader)
+        except StopIteration as stop:
+            end, status = stop.value
+            break
+        if ev is None or isinstance(ev, JsonScanner):
+            yield None  # held: the stream parser must not drive the scanner itself
+        else:
+            events.append(ev)
+    if status != OK or any(isinstance(ev, End) and ev.cut for ev in events):
+        return p, FAIL
+    yield from events
+    return end, OK
+
+
+_PROSE_HEAD_SPAN = 48
+_KEY_START = re.compile(r"\{\s*")
+
+
+@lru_cache(maxsize=64)
+def _prose_head(name_key: str) -> re.Pattern[str]:
+    """``{"name":``, optionally after ``"type": "function",`` (Llama 3.x writes both)."""
+    key = re.escape(json.dumps(name_key))
+    return re.compile(r'\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?' + key + r"\s*:")
+
+
+def unwrapped_formats(fmt: CallFormat) -> list[CallFormat]:
+    """Layouts the parser also reads for ``fmt``: its calls without the section marker, and its
+    body without section and call markers where the body's own head starts with a distinctive tag
+    (``<function=``, ``<invoke``). Closers stay (read when present, tolerated when missing)."""
+    out: list[CallFormat] = []
+    plain = {"triggers": [], "at_start_only": False}
+    if fmt.section_open.strip() and fmt.call_open.strip():
+        out.append(fmt.model_copy(update={"section_open": "", **plain}))
+    if fmt.section_open.strip() or fmt.call_open.strip():
+        pieces = split_literal(CallFormat(body=fmt.body).opener())
+        if pieces and _distinctive(pieces[0]):
+            out.append(fmt.model_copy(update={"section_open": "", "call_open": "", **plain}))
+    return out
+
+
+def _distinctive(piece: str) -> bool:
+    """A tag-like opener prose does not write by chance: ``<`` or ``[`` and a letter."""
+    return len(piece) >= 3 and piece[0] in "<[" and any(c.isalpha() for c in piece)
+
+
+def rebodied_formats(fmt: CallFormat) -> list[CallFormat]:
+    """``fmt``'s envelope around the other common call syntaxes: a ``{"name", "arguments"}`` JSON
+    object and a Python call ``name(k=v)``. Models write these inside a marker that announced
+    another body (Qwen3-Coder's JSON in ``<tool_call>``, LFM2's JSON list); the marker makes them
+    safe to read. Tried only after the spec's own formats fail."""
+    if fmt.at_start_only or not (fmt.section_open.strip() or fmt.call_open.strip()):
+        return []
+    plain = {"triggers": [], "at_start_only": False}
+    out: list[CallFormat] = []
+    if not isinstance(fmt.body, JsonBody):  # JSON bodies already read key variants
+        out.append(fmt.model_copy(update={"body": JsonBody(), **plain}))
+    if not isinstance(fmt.body, PythonBody):
+        out.append(fmt.model_copy(update={"body": PythonBody(), **plain}))
+    return out
+
+
+def listed_formats(fmt: CallFormat) -> list[CallFormat]:
+    """A JSON array of call objects where ``fmt`` writes one JSON call per marker
+    (``<tool_call>[{...}, {...}]</tool_call>``, a Llama 3 reply ``[{...}, {...}]``)."""
+    if not isinstance(fmt.body, JsonBody) or fmt.section_open.strip() or fmt.section_close.strip():
+        return []
+    plain = {"triggers": [], "call_open": "", "call_close": "", "separator": ","}
+    if fmt.call_open.strip():
+        return [fmt.model_copy(update={
+            "section_open": fmt.call_open + "[", "section_close": "]" + fmt.call_close, **plain,
+        })]
+    if fmt.at_start_only:
+        return [fmt.model_copy(update={"section_open": "[", "section_close": "]", **plain})]
+    return []
