@@ -91,7 +91,8 @@ class FormatPlan:
     """Element bodies: the param template after its ``{value}``, its closer first."""
     value_ends: tuple[str, ...] = ()
     """Element bodies: literals that may end a value: its own closer (first), else, the closer
-    being missing, the next parameter, the body's tail, the call or section closer."""
+    being missing, the next parameter, the body's tail, the call or section closer, or the
+    opener of a next call."""
     known_names_only: bool = False
     """A markerless layout of a markerless dialect: a call counts only when it names an offered
     tool (when tools are known)."""
@@ -120,6 +121,10 @@ class FormatPlan:
                 if not param_pre[0].field and param_pre[0].core:
                     ends.append(param_pre[0].core)
                 ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
+                # a new call beginning: this one's closers were cut (its text stays content)
+                ends += [fmt.call_open.strip(), fmt.section_open.strip()]
+                if head and not head[0].field:
+                    ends.append(head[0].core)
                 value_ends = tuple(dict.fromkeys(e for e in ends if e))
         if isinstance(body, PythonBody):
             head = compile_template(body.call_open, optional=optional)
