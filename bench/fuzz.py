@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from hypothesis.errors import NonInteractiveExampleWarning
 
 from bench import fuzz_cases as fc
+from bench.parse_scaling import adversarial_output
 
 DEFAULT_MODEL = Path.home() / ".cache/tooldialect/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 TARGETS = ("schemas", "outputs", "messages", "templates", "scaling")
@@ -206,11 +207,9 @@ def parser_scaling() -> dict[str, Any]:
     findings = []
     for name in builtin_dialects():
         spec = DialectSpec.builtin(name)
-        markers = [m for m in fc.dialect_markers(name) if len(m) < 200]
-        unit = "".join(m[: max(1, len(m) // 2)] + " x{" for m in markers)  # half-open markers
         times = []
         for size in (100_000, 1_000_000):
-            text = (unit * (size // max(len(unit), 1) + 1))[:size]
+            text = adversarial_output(name, size)  # half-open markers
             start = time.perf_counter()
             parse_output(text, spec, tools=fc.FUZZ_TOOLS)
             times.append(time.perf_counter() - start)

@@ -51,6 +51,8 @@ from .templates import (
     probe_closers,
     probe_literal,
     skip_ws,
+    split_literal,
+    stop_before,
     without_markers,
 )
 from .values import parse_gemma4_kwargs, parse_python_kwargs
@@ -441,22 +443,27 @@ def _python_body(
     start = i = p
     depth = 0
     quote = ""
+    # a next call's opener ends this one unclosed (so scans stay linear); one-character openers
+    # such as "[" are value syntax, not markers
+    openers = [split_literal(o)[0] for o in (plan.section_open, plan.call_open) if o]
+    stops = tuple(o for o in openers if len(o) > 2)
     while True:
         buf = src.buf
         n = len(buf)
-        while i < n:
+        lim, hit = stop_before(buf, i, stops, final=src.final) if stops else (n, False)
+        while i < lim:
             if quote:
                 if gemma:
-                    k = buf.find(quote, i)
+                    k = buf.find(quote, i, lim)
                     if k < 0:
-                        i = max(i, n - len(quote) + 1)
+                        i = max(i, lim - len(quote) + 1)
                         break
                     i = k + len(quote)
                     quote = ""
                     continue
                 c = buf[i]
                 if c == "\\":
-                    if i + 1 >= n:
+                    if i + 1 >= lim:
                         break
                     i += 2
                     continue
@@ -497,7 +504,7 @@ def _python_body(
                 if depth < 0:
                     return i, FAIL
             i += 1
-        if src.final:
+        if hit or src.final:
             return i, FAIL
         yield None
 

@@ -34,6 +34,7 @@ __all__ = [
     "probe_literal",
     "skip_ws",
     "split_literal",
+    "stop_before",
     "without_markers",
 ]
 
@@ -116,6 +117,23 @@ _LOOSE = frozenset("[]{}(),;")
 
 
 @lru_cache(maxsize=1024)
+def stop_before(buf: str, i: int, stops: tuple[str, ...], *, final: bool) -> tuple[int, bool]:
+    """``(k, hit)``: the first of ``stops`` in ``buf`` from ``i`` (``hit``), else, while the text
+    still grows, where a stop cut short may begin at its end, else ``len(buf)``. Bounds a scan
+    for a closer so that each opener's scan ends at the next opener: linear, not quadratic."""
+    hits = [k for k in (buf.find(s, i) for s in stops) if k >= 0]
+    if hits:
+        return min(hits), True
+    end = len(buf)
+    if not final:
+        for s in stops:
+            for k in range(max(i, end - len(s) + 1), end):
+                if s.startswith(buf[k:]):
+                    end = min(end, k)
+                    break
+    return end, False
+
+
 def split_literal(core: str) -> tuple[str, ...]:
     """The pieces of a literal between which whitespace is optional (see the module doc)."""
     pieces: list[str] = []
