@@ -249,6 +249,9 @@ class StreamParser:
         self._calls: list[_Call] = []
         self._current: _Call | None = None
         self._out: list[dict[str, Any]] = []
+        self._run: tuple[dict[str, Any], str, list[str]] | None = None
+        """The last text delta in ``_out`` and its pieces, joined once (``_join_run``): adding
+        to the delta's string each time would copy it, quadratic in a long batch parse."""
         self._result: ParsedOutput | None = None
         self._plain = False
         self._jsc: JsonScanner | None = None
@@ -279,6 +282,7 @@ class StreamParser:
                     out: list[dict[str, Any]] = []
                     self._out = out
                     self._text(text)
+                    self._join_run()
                     return out
                 if text[-1].isspace():  # trailing whitespace waits: a marker may follow
                     body = text.rstrip()
@@ -324,6 +328,7 @@ class StreamParser:
         self.buf += text
         self._advance()
         self._refresh_fast()
+        self._join_run()
         return out
 
     def _refresh_fast(self) -> None:
@@ -366,6 +371,7 @@ class StreamParser:
             reasoning_content=reasoning or None,
             tool_calls=[_finish(c) for c in self._calls],
         )
+        self._join_run()
         return out
 
     @property
@@ -379,11 +385,20 @@ class StreamParser:
     def _emit(self, s: str) -> None:
         key = "reasoning_content" if self._reasoning_mode else "content"
         (self._reasoning if self._reasoning_mode else self._content).append(s)
-        out = self._out
-        if out and key in out[-1]:
-            out[-1][key] += s
+        out, run = self._out, self._run
+        if run is not None and out and out[-1] is run[0] and run[1] == key:
+            run[2].append(s)
         else:
-            out.append({key: s})
+            self._join_run()
+            delta = {key: s}
+            out.append(delta)
+            self._run = (delta, key, [s])
+
+    def _join_run(self) -> None:
+        if self._run is not None:
+            delta, key, parts = self._run
+            delta[key] = "".join(parts)
+            self._run = None
 
     def _text(self, t: str) -> None:
         if self._drop_ws:
