@@ -245,14 +245,33 @@ def closes_after(
     return src.final and t >= len(src.buf)
 
 
+_NEXT: dict[str, tuple[str, int, int]] = {}
+"""Literal -> ``(buf, a, k)``: ``k`` is its first occurrence in ``buf`` at or after ``a`` (-1:
+none). An element value whose closer never comes would otherwise rescan to the end from every
+opener (quadratic); reused only for the very same ``buf`` object."""
+
+
+def _next(buf: str, literal: str, start: int) -> int:
+    """``buf.find(literal, start)``, remembering the answer for later, larger ``start``."""
+    seen = _NEXT.get(literal)
+    if seen is not None and seen[0] is buf and seen[1] <= start:
+        if seen[2] < 0 or seen[2] >= start:
+            return seen[2]
+    k = buf.find(literal, start)
+    _NEXT[literal] = (buf, start, k)
+    return k
+
+
 def find_literal(src: Source, p: int, core: str, *, limit: int | None) -> Wait:
     """Start of the first ``core`` at or after ``p``, or -1 (not within ``limit`` characters)."""
     pieces = split_literal(core)
     first = pieces[0] if pieces else core
     start = p
+    # bounded by ``limit``: an unbounded find per opener would rescan to the end (quadratic)
+    end = None if limit is None else p + limit + len(first)
     while True:
         buf = src.buf
-        k = buf.find(first, start)
+        k = _next(buf, first, start) if end is None else buf.find(first, start, end)
         if k >= 0 and (limit is None or k - p <= limit):
             if len(pieces) < 2:
                 return k
@@ -261,7 +280,7 @@ def find_literal(src: Source, p: int, core: str, *, limit: int | None) -> Wait:
                 return k
             start = k + 1
             continue
-        if k >= 0 or src.final or (limit is not None and len(buf) - p > limit + len(first)):
+        if k >= 0 or src.final or (end is not None and len(buf) >= end):
             return -1
         start = max(p, len(buf) - len(first) + 1)
         yield None
