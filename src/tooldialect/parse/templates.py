@@ -254,9 +254,9 @@ opener (quadratic); reused only for the very same ``buf`` object."""
 def _next(buf: str, literal: str, start: int) -> int:
     """``buf.find(literal, start)``, remembering the answer for later, larger ``start``."""
     seen = _NEXT.get(literal)
-    if seen is not None and seen[0] is buf and seen[1] <= start:
-        if seen[2] < 0 or seen[2] >= start:
-            return seen[2]
+    fresh = seen is not None and seen[0] is buf and seen[1] <= start
+    if seen is not None and fresh and (seen[2] < 0 or seen[2] >= start):
+        return seen[2]
     k = buf.find(literal, start)
     _NEXT[literal] = (buf, start, k)
     return k
