@@ -53,8 +53,21 @@ VENDORED_MISSES: dict[str, str] = {
     ),
 }
 
-# Invented templates: the body kind derivation must find.
+# Invented templates derivation cannot read yet, and why (strict xfails: held-out gaps).
+INVENTED_MISSES: dict[str, str] = {
+    "key-value-lines.jinja": (
+        "element values written as JSON (strings quoted, `k = \"v\"`): ElementBody reads raw text"
+    ),
+}
+
+# Invented templates: the body kind derivation must find ("" for the listed misses).
 INVENTED_KINDS: dict[str, str] = {
+    "args-before-name.jinja": "json",
+    "arrow-call.jinja": "tagged",
+    "bbcode-call.jinja": "tagged",
+    "key-value-lines.jinja": "",
+    "line-prefixed-python.jinja": "python",
+    "openai-nested-json.jinja": "json",
     "args-object-items.jinja": "element",
     "args-string-concat.jinja": "tagged",
     "args-string-field.jinja": "json",
@@ -181,7 +194,14 @@ def _cases() -> list[Any]:
         for name in VENDORED
     ]
     cases += [
-        pytest.param(FIXTURES / "invented" / name, id=f"invented/{name}") for name in INVENTED
+        pytest.param(
+            FIXTURES / "invented" / name,
+            id=f"invented/{name}",
+            marks=[pytest.mark.xfail(reason=INVENTED_MISSES[name], strict=True)]
+            if name in INVENTED_MISSES
+            else [],
+        )
+        for name in INVENTED
     ]
     return cases
 
@@ -190,6 +210,8 @@ def test_tables_cover_the_fixtures() -> None:
     assert sorted(INVENTED_KINDS) == INVENTED
     assert len(INVENTED) >= 10
     assert set(VENDORED_MISSES) <= set(VENDORED)
+    assert set(INVENTED_MISSES) <= set(INVENTED)
+    assert {n for n, kind in INVENTED_KINDS.items() if not kind} == set(INVENTED_MISSES)
     readme = (FIXTURES / "invented" / "README.md").read_text(encoding="utf-8")
     assert all(f"`{name}`" in readme for name in INVENTED)
 
@@ -223,7 +245,7 @@ def test_streamed_in_random_chunks_equals_batch(path: Path) -> None:
         ]
 
 
-@pytest.mark.parametrize("name", INVENTED, ids=INVENTED)
+@pytest.mark.parametrize("name", [n for n in INVENTED if n not in INVENTED_MISSES])
 def test_invented_template_derives_its_body_kind(name: str) -> None:
     spec = derived(FIXTURES / "invented" / name)
     assert spec is not None
@@ -236,7 +258,7 @@ def test_agreement_count_over_every_template() -> None:
     paths = [FIXTURES / n for n in VENDORED] + [FIXTURES / "invented" / n for n in INVENTED]
     agree = [p.name for p in paths if reads_own_render(derived(p), p.read_text(encoding="utf-8"))]
     misses = sorted({p.name for p in paths} - set(agree))
-    assert misses == sorted(VENDORED_MISSES)
+    assert misses == sorted({*VENDORED_MISSES, *INVENTED_MISSES})
 
 
 # --- grammar acceptance on llama.cpp's sampler --------------------------------------------------

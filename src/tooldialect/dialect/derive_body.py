@@ -109,11 +109,13 @@ def _json_body(
         else:
             extra[k] = obj[k]
     id_first = id_key is not None and keys.index(id_key) < keys.index(name_key)
+    arguments_first = keys.index(args_key) < keys.index(name_key)
     body = JsonBody(
         name_key=name_key,
         arguments_key=args_key,
         id_key=id_key,
         id_first=id_first,
+        arguments_first=arguments_first,
         arguments_as_string=as_string,
         extra=extra,
     )

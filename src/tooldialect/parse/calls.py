@@ -159,7 +159,9 @@ _PLAIN_NAME = r'[^"\\\x00-\x1f]*'  # a JSON string body that decodes to itself
 def _json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
     """``(head, prefix)`` regexes for ``FormatPlan.json_head``; ``(None, None)`` where the body's
     head is not the plain name-then-arguments case (the token reader handles those)."""
-    if body.name_key is None or body.extra or (body.id_key and not body.id_first):
+    if body.name_key is None or body.extra or body.arguments_first:
+        return None, None
+    if body.id_key and not body.id_first:
         return None, None
     if body.id_key:  # id first (Command R7B): its value comes before the name
         return None, None
@@ -265,7 +267,8 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
     args_json: str | None = None
     committed = False
     # the id must be in the first delta: with the id after the arguments, wait for the whole body
-    can_stream = not (body.id_key and not body.id_first)
+    # (and with the arguments before the name, for the name)
+    can_stream = not (body.id_key and not body.id_first) and not body.arguments_first
     first = True
     head, prefix = plan.json_head, plan.json_head_prefix
     while head is not None and prefix is not None:
