@@ -41,6 +41,7 @@ from ..dialect.spec import (
 from .element_body import read_element_body
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
+from .pydict import read_python_call
 from .templates import (
     Segment,
     Source,
@@ -298,14 +299,17 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
         if src.final or prefix.fullmatch(buf, p) is None:
             break
         yield None
+    brace = p
     if not committed:
         p = yield from skip_ws(src, p)
         if p >= len(src.buf) or src.buf[p] != "{":
             return p, FAIL
-        p += 1
+        brace, p = p, p + 1
     while True:
         p = yield from skip_ws(src, p)
         buf = src.buf
+        if first and not committed and buf[p:p + 1] == "'":  # a Python dict (Hermes 2 Pro)
+            return (yield from _python_dict(src, brace, plan, body, ctx))
         if p < len(buf) and buf[p] == "}" and first:
             p += 1
             break
@@ -385,6 +389,15 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
         yield End()
         return p, BROKEN
     return p, FAIL
+
+
+def _python_dict(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Context) -> Reader:
+    keys = {*_ARGS_KEYS, body.arguments_key, *body.arguments_aliases}
+    end, call = yield from read_python_call(src, p, body, keys)
+    if call is None or (plan.known_names_only and ctx.schemas and call[0] not in ctx.schemas):
+        return p, FAIL
+    yield from certain(call[0], None, None, call[1])
+    return end, OK
 
 
 def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
