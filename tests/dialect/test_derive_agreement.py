@@ -58,6 +58,9 @@ INVENTED_MISSES: dict[str, str] = {
     "key-value-lines.jinja": (
         "element values written as JSON (strings quoted, `k = \"v\"`): ElementBody reads raw text"
     ),
+    "name-as-tag.jinja": (
+        "the closing tag repeats the name (`</NAME>`): a body tail is literal text"
+    ),
 }
 
 # Invented templates: the body kind derivation must find ("" for the listed misses).
@@ -65,8 +68,11 @@ INVENTED_KINDS: dict[str, str] = {
     "args-before-name.jinja": "json",
     "arrow-call.jinja": "tagged",
     "bbcode-call.jinja": "tagged",
+    "calls-before-content.jinja": "tagged",
+    "calls-object.jinja": "json",
     "key-value-lines.jinja": "",
     "line-prefixed-python.jinja": "python",
+    "name-as-tag.jinja": "",
     "openai-nested-json.jinja": "json",
     "args-object-items.jinja": "element",
     "args-string-concat.jinja": "tagged",
@@ -92,6 +98,7 @@ INVENTED_KINDS: dict[str, str] = {
     "special-token-markers.jinja": "json",
     "tagged-with-id.jinja": "tagged",
     "token-section-args.jinja": "tagged",
+    "tool-use-input.jinja": "tagged",
     "xml-attrs.jinja": "element",
     "xml-indented-section.jinja": "element",
     "yaml-dashes.jinja": "tagged",
