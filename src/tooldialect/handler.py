@@ -21,6 +21,7 @@ from .dialect.builtins import get_builtin
 from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
 from .engine.generate import GenerationResult, engine_for
+from .engine.prompt_cache import PromptCacheOption, PromptCaches
 from .engine.sampling import SamplingParams
 from .errors import MissingTemplateError, ToolSpecError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
@@ -39,6 +40,13 @@ class ToolChatHandler:
     ``chat_template``: a Jinja source that overrides the model's. ``template_kwargs`` go to every
     render (a request's ``chat_template_kwargs`` / ``enable_thinking`` ... add to them).
     ``fallback``: use a shipped template for GGUFs that carry none (see ``fallback_templates``).
+    ``prompt_cache``: restore the longest cached prompt prefix across conversations, as
+    ``create_completion`` does with ``Llama.cache``: ``None`` uses ``Llama.cache`` when one is set,
+    ``True`` / a byte capacity gives each model its own ``LlamaRAMCache``, a cache object is used
+    as is, ``False`` turns it off (see docs/prompt-cache.md for the memory cost).
+    ``fast_forward``: decode the text a call's grammar forces in one batch instead of sampling it
+    token by token (docs/fast-forward.md). Off by default until a quiet-machine run shows a gain:
+    batched logits can change greedy output at near ties.
     """
 
     def __init__(
@@ -50,6 +58,8 @@ class ToolChatHandler:
         parallel_tool_calls: bool = True,
         fallback: bool = True,
         verbatim_history: bool = True,
+        prompt_cache: PromptCacheOption = None,
+        fast_forward: bool = False,
     ) -> None:
         self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
         self.chat_template = chat_template
@@ -57,6 +67,8 @@ class ToolChatHandler:
         self.parallel_tool_calls = parallel_tool_calls
         self.fallback = fallback
         self.verbatim_history = verbatim_history
+        self._prompt_caches = PromptCaches(prompt_cache)
+        self.fast_forward = fast_forward
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.last_result: GenerationResult | None = None
@@ -157,6 +169,7 @@ class ToolChatHandler:
             tools=tools,
             tool_choice=tool_choice,
             grammar=grammar,
+            response_format=response_format,
             **kwargs,
         )
         sampling = SamplingParams(
@@ -183,6 +196,11 @@ class ToolChatHandler:
             sampling=sampling,
             max_tokens=max_tokens,
             stop=stops,
+            prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
+            fast_forward=self.fast_forward,
+            # OpenAI: top_logprobs needs logprobs=True; llama-cpp-python reads it the same way
+            logprobs=(top_logprobs or 0) if logprobs else None,
+            logits_processor=logits_processor,
         )
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
@@ -203,6 +221,7 @@ class ToolChatHandler:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Any = None,
         grammar: Any = None,
+        response_format: Any = None,
         **kwargs: Any,
     ) -> Request:
         """Everything but generation: tools, prompt, grammar. Raises the library's errors."""
@@ -214,11 +233,17 @@ class ToolChatHandler:
             tools=tools,
             tool_choice=tool_choice,
             grammar=grammar,
+            response_format=response_format,
             default_parallel=self.parallel_tool_calls,
             default_template_kwargs=self.template_kwargs,
             verbatim_history=self.verbatim_history,
             **kwargs,
         )
+
+
+def _cache_argument(cache: Any) -> Any:
+    """The engine reads ``None`` as "use ``Llama.cache``"; a resolved absence is ``False``."""
+    return False if cache is None else cache
 
 
 def create_chat_completion(

@@ -14,8 +14,8 @@ from __future__ import annotations
 import codecs
 import ctypes
 import weakref
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -23,6 +23,9 @@ import numpy as np
 from ..dialect.spec import Trigger
 from ..errors import ContextOverflowError, GrammarError
 from ..grammar.build import trigger_pattern
+from .fastforward import FastForward
+from .observe import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
+from .prompt_cache import restore_prompt, save_prompt
 from .sampling import (
     CandidateBuffer,
     GrammarLike,
@@ -58,6 +61,12 @@ class GenerationResult:
     """Steps where the grammar rejected the freely sampled token and the step was resampled."""
     stopped_by: str | None = None
     """The stop string that ended generation, if one did."""
+    forced_tokens: int = 0
+    """Completion tokens fast-forwarded (appended because the grammar forced them), not sampled."""
+    forced_positions: list[int] = field(default_factory=list)
+    """1-based completion-token positions that were forced (for per-token records: logprobs)."""
+    logprobs: list[dict[str, Any]] | None = None
+    """OpenAI ``logprobs.content`` entries, one per sampled token, when they were asked for."""
 
 
 class Generation:
@@ -189,9 +198,23 @@ class Engine:
         sampling: SamplingParams | None = None,
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
+        prompt_cache: Any = None,
+        fast_forward: bool = False,
+        logprobs: int | None = None,
+        logits_processor: Callable[[Any, Any], Any] | None = None,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
-        here, before the first token is decoded; the returned iterator then only generates."""
+        here, before the first token is decoded; the returned iterator then only generates.
+
+        ``prompt_cache``: a ``BaseLlamaCache`` to restore the longest cached prefix from and save
+        the final state to (``None``: ``Llama.cache`` as ``create_completion``; ``False``: none).
+        ``fast_forward``: decode the text the grammar forces in one batch (see ``fastforward``);
+        it is off for a request that asks for ``logprobs`` or a ``logits_processor``: forced
+        tokens are appended, not sampled, so they have no distribution to report or rewrite.
+
+        ``logprobs`` (the number of top alternatives, 0 for none) fills ``result.logprobs``;
+        ``logits_processor(input_ids, scores)`` rewrites the logits before each step is sampled
+        (see ``observe`` for the order). Neither costs anything when not given."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
@@ -208,12 +231,51 @@ class Engine:
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         stops = [s for s in dict.fromkeys(stops) if s]
         gsampler = self.grammar_sampler(grammar) if grammar is not None else None
+        cache = getattr(llama, "cache", None) if prompt_cache is None else prompt_cache or None
+        if cache is not None:
+            # before the seed is drawn: a restored state brings its seed, as in create_completion
+            restore_prompt(llama, cache, tokens)
         seed = draw_seed(int(llama._seed), params.seed)
         llama.set_seed(seed)
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
         result = GenerationResult(prompt_tokens=len(tokens))
-        pieces = self._run(tokens, chain, gsampler, limit, stops, result)
+        sample = self._observed(result, logprobs, logits_processor)
+        observed = logprobs is not None or logits_processor is not None
+        ff = (
+            FastForward.create(self, grammar)
+            if fast_forward and gsampler is not None and not observed
+            else None
+        )
+        pieces = self._run(tokens, chain, gsampler, limit, stops, result, sample, cache, ff)
         return Generation(pieces, result)
+
+    def _observed(
+        self,
+        result: GenerationResult,
+        logprobs: int | None,
+        processor: Callable[[Any, Any], Any] | None,
+    ) -> SampleFn:
+        """The sample function, wrapped only by the hooks this request asked for."""
+        sample: SampleFn = self._sample
+        if processor is not None:
+            llama = self.llama
+            sample = with_logits_processor(
+                sample,
+                processor,
+                lib=self._lib,
+                n_vocab=self.n_vocab,
+                input_ids=lambda: llama._input_ids,
+            )
+        if logprobs is not None:
+            recorder = LogprobRecorder(
+                lib=self._lib, n_vocab=self.n_vocab, top=logprobs, piece=self.piece
+            )
+            result.logprobs = recorder.entries
+            lib, vocab = self._lib, self.vocab
+            sample = with_logprobs(
+                sample, recorder, is_eog=lambda token: bool(lib.llama_vocab_is_eog(vocab, token))
+            )
+        return sample
 
     def _candidates(self) -> CandidateBuffer:
         if self._buffer is None:
@@ -270,6 +332,9 @@ class Engine:
         limit: int,
         stops: list[str],
         result: GenerationResult,
+        sample: SampleFn,
+        cache: Any = None,
+        ff: FastForward | None = None,
     ) -> Iterator[str]:
         lib = self._lib
         llama = self.llama
@@ -279,40 +344,61 @@ class Engine:
         hold = max((len(s) for s in stops), default=1) - 1
         text: list[str] = []
         pending = ""  # decoded text not yet emitted (might begin a stop string)
+        sampled: list[int] = []  # the cache key's tail, as create_completion keys its saves
         try:
             result.last_prompt_eval_tokens = self._decode_prompt(tokens)
             n = 0
             while n < limit:
-                token = self._sample(chain, grammar, ctx, result)
+                token = sample(chain, grammar, ctx, result)
                 if lib.llama_vocab_is_eog(vocab, token):
                     result.finish_reason = "stop"
                     break
                 if grammar is not None:
                     grammar.accept(token)
-                n += 1
-                result.completion_tokens = n
-                pending += decoder.decode(self.piece(token))
-                if stops:
-                    hit = _find_stop(pending, stops)
-                    if hit is not None:
-                        cut, which = hit
-                        pending = pending[:cut]
-                        result.finish_reason = "stop"
-                        result.stopped_by = which
-                        break
-                    emit_to = _safe_emit(pending, stops, hold)
-                else:
-                    emit_to = len(pending)
-                if emit_to:
-                    out, pending = pending[:emit_to], pending[emit_to:]
-                    text.append(out)
-                    yield out
+                batch = [token]
+                if ff is not None and grammar is not None:
+                    ff.observe(token)
+                    forced = ff.extend(token, grammar, room=limit - n - 1)
+                    if forced and chain.stateful:
+                        for t in forced:  # penalties see forced tokens as written text
+                            lib.llama_sampler_accept(chain.ptr, t)
+                    result.forced_tokens += len(forced)
+                    result.forced_positions.extend(range(n + 1, n + 1 + len(forced)))
+                    batch += forced
+                stopped = False
+                for t in batch:
+                    n += 1
+                    result.completion_tokens = n
+                    sampled.append(t)
+                    pending += decoder.decode(self.piece(t))
+                    if stops:
+                        hit = _find_stop(pending, stops)
+                        if hit is not None:
+                            cut, which = hit
+                            pending = pending[:cut]
+                            result.finish_reason = "stop"
+                            result.stopped_by = which
+                            stopped = True
+                            break
+                        emit_to = _safe_emit(pending, stops, hold)
+                    else:
+                        emit_to = len(pending)
+                    if emit_to:
+                        out, pending = pending[:emit_to], pending[emit_to:]
+                        text.append(out)
+                        yield out
+                if stopped:
+                    break
                 if n >= limit:
                     result.finish_reason = "length"
                     break
-                llama.eval([token])
+                # forced tokens go in the same batch, as prompt tokens do (llama.eval keeps
+                # input_ids / n_tokens exactly as Llama.generate would after decoding them)
+                llama.eval(batch)
             else:
                 result.finish_reason = "length"
+            if cache is not None:
+                save_prompt(llama, cache, tokens + sampled)
             pending += decoder.decode(b"", final=True)
             if pending and result.stopped_by is None:
                 hit = _find_stop(pending, stops) if stops else None

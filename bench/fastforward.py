@@ -1,0 +1,172 @@
+"""Fast-forward of forced text: call time against plain decoding, share of forced tokens.
+
+    python bench/fastforward.py --models smollm2 qwen --tools 1 10 50 --choices named auto --reps 1
+
+For each model / tool count / ``tool_choice``, on one Llama, interleaved in one run: the same
+greedy request with ``ToolChatHandler(fast_forward=True)`` and ``fast_forward=False``, streamed;
+*call time* is, for a named choice, the whole request with the prompt already in the KV cache
+(the call starts at token one), and for ``auto`` the wall time from the first ``tool_calls``
+delta to the end. The reference is plain
+``create_completion`` on the same prompt tokens decoding the same number of tokens (``ignore``
+of the end token is not available, so it decodes up to that many; its per-token time is scaled).
+Reported: speed-up of the call over plain decoding (target >= 1.3x with 1 tool, >= 1.15x with
+10), forced share of the call's tokens, whether the parsed calls agree with and without.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import json
+import time
+from typing import Any
+
+from bench import workload
+from bench.common import make_llama, median, quiet_stderr
+
+QUESTION = "Save a note titled Lunch saying that we meet at noon, tagged food and team."
+MAX_TOKENS = 96
+
+
+def _choice(choice: str) -> Any:
+    if choice == "named":
+        return {"type": "function", "function": {"name": "save_note"}}
+    return choice
+
+
+def _call(
+    handler: Any, llm: Any, tools: list[Any], choice: str, *, max_tokens: int = MAX_TOKENS
+) -> dict[str, Any]:
+    start = time.perf_counter()
+    opened: float | None = None
+    calls: dict[int, dict[str, str]] = {}
+    content = ""
+    for chunk in handler(
+        llama=llm,
+        messages=[{"role": "user", "content": QUESTION}],
+        tools=tools,
+        tool_choice=_choice(choice),
+        temperature=0,
+        max_tokens=max_tokens,
+        stream=True,
+    ):
+        delta = chunk["choices"][0]["delta"]
+        now = time.perf_counter()
+        if delta.get("tool_calls"):
+            if opened is None:
+                opened = now
+            for d in delta["tool_calls"]:
+                slot = calls.setdefault(d["index"], {"name": "", "arguments": ""})
+                fn = d.get("function") or {}
+                slot["name"] += fn.get("name") or ""
+                slot["arguments"] += fn.get("arguments") or ""
+        content += delta.get("content") or ""
+    end = time.perf_counter()
+    res = handler.last_result
+    return {
+        "wall_s": end - start,
+        # a named call starts at token one: the whole (warm-prompt) request is the call
+        "call_s": end - (start if choice == "named" else opened if opened is not None else end),
+        "tokens": int(res.completion_tokens),
+        "forced": int(res.forced_tokens),
+        "parsed": (content, [calls[k] for k in sorted(calls)]),
+        "prompt_tokens": int(res.prompt_tokens),
+    }
+
+
+def _plain(llm: Any, prompt: list[int], n: int) -> float:
+    """Seconds per token of plain ``create_completion`` decoding (up to) ``n`` tokens."""
+    start = time.perf_counter()
+    first: float | None = None
+    count = 0
+    for _ in llm.create_completion(prompt, max_tokens=n, temperature=0, stream=True):
+        if first is None:
+            first = time.perf_counter()
+        count += 1
+    end = time.perf_counter()
+    del start
+    return (end - (first or end)) / max(count - 1, 1)
+
+
+THREADS: list[int] = []
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` llama.cpp threads (spin-waiting threads on a shared machine distort timings)."""
+    THREADS[:] = [n]
+
+
+def measure(model: str, n_tools: int, choice: str, *, reps: int) -> dict[str, Any]:
+    from tooldialect.handler import ToolChatHandler
+
+    with quiet_stderr():
+        llm = make_llama(model, "default")
+    if THREADS:
+        import llama_cpp
+
+        llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
+    handlers = {ff: ToolChatHandler(fast_forward=ff) for ff in (True, False)}
+    tools = workload.make_tools(n_tools)
+    rows = []
+    _call(handlers[False], llm, tools, choice, max_tokens=1)  # prefill once: both runs are warm
+    for _ in range(reps):
+        on = _call(handlers[True], llm, tools, choice)
+        off = _call(handlers[False], llm, tools, choice)
+        prompt = [int(t) for t in llm.input_ids[: off["prompt_tokens"]]]
+        per_token = _plain(llm, prompt, max(on["tokens"], 2))
+        plain_call = per_token * max(on["tokens"] - 1, 1)
+        rows.append(
+            {
+                "tokens": on["tokens"],
+                "forced_share": round(on["forced"] / max(on["tokens"], 1), 3),
+                "call_s_ff": round(on["call_s"], 3),
+                "call_s_no_ff": round(off["call_s"], 3),
+                "plain_s_same_tokens": round(plain_call, 3),
+                "speedup_vs_plain": round(plain_call / on["call_s"], 3) if on["call_s"] else None,
+                "speedup_vs_no_ff": round(off["call_s"] / on["call_s"], 3)
+                if on["call_s"]
+                else None,
+                "agree": on["parsed"] == off["parsed"],
+                "request_s_ff": round(on["wall_s"], 3),
+                "request_s_no_ff": round(off["wall_s"], 3),
+            }
+        )
+    return {
+        "model": model,
+        "n_tools": n_tools,
+        "tool_choice": choice,
+        "median_speedup_vs_plain": median(
+            [r["speedup_vs_plain"] for r in rows if r["speedup_vs_plain"]]
+        ),
+        "median_forced_share": median([r["forced_share"] for r in rows]),
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["smollm2"])
+    parser.add_argument("--tools", nargs="+", type=int, default=[1, 10])
+    parser.add_argument("--choices", nargs="+", default=["named", "auto"])
+    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
+    )
+    args = parser.parse_args(argv)
+    if args.threads:
+        set_threads(args.threads)
+    out = [
+        measure(m, n, c, reps=args.reps)
+        for m in args.models
+        for n in args.tools
+        for c in args.choices
+    ]
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

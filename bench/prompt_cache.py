@@ -1,0 +1,118 @@
+"""Prompt cache across conversations: the cost of returning to a tool set seen before.
+
+    python bench/prompt_cache.py --models qwen smollm2 --tools 10 --reps 1
+
+Per rep, on one Llama with ``ToolChatHandler(prompt_cache=True)``: request tool set A (cold:
+nothing cached shares more than the chat template's first tokens), then tool set B, then A
+again with another user message. Each request decodes one token, so its wall time is the
+prefill plus what the cache costs (lookup, state restore, state save). Target: the return
+costs <= 0.15x the cold request. A ``prompt_cache=False`` handler on the same Llama does the
+same return right after, interleaved, as the reference. Reports the state size per entry.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import json
+import time
+from typing import Any
+
+from bench import workload
+from bench.common import make_llama, median, quiet_stderr
+
+SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
+
+
+def _tool_set(n: int, offset: int) -> list[dict[str, Any]]:
+    """``n`` tools whose first differs per ``offset`` (distinct sets, same size)."""
+    return [workload.filler_tool(1000 + offset), *workload.make_tools(n)[1:]]
+
+
+def _request(handler: Any, llm: Any, tools: list[Any], question: str) -> tuple[float, int]:
+    start = time.perf_counter()
+    handler(
+        llama=llm,
+        messages=[SYSTEM, {"role": "user", "content": question}],
+        tools=tools,
+        temperature=0,
+        max_tokens=1,
+    )
+    wall = time.perf_counter() - start
+    return wall, int(handler.last_result.last_prompt_eval_tokens)
+
+
+THREADS: list[int] = []
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` llama.cpp threads (spin-waiting threads on a shared machine distort timings)."""
+    THREADS[:] = [n]
+
+
+def measure(model: str, *, n_tools: int, reps: int) -> dict[str, Any]:
+    from tooldialect.handler import ToolChatHandler
+
+    cached = ToolChatHandler(prompt_cache=True)
+    plain = ToolChatHandler(prompt_cache=False)
+    with quiet_stderr():
+        llm = make_llama(model, "default")
+    if THREADS:
+        import llama_cpp
+
+        llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
+    rows = []
+    for rep in range(reps):
+        a, b = _tool_set(n_tools, 2 * rep), _tool_set(n_tools, 2 * rep + 1)
+        cold, cold_n = _request(cached, llm, a, "Hi!")
+        _request(cached, llm, b, "Hello!")
+        back, back_n = _request(cached, llm, a, "Save a note about lunch.")
+        _request(cached, llm, b, "Hello again!")
+        # reference: the same return without the cache (the live KV holds tool set B)
+        uncached, uncached_n = _request(plain, llm, a, "Save a note about dinner.")
+        rows.append(
+            {
+                "cold_s": round(cold, 3),
+                "cold_prompt_tokens_decoded": cold_n,
+                "return_cached_s": round(back, 3),
+                "return_cached_tokens_decoded": back_n,
+                "return_uncached_s": round(uncached, 3),
+                "return_uncached_tokens_decoded": uncached_n,
+                "ratio_cached_vs_cold": round(back / cold, 3),
+            }
+        )
+    cache = cached._prompt_caches.for_llama(llm)
+    sizes = [int(s.llama_state_size) for s in cache.cache_state.values()]
+    tokens = [int(s.n_tokens) for s in cache.cache_state.values()]
+    return {
+        "model": model,
+        "n_tools": n_tools,
+        "rows": rows,
+        "median_ratio_cached_vs_cold": median([r["ratio_cached_vs_cold"] for r in rows]),
+        "state_bytes_per_entry": max(sizes),
+        "state_bytes_per_token": round(max(sizes) / max(tokens)),
+        "target": "<= 0.15",
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["qwen"])
+    parser.add_argument("--tools", type=int, default=10)
+    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
+    )
+    args = parser.parse_args(argv)
+    if args.threads:
+        set_threads(args.threads)
+    out = [measure(m, n_tools=args.tools, reps=args.reps) for m in args.models]
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

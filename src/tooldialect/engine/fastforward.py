@@ -1,0 +1,113 @@
+"""Fast-forward: append the text the grammar forces in one batch instead of sampling it.
+
+After each sampled token the :class:`~tooldialect.grammar.forced.GbnfAutomaton` (a character
+automaton over the request's own GBNF) says which text is the only legal continuation. That
+text is tokenized *together with the token just sampled* and used only when the sampled token
+stays the first token of that tokenization (the seam is then canonical: the model sees the
+tokens it would have produced itself); otherwise nothing is forced this step and the model
+writes the next token itself. The last forced token is held back too, unless the grammar ends
+right after it: it might merge with the free text that follows.
+
+Every forced token is checked by llama.cpp's grammar sampler (``allows``) before it is
+accepted, so an automaton that disagrees with llama.cpp can only lose speed. With a lazy grammar
+(``tool_choice="auto"``) nothing is forced until the trigger fired, detected the way llama.cpp
+does: trigger tokens by id, patterns by a full match of all text so far, the grammar starting at
+the first non-empty capture group. As a guard, nothing is forced while llama.cpp's grammar
+would accept an end-of-generation token (a grammar still awaiting its trigger accepts anything).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import TYPE_CHECKING
+
+from ..grammar.forced import GbnfAutomaton, GbnfSyntaxError
+
+if TYPE_CHECKING:
+    from .generate import Engine
+    from .sampling import GrammarLike, GrammarSampler
+
+__all__ = ["FastForward"]
+
+
+class FastForward:
+    """Per-generation fast-forward state."""
+
+    def __init__(self, engine: Engine, grammar: GrammarLike) -> None:
+        self._engine = engine
+        self._automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.active = not grammar.lazy
+        """The grammar is constraining (lazy: its trigger fired)."""
+        self._trigger_tokens: set[int] = set()
+        self._patterns: list[re.Pattern[str]] = []
+        self._seen = ""  # text so far, while waiting for a trigger pattern
+        self._eog = int(engine.llama.token_eos())
+        if grammar.lazy:
+            tokens, patterns = engine.trigger_arguments(grammar)
+            self._trigger_tokens = set(tokens)
+            # the engine's patterns are llama.cpp's (ECMAScript); the ones the builder writes
+            # mean the same in Python's re, and one that does not compile disables fast-forward
+            self._patterns = [re.compile(p) for p in patterns]
+
+    @classmethod
+    def create(cls, engine: Engine, grammar: GrammarLike | None) -> FastForward | None:
+        """A fast-forward for ``grammar``, or ``None`` where it cannot follow it safely."""
+        if grammar is None:
+            return None
+        try:
+            return cls(engine, grammar)
+        except (GbnfSyntaxError, re.error):
+            return None
+
+    def observe(self, token: int) -> None:
+        """Feed a token the grammar accepted (sampled or forced)."""
+        text = self._decoder.decode(self._engine.piece(token))
+        if self.active:
+            self._automaton.feed(text)
+            return
+        if token in self._trigger_tokens:
+            self.active = True
+            self._automaton.feed(text)
+            return
+        if not self._patterns:
+            return
+        self._seen += text
+        for pattern in self._patterns:
+            m = pattern.fullmatch(self._seen)
+            if m is None:
+                continue
+            start = next((m.start(i) for i in range(1, len(m.groups()) + 1) if m.group(i)), 0)
+            self.active = True
+            self._automaton.feed(self._seen[start:])
+            self._seen = ""
+            return
+
+    def extend(self, token: int, grammar: GrammarSampler, *, room: int) -> list[int]:
+        """Forced tokens to decode right after ``token`` (already accepted), at most ``room``;
+        each is accepted by ``grammar`` and fed to the automaton before it is returned."""
+        if not self.active or room <= 0 or self._automaton.failed:
+            return []
+        forced = self._automaton.forced()
+        if not forced.text or grammar.allows(self._eog):
+            return []  # nothing forced, or llama.cpp's grammar is not (or no longer) constraining
+        engine = self._engine
+        head = engine.piece(token)
+        body = forced.text.encode("utf-8")
+        ids = engine.llama.tokenize(head + body, add_bos=False, special=True)
+        if not ids or ids[0] != token:
+            return []  # the seam would not be canonical: let the model write on
+        ids = ids[1:]
+        if b"".join(engine.piece(t) for t in ids) != body:
+            return []
+        if not forced.complete:
+            ids = ids[:-1]  # may merge with the free text after it
+        out: list[int] = []
+        for t in ids[:room]:
+            if not grammar.allows(t):
+                break
+            grammar.accept(t)
+            self.observe(t)
+            out.append(t)
+        return out

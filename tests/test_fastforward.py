@@ -1,0 +1,119 @@
+"""Fast-forward on a model: forced tokens are the tokens the model writes itself.
+
+Decoded one token at a time, a fast-forwarded generation must equal the plain one token for
+token (the seam tokenization is canonical and llama.cpp's grammar stays in step). Decoded as a
+batch, the logits of the next sampled token can differ in the last bits (llama.cpp computes a
+multi-token batch with other kernels), so greedy text may differ there; that is measured in
+bench/fastforward.py, not asserted here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tooldialect import ToolChatHandler
+
+NOTE = {
+    "type": "function",
+    "function": {
+        "name": "save_note",
+        "description": "Save a note.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "body": {"type": "string"},
+                "pinned": {"type": "boolean"},
+            },
+            "required": ["title", "body", "pinned"],
+        },
+    },
+}
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+MESSAGES = [{"role": "user", "content": "Save a pinned note titled Lunch: we meet at noon."}]
+
+
+@pytest.fixture(scope="module")
+def llm(smollm2_path: Path) -> Any:
+    from llama_cpp import Llama
+
+    return Llama(str(smollm2_path), n_threads=2, n_ctx=2048, verbose=False)
+
+
+def single_token_evals(llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decode generated batches token by token (prompts stay batched)."""
+    batched = llm.eval
+
+    def eval_one_by_one(tokens: list[int]) -> None:
+        if len(tokens) > 16:
+            batched(tokens)
+            return
+        for t in tokens:
+            batched([t])
+
+    monkeypatch.setattr(llm, "eval", eval_one_by_one)
+
+
+def run(llm: Any, *, fast_forward: bool, **request: Any) -> tuple[str, int, Any]:
+    handler = ToolChatHandler(fast_forward=fast_forward)
+    out = handler(llama=llm, messages=MESSAGES, temperature=0, max_tokens=40, **request)
+    assert handler.last_result is not None
+    return handler.last_result.text, handler.last_result.forced_tokens, out
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    "request_options",
+    [
+        {"tools": [NOTE], "tool_choice": "required"},
+        {
+            "tools": [NOTE, WEATHER],
+            "tool_choice": {"type": "function", "function": {"name": "save_note"}},
+        },
+        {"tools": [NOTE, WEATHER], "tool_choice": "auto"},
+    ],
+    ids=["required", "named", "auto"],
+)
+def test_forced_tokens_are_the_models_own(
+    llm: Any, monkeypatch: pytest.MonkeyPatch, request_options: dict[str, Any]
+) -> None:
+    plain, plain_forced, _ = run(llm, fast_forward=False, **request_options)
+    single_token_evals(llm, monkeypatch)
+    fast, forced, _ = run(llm, fast_forward=True, **request_options)
+    assert plain_forced == 0
+    assert fast == plain
+    if "<tool_call>" in plain:
+        assert forced > 0
+
+
+@pytest.mark.model
+def test_batched_fast_forward_streams_what_it_returns(llm: Any) -> None:
+    request = {"tools": [NOTE], "tool_choice": "required"}
+    text, forced, response = run(llm, fast_forward=True, **request)
+    assert forced > 0
+    calls = response["choices"][0]["message"]["tool_calls"]
+    assert calls and calls[0]["function"]["name"] == "save_note"
+    handler = ToolChatHandler(fast_forward=True)
+    chunks = list(
+        handler(llama=llm, messages=MESSAGES, temperature=0, max_tokens=40, stream=True, **request)
+    )
+    assert handler.last_result is not None and handler.last_result.text == text
+    names = "".join(
+        (d.get("function") or {}).get("name") or ""
+        for c in chunks
+        for d in c["choices"][0]["delta"].get("tool_calls") or []
+    )
+    assert names.startswith("save_note")

@@ -1,0 +1,110 @@
+"""Fast-forward without a model: lazy trigger detection, seam check, held-back last token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tooldialect.engine.fastforward import FastForward
+
+WORDS = ["<call>", '{"', "name", '":', ' "', "alpha", "beta", '"}', "hi", " "]
+VOCAB = {i + 1: w.encode() for i, w in enumerate(WORDS)}
+VOCAB.update({100 + c: bytes([c]) for c in range(32, 127)})
+EOS = 0
+GBNF = 'root ::= "<call>" "{\\"name\\": \\"" ("alpha" | "beta") "\\"}"'
+TRIGGER = r"^[\s\S]*?(<call>)[\s\S]*"
+
+
+class FakeLlama:
+    def token_eos(self) -> int:
+        return EOS
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
+        """Greedy longest match over the vocabulary."""
+        out, i = [], 0
+        by_len = sorted(VOCAB.items(), key=lambda kv: -len(kv[1]))
+        while i < len(text):
+            tid = next(t for t, b in by_len if text.startswith(b, i))
+            out.append(tid)
+            i += len(VOCAB[tid])
+        return out
+
+
+@dataclass
+class FakeEngine:
+    llama: FakeLlama = field(default_factory=FakeLlama)
+
+    def piece(self, token: int) -> bytes:
+        return VOCAB[token]
+
+    def trigger_arguments(self, grammar: Any) -> tuple[list[int], list[str]]:
+        return [], list(grammar.trigger_patterns)
+
+
+@dataclass(frozen=True)
+class Grammar:
+    gbnf: str = GBNF
+    root: str = "root"
+    lazy: bool = True
+    trigger_words: tuple[str, ...] = ()
+    trigger_patterns: tuple[str, ...] = (TRIGGER,)
+
+
+@dataclass
+class FakeSampler:
+    """llama.cpp's grammar as the engine sees it: active once triggered, rejects EOS mid-call."""
+
+    active: bool = True
+    accepted: list[int] = field(default_factory=list)
+
+    def allows(self, token: int) -> bool:
+        return not (self.active and token == EOS)
+
+    def accept(self, token: int) -> None:
+        self.accepted.append(token)
+
+
+def tok(word: str) -> int:
+    return next(t for t, b in VOCAB.items() if b == word.encode())
+
+
+def test_nothing_is_forced_before_the_trigger() -> None:
+    ff = FastForward.create(FakeEngine(), Grammar())  # type: ignore[arg-type]
+    assert ff is not None
+    ff.observe(tok("hi"))
+    assert not ff.active
+    assert ff.extend(tok("hi"), FakeSampler(active=False), room=10) == []  # type: ignore[arg-type]
+
+
+def test_after_the_trigger_forced_tokens_are_appended_minus_the_last() -> None:
+    ff = FastForward.create(FakeEngine(), Grammar())  # type: ignore[arg-type]
+    assert ff is not None
+    sampler = FakeSampler()
+    for word in ["hi", " ", "<call>"]:
+        ff.observe(tok(word))
+    assert ff.active
+    forced = ff.extend(tok("<call>"), sampler, room=10)  # type: ignore[arg-type]
+    # forced text '{"name": "' tokenizes to {" name ": ' "' ; the last is held back
+    assert [VOCAB[t] for t in forced] == [b'{"', b"name", b'":']
+    assert sampler.accepted == forced
+    assert ff.extend(forced[-1], sampler, room=10) == []  # ' "' would be the held-back last
+    ff.observe(tok(' "'))
+    assert ff.extend(tok(' "'), sampler, room=10) == []  # alpha | beta: a branch point
+
+
+@pytest.mark.parametrize("room", [0, 1, 2], ids=["no-room", "one", "two"])
+def test_room_bounds_the_forced_tokens(room: int) -> None:
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    assert ff is not None
+    ff.observe(tok("<call>"))
+    assert len(ff.extend(tok("<call>"), FakeSampler(), room=room)) == room  # type: ignore[arg-type]
+
+
+def test_a_grammar_that_accepts_the_end_is_never_forced() -> None:
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    assert ff is not None
+    ff.observe(tok("<call>"))
+    # llama.cpp's grammar accepting EOS means it is not constraining: force nothing
+    assert ff.extend(tok("<call>"), FakeSampler(active=False), room=10) == []  # type: ignore[arg-type]
