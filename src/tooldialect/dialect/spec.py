@@ -112,6 +112,11 @@ class TaggedBody(_Model):
     """Text right after the JSON arguments."""
     tail: str = ""
     """Text after ``args_close``."""
+    raw_args_key: str = ""
+    """Read, never written: where the text after the head is not a JSON object, the call's raw
+    text (to ``tail``, the next call's opener or the end of the reply) is the value of this key,
+    for a tool whose schema has it as a string property (Functionary's ``python`` tool writes
+    ``>>>python\nprint(1)``)."""
 
 
 class ElementBody(_Model):

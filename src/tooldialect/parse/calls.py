@@ -41,7 +41,8 @@ from ..dialect.spec import (
 from .element_body import read_element_body
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
-from .pydict import read_python_call
+from .pydict import read_python_dict
+from .raw_args import read_raw_call
 from .templates import (
     Segment,
     Source,
@@ -309,7 +310,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
         p = yield from skip_ws(src, p)
         buf = src.buf
         if first and not committed and buf[p:p + 1] == "'":  # a Python dict (Hermes 2 Pro)
-            return (yield from _python_dict(src, brace, plan, body, ctx))
+            return (yield from read_python_dict(src, brace, plan, body, ctx, _ARGS_KEYS))
         if p < len(buf) and buf[p] == "}" and first:
             p += 1
             break
@@ -391,15 +392,6 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
     return p, FAIL
 
 
-def _python_dict(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Context) -> Reader:
-    keys = {*_ARGS_KEYS, body.arguments_key, *body.arguments_aliases}
-    end, call = yield from read_python_call(src, p, body, keys)
-    if call is None or (plan.known_names_only and ctx.schemas and call[0] not in ctx.schemas):
-        return p, FAIL
-    yield from certain(call[0], None, None, call[1])
-    return end, OK
-
-
 def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0:
@@ -411,7 +403,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         q = p  # the arguments' opener is missing: the "{" below decides
     p = yield from skip_ws(src, q)
     if src.buf[p:p + 1] != "{":
-        return p, FAIL
+        return (yield from read_raw_call(src, q, plan, ctx, fields))
     yield Begin(fields["name"], fields.get("id"), fields.get("index"))
     p, complete = yield from _stream_args(src, p, ctx)
     yield _end(src, ctx, complete)

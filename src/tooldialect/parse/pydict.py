@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Generator
+from typing import TYPE_CHECKING
 
 from ..dialect.spec import JsonBody
+from .events import FAIL, OK, Reader, certain
 from .templates import Source
 from .values import literal_value
 
-__all__ = ["python_object_end", "read_python_call"]
+if TYPE_CHECKING:
+    from .calls import Context, FormatPlan
+
+__all__ = ["python_object_end", "read_python_call", "read_python_dict"]
 
 _MAX_OBJECT = 100_000
 """Longer text is not read as a Python dict (the literal decoder refuses it too)."""
@@ -78,3 +83,16 @@ def read_python_call(
     if not isinstance(name, str) or not name or not isinstance(args, dict):
         return p, None
     return end, (name, json.dumps(args, ensure_ascii=False))
+
+
+def read_python_dict(
+    src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Context, args_keys: Collection[str]
+) -> Reader:
+    """A JSON-body call written as a Python dict at ``p`` (``{``); ``args_keys``: the keys every
+    JSON body reads as the arguments, besides ``body``'s own."""
+    keys = {*args_keys, body.arguments_key, *body.arguments_aliases}
+    end, call = yield from read_python_call(src, p, body, keys)
+    if call is None or (plan.known_names_only and ctx.schemas and call[0] not in ctx.schemas):
+        return p, FAIL
+    yield from certain(call[0], None, None, call[1])
+    return end, OK

@@ -228,7 +228,8 @@ def functionary_v3_2() -> DialectSpec:
     """Functionary v3.2: meetkai-functionary-medium-v3.2.jinja writes ``'>>>' + name + '\\n'`` +
     arguments per call and ``'>>>all\\n'`` + prose; the generation prompt already ends in ``>>>``
     (callers prepend the prompt's trailing opener before parsing). ``>>>all\\n`` is stripped from
-    content; the trigger skips it."""
+    content; the trigger skips it. The ``python`` tool's code may come raw, ``>>>python\ncode``
+    (``raw_args_key``), as llama.cpp's Functionary parser reads it."""
     return DialectSpec(
         id="functionary-v3.2",
         family="MeetKai Functionary v3.2",
@@ -237,7 +238,7 @@ def functionary_v3_2() -> DialectSpec:
         formats=[
             CallFormat(
                 call_open=">>>",
-                body=TaggedBody(head="{name}\n"),
+                body=TaggedBody(head="{name}\n", raw_args_key="code"),
                 triggers=[Trigger(kind="pattern", value=r"(>>>){name}\n")],
             )
         ],
