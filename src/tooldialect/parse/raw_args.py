@@ -32,13 +32,13 @@ def read_raw_args(
     key: str,
     ends: tuple[str, ...],
     schema: Any,
-    known: bool,
 ) -> Generator[None, None, tuple[int, str | None]]:
     """``(end, arguments JSON)`` of raw text at ``p`` ended by the first of ``ends`` (not
     consumed) or the end of the reply; ``(p, None)`` when it is not raw arguments: no key, a
-    tool (``known``: the tools are known) whose schema lacks ``key`` as a string, or empty text.
+    tool that is not offered or whose schema lacks ``key`` as a string (raw text names no tool by
+    itself), or empty text.
     Ended by the end of the reply, ``end`` is ``len(src.buf)``."""
-    if not key or (known and not _takes_string(schema, key)):
+    if not key or not _takes_string(schema, key):
         return p, None
     stops: list[int] = []
     for core in ends:
@@ -61,8 +61,7 @@ def read_raw_call(
     key = body.raw_args_key if isinstance(body, TaggedBody) else ""
     ends = tuple(e for e in (plan.tail, plan.fmt.call_open.strip()) if e)
     end, args = yield from read_raw_args(
-        src, p, key=key, ends=ends, schema=ctx.schemas.get(fields["name"]),
-        known=bool(ctx.schemas),
+        src, p, key=key, ends=ends, schema=ctx.schemas.get(fields["name"])
     )
     if args is None or (ctx.truncated and end >= len(src.buf)):
         return p, FAIL  # not raw arguments, or the token limit cut them: content
