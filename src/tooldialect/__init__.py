@@ -28,9 +28,11 @@ from .dialect.polyfill import apply_polyfill
 from .errors import (
     ContextOverflowError,
     DialectError,
+    EngineBusyError,
     GrammarError,
     MissingTemplateError,
     ModelMetadataError,
+    RenderBudgetError,
     ServerError,
     TemplateError,
     TemplateSecurityError,
@@ -48,6 +50,7 @@ from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt import render_prompt
 from .server import ServerClient
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
+from .template_budget import RenderBudget
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 __version__ = "0.1.0"
@@ -64,6 +67,7 @@ __all__ = [
     "ContextOverflowError",
     "DialectError",
     "DialectSpec",
+    "EngineBusyError",
     "FinalAnswer",
     "GrammarError",
     "MissingTemplateError",
@@ -71,6 +75,8 @@ __all__ = [
     "ModelMetadataError",
     "ParsedOutput",
     "ReasoningDelta",
+    "RenderBudget",
+    "RenderBudgetError",
     "ServerClient",
     "ServerError",
     "StepFinished",

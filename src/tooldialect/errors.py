@@ -7,6 +7,7 @@ class. Messages quote the offending value and say what to do about it.
     ├── ModelMetadataError        a GGUF header cannot be read, or lacks what is needed
     ├── TemplateError             a chat template fails to compile or raises while rendering
     │   ├── TemplateSecurityError a template tried to escape the sandbox
+    │   ├── RenderBudgetError     a render passed a bound of its ``RenderBudget``
     │   └── MissingTemplateError  the model carries no chat template and none was given
     ├── DialectError              a dialect spec is unknown, invalid or cannot be derived
     │   └── UnsupportedToolChoiceError  a dialect cannot honour the requested tool_choice
@@ -14,6 +15,7 @@ class. Messages quote the offending value and say what to do about it.
     ├── GrammarError              a GBNF grammar is invalid (validated before llama.cpp sees it)
     │   └── UnsupportedSchemaError a JSON Schema keyword cannot be honoured (has a JSON pointer)
     ├── ToolCallParseError        strict parsing of model output failed
+    ├── EngineBusyError           a stream was superseded by a newer request on its ``Llama``
     ├── ContextOverflowError      the prompt does not fit in ``n_ctx``
     └── ServerError               no llama-server answered, or one broke off a reply
 
@@ -27,9 +29,11 @@ from __future__ import annotations
 __all__ = [
     "ContextOverflowError",
     "DialectError",
+    "EngineBusyError",
     "GrammarError",
     "MissingTemplateError",
     "ModelMetadataError",
+    "RenderBudgetError",
     "ServerError",
     "TemplateError",
     "TemplateSecurityError",
@@ -55,6 +59,19 @@ class TemplateError(ToolDialectError):
 
 class TemplateSecurityError(TemplateError):
     """A chat template tried to reach outside the sandbox; nothing of it ran."""
+
+
+class RenderBudgetError(TemplateError):
+    """A chat-template render passed a bound of its ``RenderBudget`` and was stopped.
+
+    ``bound`` names the ``RenderBudget`` field (``max_steps``, ``max_chars`` ...), ``limit`` its
+    value; raise it with ``ToolChatHandler(render_budget=RenderBudget(<bound>=...))``.
+    """
+
+    def __init__(self, message: str, *, bound: str = "", limit: float = 0) -> None:
+        super().__init__(message)
+        self.bound = bound
+        self.limit = limit
 
 
 class MissingTemplateError(TemplateError):
@@ -90,6 +107,13 @@ class UnsupportedSchemaError(GrammarError, ValueError):
 
 class ToolCallParseError(ToolDialectError):
     """Strict parsing of model output failed."""
+
+
+class EngineBusyError(ToolDialectError, RuntimeError):
+    """A generation cannot go on: a newer request on the same ``Llama`` took over its context.
+
+    Requests from other threads wait for the running generation instead (they are serialized).
+    """
 
 
 class ContextOverflowError(ToolDialectError, ValueError):

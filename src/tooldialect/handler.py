@@ -26,9 +26,11 @@ from .engine.sampling import SamplingParams
 from .errors import MissingTemplateError, ToolSpecError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
+from .messages import validate_messages
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
 from .template import ChatTemplate
+from .template_budget import RenderBudget, using_budget
 
 __all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
 
@@ -40,6 +42,8 @@ class ToolChatHandler:
     ``chat_template``: a Jinja source that overrides the model's. ``template_kwargs`` go to every
     render (a request's ``chat_template_kwargs`` / ``enable_thinking`` ... add to them).
     ``fallback``: use a shipped template for GGUFs that carry none (see ``fallback_templates``).
+    ``render_budget`` bounds every render of the template, detection's included (see
+    :class:`~tooldialect.RenderBudget`; ``None`` keeps the defaults).
     ``prompt_cache``: restore the longest cached prompt prefix across conversations, as
     ``create_completion`` does with ``Llama.cache``: ``None`` uses ``Llama.cache`` when one is set,
     ``True`` / a byte capacity gives each model its own ``LlamaRAMCache``, a cache object is used
@@ -58,6 +62,7 @@ class ToolChatHandler:
         parallel_tool_calls: bool = True,
         fallback: bool = True,
         verbatim_history: bool = True,
+        render_budget: RenderBudget | None = None,
         prompt_cache: PromptCacheOption = None,
         fast_forward: bool = False,
     ) -> None:
@@ -67,6 +72,7 @@ class ToolChatHandler:
         self.parallel_tool_calls = parallel_tool_calls
         self.fallback = fallback
         self.verbatim_history = verbatim_history
+        self.render_budget = render_budget
         self._prompt_caches = PromptCaches(prompt_cache)
         self.fast_forward = fast_forward
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
@@ -88,10 +94,16 @@ class ToolChatHandler:
                 return cached
             info = ModelInfo.from_llama(llama)
             source, origin = self._template_source(info)
-            template = ChatTemplate(source, bos_token=info.bos_token, eos_token=info.eos_token)
-            spec = self.dialect or detect_dialect(
-                source, bos_token=info.bos_token, eos_token=info.eos_token
+            template = ChatTemplate(
+                source,
+                bos_token=info.bos_token,
+                eos_token=info.eos_token,
+                budget=self.render_budget,
             )
+            with using_budget(self.render_budget):
+                spec = self.dialect or detect_dialect(
+                    source, bos_token=info.bos_token, eos_token=info.eos_token
+                )
             made = ModelSetup(
                 info=info,
                 template=template,
@@ -225,6 +237,7 @@ class ToolChatHandler:
         **kwargs: Any,
     ) -> Request:
         """Everything but generation: tools, prompt, grammar. Raises the library's errors."""
+        validate_messages(messages)
         return prepare_request(
             self.setup(llama),
             messages=messages,

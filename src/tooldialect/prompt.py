@@ -38,6 +38,12 @@ def render_prompt(
     """
     tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
     defs = _tool_defs(tools)
+    # OpenAI lets an assistant message that calls tools leave out `content`; templates read it
+    # unconditionally, so it goes in as null (shallow copies: the caller's dicts stay untouched).
+    messages = [
+        {**m, "content": None} if isinstance(m, Mapping) and "content" not in m else m
+        for m in messages
+    ]
     openai_tools = [_openai_tool(t) for t in defs] if defs else None
     # variables the template reads by convention (FireFunction's ``functions``), and fallbacks
     # for what templates refuse (absent schema fields, client call ids, repeated roles)

@@ -33,10 +33,10 @@ import jinja2.parser
 import jinja2.runtime
 import jinja2.utils
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ConfigDict
 
-from .errors import TemplateError, TemplateSecurityError
+from .errors import RenderBudgetError, TemplateError, TemplateSecurityError
+from .template_budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
 from .tools import ToolDef
 
 __all__ = ["ArgumentForm", "ChatTemplate", "TemplateCapabilities", "normalize_messages"]
@@ -96,7 +96,7 @@ class _TemplateNamespace(jinja2.utils.Namespace):
             raise SecurityError(f"templates cannot store underscore-prefixed attribute {name!r}")
 
 
-class _Sandbox(SandboxedEnvironment):
+class _Sandbox(BudgetedSandbox):
     """transformers' sandbox, minus immutability of the (copied) containers, plus loud refusals."""
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
@@ -159,11 +159,17 @@ def _compile(source: str) -> jinja2.Template:
     env.globals["strftime_now"] = _strftime_now
     env.globals["dict"] = _TemplateDict()
     env.globals["namespace"] = _TemplateNamespace
+    env.install_budget()
     try:
         return env.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
             f"chat template does not compile: {exc.message} (line {exc.lineno}); "
+            "fix the template or pass another one"
+        ) from exc
+    except Exception as exc:  # e.g. RecursionError on absurdly nested expressions
+        raise TemplateError(
+            f"chat template does not compile: {type(exc).__name__}: {exc}; "
             "fix the template or pass another one"
         ) from exc
 
@@ -378,7 +384,9 @@ class ChatTemplate:
     """A chat template, compiled once, rendered in the sandbox.
 
     ``now`` is the clock ``strftime_now`` reads (templates that print today's date); pin it to keep
-    prompts, and the KV cache they prefix, stable.
+    prompts, and the KV cache they prefix, stable. ``budget`` bounds every render (see
+    :class:`~tooldialect.RenderBudget`); ``None`` takes the ambient one (the default, or what the
+    handler set up).
     """
 
     def __init__(
@@ -388,11 +396,14 @@ class ChatTemplate:
         bos_token: str = "",
         eos_token: str = "",
         now: Callable[[], datetime] = datetime.now,
+        budget: RenderBudget | None = None,
     ) -> None:
         self.source = source
         self.bos_token = bos_token
         self.eos_token = eos_token
         self.now = now
+        self.budget = budget
+        check_source(source, budget)
         self._template = _compile(source)
 
     def __repr__(self) -> str:
@@ -442,7 +453,7 @@ class ChatTemplate:
             "add_generation_prompt": add_generation_prompt,
         }
         with _template_errors():
-            return self._template.render(context)
+            return render_budgeted(self._template, context, self.budget)
 
     def _strftime_now(self, format: str) -> str:
         return self.now().strftime(format)
@@ -466,7 +477,7 @@ class ChatTemplate:
     def capabilities(self) -> TemplateCapabilities:
         """What this template renders (see :class:`TemplateCapabilities`), probed once per
         template text and special tokens, however many ``ChatTemplate`` objects share them."""
-        return _capabilities(self.source, self.bos_token, self.eos_token)
+        return _capabilities(self.source, self.bos_token, self.eos_token, self.budget)
 
     def _probe_capabilities(self) -> TemplateCapabilities:
         """Call probes run with arguments as objects and again as JSON strings, so a template that
@@ -532,6 +543,8 @@ class ChatTemplate:
                     add_generation_prompt=add_generation_prompt,
                     template_kwargs=template_kwargs or {},
                 )
+            except RenderBudgetError:
+                raise  # a probe past the budget is not a "no": the template is hostile or huge
             except TemplateError:
                 continue
         return ""
@@ -552,9 +565,12 @@ class ChatTemplate:
 
 
 @functools.lru_cache(maxsize=64)
-def _capabilities(source: str, bos_token: str, eos_token: str) -> TemplateCapabilities:
+def _capabilities(
+    source: str, bos_token: str, eos_token: str, budget: RenderBudget | None
+) -> TemplateCapabilities:
     # Probes never print the date, so the clock does not matter here.
-    return ChatTemplate(source, bos_token=bos_token, eos_token=eos_token)._probe_capabilities()
+    probe = ChatTemplate(source, bos_token=bos_token, eos_token=eos_token, budget=budget)
+    return probe._probe_capabilities()
 
 
 @contextmanager

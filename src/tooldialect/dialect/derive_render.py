@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..errors import RenderBudgetError
 from ..template import ChatTemplate
 
 __all__ = ["ProbeRenderer"]
@@ -65,6 +66,9 @@ class ProbeRenderer:
                     add_generation_prompt=add_generation_prompt,
                     **{**self.fills, **kwargs},
                 )
+            except RenderBudgetError:
+                self._template = None  # past its budget once: every later probe would be too
+                return None
             except Exception as exc:  # any template failure is a "no" for this probe
                 m = _UNDEFINED_RE.search(str(exc))
                 if m is None or m.group(1) in self.fills or m.group(1) in kwargs:

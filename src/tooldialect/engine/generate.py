@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import ctypes
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..dialect.spec import Trigger
-from ..errors import ContextOverflowError, GrammarError
+from ..errors import ContextOverflowError, EngineBusyError, GrammarError
 from ..grammar.build import trigger_pattern
 from .fastforward import FastForward
 from .observe import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
@@ -108,6 +109,11 @@ class Engine:
         self._pieces: dict[int, bytes] = {}
         self._buffer: CandidateBuffer | None = None
         self._piece_buf = ctypes.create_string_buffer(256)
+        # One generation decodes at a time (llama.cpp contexts are not thread-safe): other threads
+        # wait for it; in its own thread a newer request supersedes an unfinished older one.
+        self._turn = threading.Condition()
+        self._owner: tuple[int, object] | None = None
+        self._superseded: weakref.WeakSet[Any] = weakref.WeakSet()
 
     @property
     def llama(self) -> Any:
@@ -344,6 +350,8 @@ class Engine:
         hold = max((len(s) for s in stops), default=1) - 1
         text: list[str] = []
         pending = ""  # decoded text not yet emitted (might begin a stop string)
+        me = _Turn()
+        self._take_turn(me)
         sampled: list[int] = []  # the cache key's tail, as create_completion keys its saves
         try:
             result.last_prompt_eval_tokens = self._decode_prompt(tokens)
@@ -387,6 +395,7 @@ class Engine:
                         out, pending = pending[:emit_to], pending[emit_to:]
                         text.append(out)
                         yield out
+                        self._check_turn(me)
                 if stopped:
                     break
                 if n >= limit:
@@ -410,10 +419,39 @@ class Engine:
                 text.append(pending)
                 yield pending
         finally:
+            self._end_turn(me)
             result.text = "".join(text)
             chain.close()
             if grammar is not None:
                 grammar.close()
+
+    # ---- one generation at a time ------------------------------------------------------------
+
+    def _take_turn(self, me: _Turn) -> None:
+        thread = threading.get_ident()
+        with self._turn:
+            while self._owner is not None and self._owner[0] != thread:
+                self._turn.wait()
+            if self._owner is not None:  # an unfinished stream of this thread: it is abandoned
+                self._superseded.add(self._owner[1])
+            self._owner = (thread, me)
+
+    def _check_turn(self, me: _Turn) -> None:
+        if me in self._superseded:
+            raise EngineBusyError(
+                "this stream was left unfinished while a newer request ran on the same Llama, "
+                "which reused its context; consume or close() a stream before the next request"
+            )
+
+    def _end_turn(self, me: _Turn) -> None:
+        with self._turn:
+            if self._owner is not None and self._owner[1] is me:
+                self._owner = None
+                self._turn.notify_all()
+
+
+class _Turn:
+    """Identity of one running generation (weakly referenced by ``Engine._superseded``)."""
 
 
 def _find_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:

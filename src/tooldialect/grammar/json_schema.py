@@ -32,6 +32,13 @@ from ..errors import UnsupportedSchemaError
 from .codec import CODECS, Codec, CodecName
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
 from .regex import regex_to_gbnf
+from .schema_checks import (
+    UNSUPPORTED,
+    _pointer_into,
+    _ptr,
+    _real_pointer,
+    _refuse_unsupported,
+)
 
 __all__ = [
     "UNSUPPORTED",
@@ -41,29 +48,6 @@ __all__ = [
     "schema_grammar",
 ]
 
-UNSUPPORTED = frozenset(
-    {
-        "not",
-        "if",
-        "then",
-        "else",
-        "patternProperties",
-        "dependentSchemas",
-        "dependentRequired",
-        "dependencies",
-        "propertyNames",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "multipleOf",
-        "minProperties",
-        "maxProperties",
-        "$dynamicRef",
-        "$recursiveRef",
-    }
-)
 _ANNOTATIONS = frozenset(
     {
         "title",
@@ -97,12 +81,6 @@ _FORMATS = {
 _FORMATS["date-time"] = f"({_FORMATS['date']}) [Tt ] ({_FORMATS['time']})"
 _INT = '"-"? ("0" | [1-9] [0-9]{0,18})'
 _FRAC_EXP = '("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?'
-
-
-def _ptr(base: str, *parts: str | int) -> str:
-    for p in parts:
-        base += "/" + str(p).replace("~", "~0").replace("/", "~1")
-    return base
 
 
 def _group(expr: str) -> str:
@@ -202,24 +180,13 @@ class SchemaConverter:
                 f"a schema must be an object or a boolean, got {schema!r} at {pointer!r}",
                 pointer=pointer,
             )
-        for key, value in schema.items():
-            if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
-                raise UnsupportedSchemaError(
-                    f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
-                    "into a grammar; remove it or express the constraint with enum/anyOf",
-                    pointer=_ptr(pointer, key),
-                )
-            if key == "uniqueItems" and value:
-                raise UnsupportedSchemaError(
-                    f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
-                    "grammar; drop it",
-                    pointer=_ptr(pointer, key),
-                )
+        _refuse_unsupported(schema, pointer)
         if "$ref" in schema:
             ref = schema["$ref"]
             rest = {k: v for k, v in schema.items() if k != "$ref" and k not in _ANNOTATIONS}
             if rest:
-                return self._expr({"allOf": [{"$ref": ref}, rest]}, pointer, hint)
+                with _real_pointer(pointer, parts=(_ptr(pointer, "$ref"), pointer)):
+                    return self._expr({"allOf": [{"$ref": ref}, rest]}, pointer, hint)
             key = ("ref", c.name, ref)
             if key not in b.memo:
                 target = self._deref(ref, _ptr(pointer, "$ref"))
@@ -228,7 +195,8 @@ class SchemaConverter:
                 b.define(name, self._expr(target, str(ref)[1:], hint))
             return b.memo[key]
         if "allOf" in schema:
-            return self._expr(self._merge_all_of(schema, pointer), pointer, hint)
+            with _pointer_into(self.doc, _ptr(pointer, "allOf")):
+                return self._expr(self._merge_all_of(schema, pointer), pointer, hint)
         for kw in ("anyOf", "oneOf"):
             if kw in schema:
                 branches = schema[kw]
@@ -239,8 +207,12 @@ class SchemaConverter:
                 base = {k: v for k, v in schema.items() if k != kw and k not in _ANNOTATIONS}
                 alts = []
                 for i, br in enumerate(branches):
-                    sub = {"allOf": [base, br]} if base else br
-                    alts.append(self.visit(sub, _ptr(pointer, kw, i), hint=f"{hint}-{i}"))
+                    at = _ptr(pointer, kw, i)
+                    if not base:
+                        alts.append(self.visit(br, at, hint=f"{hint}-{i}"))
+                        continue
+                    with _real_pointer(at, parts=(pointer, at)):
+                        alts.append(self.visit({"allOf": [base, br]}, at, hint=f"{hint}-{i}"))
                 return " | ".join(dict.fromkeys(alts))
         if schema.get("nullable") is True:
             rest = {k: v for k, v in schema.items() if k != "nullable"}
@@ -303,8 +275,9 @@ class SchemaConverter:
             raise UnsupportedSchemaError(
                 f"'allOf' at {pointer!r} must be a list", pointer=_ptr(pointer, "allOf")
             )
-        for i, part in enumerate(parts):
-            part = self._resolve(part, _ptr(pointer, "allOf", i))
+        for i, raw in enumerate(parts):
+            part_pointer = _ptr(pointer, "allOf", i)
+            part = self._resolve(raw, part_pointer)
             if part is True:
                 continue
             if not isinstance(part, Mapping):
@@ -312,8 +285,13 @@ class SchemaConverter:
                     f"allOf part {part!r} at {pointer!r} cannot be merged",
                     pointer=_ptr(pointer, "allOf", i),
                 )
+            if part is not raw and isinstance(raw, Mapping):  # a $ref: point into its target
+                part_pointer = str(raw["$ref"])[1:]
+            # Refuse here, where the pointer still names the keyword's real place in the schema.
+            _refuse_unsupported(part, part_pointer)
+            direct = part  # keys merged up from a nested allOf live deeper: point at the part
             if "allOf" in part:
-                part = self._merge_all_of(part, _ptr(pointer, "allOf", i))
+                part = self._merge_all_of(part, part_pointer)
             for k, v in part.items():
                 if k in _ANNOTATIONS:
                     continue
@@ -325,7 +303,7 @@ class SchemaConverter:
                     raise UnsupportedSchemaError(
                         f"allOf parts at {pointer!r} conflict on {k!r} ({merged[k]!r} vs {v!r}); "
                         "merge them by hand",
-                        pointer=_ptr(pointer, "allOf", i, k),
+                        pointer=_ptr(part_pointer, k) if k in direct else part_pointer,
                     )
                 else:
                     merged[k] = v

@@ -1,0 +1,104 @@
+"""Where a JSON Schema cannot be compiled, and the JSON pointer that says so.
+
+Split from ``json_schema`` (which compiles): the keywords refused outright, and keeping error
+pointers true to the caller's schema when the compiler works on an ``allOf`` it made up itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import UnsupportedSchemaError
+
+__all__ = ["UNSUPPORTED"]
+
+UNSUPPORTED = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "patternProperties",
+        "dependentSchemas",
+        "dependentRequired",
+        "dependencies",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "multipleOf",
+        "minProperties",
+        "maxProperties",
+        "$dynamicRef",
+        "$recursiveRef",
+    }
+)
+
+
+def _ptr(base: str, *parts: str | int) -> str:
+    for p in parts:
+        base += "/" + str(p).replace("~", "~0").replace("/", "~1")
+    return base
+
+
+@contextmanager
+def _real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
+    """Errors inside an ``allOf`` we made up at ``at`` point into the schema, not into it:
+    ``at/allOf/0/x`` becomes ``parts[0]/x`` (and ``/allOf/1/x`` ``parts[1]/x``)."""
+    try:
+        yield
+    except UnsupportedSchemaError as exc:
+        head = _ptr(at, "allOf")
+        if exc.pointer == head:  # the made-up allOf as a whole: the schema that made it up
+            raise UnsupportedSchemaError(str(exc), pointer=at) from exc
+        if not exc.pointer.startswith(head + "/"):
+            raise
+        index, _, tail = exc.pointer[len(head) + 1 :].partition("/")
+        base = parts[0] if index == "0" else parts[1]
+        real = f"{base}/{tail}" if tail else base
+        raise UnsupportedSchemaError(str(exc), pointer=real) from exc
+
+
+def _refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
+    for key, value in schema.items():
+        if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
+            raise UnsupportedSchemaError(
+                f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
+                "into a grammar; remove it or express the constraint with enum/anyOf",
+                pointer=_ptr(pointer, key),
+            )
+        if key == "uniqueItems" and value:
+            raise UnsupportedSchemaError(
+                f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
+                "grammar; drop it",
+                pointer=_ptr(pointer, key),
+            )
+
+
+@contextmanager
+def _pointer_into(document: Any, fallback: str) -> Iterator[None]:
+    """An error from a merged ``allOf`` whose pointer names no place in ``document`` (the merge
+    moved the keyword) points at the ``allOf`` itself instead."""
+    try:
+        yield
+    except UnsupportedSchemaError as exc:
+        if _resolves(document, exc.pointer):
+            raise
+        raise UnsupportedSchemaError(str(exc), pointer=fallback) from exc
+
+
+def _resolves(document: Any, pointer: str) -> bool:
+    node = document
+    for raw in pointer.split("/")[1:] if pointer else []:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True

@@ -1,0 +1,203 @@
+"""Fuzzing, a few examples each (the long run is ``python bench/fuzz.py --budget 600``).
+
+Strategies and checks live in ``bench/fuzz_cases.py`` so the suite and the long run test the same
+properties: schemas compile or point at what they cannot compile; the parser never raises, loses no
+word and streams what it parses whole; malformed messages get a ``ToolSpecError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench.fuzz_cases import (
+    check_conversation,
+    check_output,
+    conversations,
+    deep_schema,
+    dialect_markers,
+    model_outputs,
+    schema_case,
+    schemas,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import TEMPLATES, model_path
+from tooldialect import ToolChatHandler, ToolSpecError, detect_dialect
+from tooldialect.dialect.builtins import builtin_dialects
+from tooldialect.dialect.spec import DialectSpec
+from tooldialect.template import ChatTemplate
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = settings(
+    max_examples=15,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+# ---- schemas -> grammar ------------------------------------------------------------------------
+
+
+@settings(FAST, max_examples=60)
+@given(schema=schemas())
+def test_random_schema_compiles_or_points_at_the_keyword(schema: Any) -> None:
+    case = schema_case(schema, [])  # raises if an UnsupportedSchemaError's pointer does not resolve
+    assert (
+        isinstance(case, str) or case["gbnf"].startswith("root ::=") or "root ::=" in case["gbnf"]
+    )
+
+
+@pytest.mark.parametrize("depth", [1, 16, 64, 200], ids=lambda d: f"depth{d}")
+def test_deep_schema_compiles_without_recursion_error(depth: int) -> None:
+    case = schema_case(deep_schema(depth), [])
+    assert isinstance(case, dict) and case["gbnf"]
+
+
+@pytest.mark.model
+def test_random_schemas_on_llama_cpp_sampler_in_a_child_process() -> None:
+    """Grammars load in llama.cpp's sampler, accept valid instances, reject garbage; a child
+    process that llama.cpp aborts is counted, not fatal."""
+    model = model_path("smollm2")
+    out = subprocess.run(
+        [sys.executable, "bench/fuzz.py", "schemas", "--count", "24", "--model", str(model)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    summary = json.loads(out.stdout.splitlines()[-1])["schemas"]
+    assert summary["fuzzed"] == 24
+    assert summary["aborts"] == 0
+    assert summary["findings"] == [], summary["findings"]
+    assert summary["grammars_checked"] + summary["unsupported"] == 24
+    assert summary["instances_accepted"] > 0 and summary["invalid_rejected"] > 0
+
+
+# ---- model outputs -> parser -------------------------------------------------------------------
+
+DIALECTS = builtin_dialects()
+
+
+# Open finding (after merging main's lenient parser): in element/XML dialects a call cut inside a
+# closing tag, then text, then a whole call, loses that text (qwen3-coder, deepseek-v3.2, glm-4.7).
+# Random examples may or may not hit it, hence strict=False.
+_LOSSY = {
+    n
+    for n in builtin_dialects()
+    if "</" in DialectSpec.builtin(n).render_call("f", {"x": 1})
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                reason="text between a cut call and the next is lost", strict=False
+            ),
+        )
+        if n in _LOSSY
+        else n
+        for n in DIALECTS
+    ],
+    ids=DIALECTS,
+)
+def test_parser_on_random_marker_soup(name: str) -> None:
+    markers = dialect_markers(name)
+
+    @settings(FAST, max_examples=10)
+    @given(case=model_outputs(markers))
+    def run(case: tuple[str, list[str], list[int]]) -> None:
+        check_output(name, *case)
+
+    run()
+
+
+# ---- messages and tools -> handler -------------------------------------------------------------
+
+STABLE_TEMPLATES = [
+    "Qwen2.5-Coder-0.5B-Instruct.jinja",
+    "SmolLM2-135M-Instruct.jinja",
+    "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
+    "Qwen-Qwen3-0.6B.jinja",
+]
+
+
+@pytest.mark.parametrize("name", STABLE_TEMPLATES, ids=STABLE_TEMPLATES)
+def test_malformed_messages_get_tool_spec_errors(name: str) -> None:
+    source = (TEMPLATES / name).read_text(encoding="utf-8")
+    template = ChatTemplate(source, bos_token="<s>", eos_token="</s>")
+    spec = detect_dialect(source, bos_token="<s>", eos_token="</s>")
+
+    @settings(FAST, max_examples=25)
+    @given(case=conversations())
+    def run(case: tuple[Any, Any]) -> None:
+        assert check_conversation(template, spec, *case) != "crashed"
+
+    run()
+
+
+@pytest.mark.parametrize(
+    ("messages", "field"),
+    [
+        ([{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}], "[0].content[0]"),
+        ([{"role": "user", "content": "hi"}, {"content": "x"}], "messages[1].role"),
+        ([{"role": "user", "content": 5}], "messages[0].content"),
+        (
+            [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 5}}]}],
+            "messages[0].tool_calls[0].function.arguments",
+        ),
+        (["hi"], "messages[0]"),
+        ({"role": "user", "content": "hi"}, "messages must be a list"),
+    ],
+    ids=["image-part", "missing-role", "int-content", "int-arguments", "str-message", "dict"],
+)
+def test_tool_spec_error_names_index_and_field(messages: Any, field: str) -> None:
+    from tooldialect.messages import validate_messages
+
+    with pytest.raises(ToolSpecError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        validate_messages(messages)
+
+
+def test_text_parts_render_like_a_string() -> None:
+    source = (TEMPLATES / "Qwen2.5-Coder-0.5B-Instruct.jinja").read_text(encoding="utf-8")
+    template = ChatTemplate(source)
+    parts = [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+    assert template.render(parts) == template.render([{"role": "user", "content": "hello"}])
+
+
+@pytest.fixture(scope="module")
+def qwen_vocab() -> Any:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    return llama_cpp.Llama(str(model_path("qwen")), vocab_only=True, verbose=False)
+
+
+@pytest.mark.model
+def test_handler_prepare_on_malformed_conversations(qwen_vocab: Any) -> None:
+    """The real request path (``prepare``: validate, tools, render, grammar) on fuzzed input."""
+    handler = ToolChatHandler()
+
+    @settings(FAST, max_examples=30)
+    @given(case=conversations(), choice=st.sampled_from(["auto", "required", "none"]))
+    def run(case: tuple[Any, Any], choice: str) -> None:
+        messages, tools = case
+        before = json.dumps([messages, tools], sort_keys=True, default=str)
+        try:
+            handler.prepare(llama=qwen_vocab, messages=messages, tools=tools, tool_choice=choice)
+        except ToolSpecError as exc:
+            assert "messages" in str(exc) or "tools" in str(exc) or "tool_choice" in str(exc)
+        after = json.dumps([messages, tools], sort_keys=True, default=str)
+        assert after == before
+
+    run()
