@@ -35,11 +35,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from typing import Any
 
-from bench import accuracy, bfcl_data, bfcl_score, workload
+from bench import accuracy, bfcl_data, bfcl_score, common, workload
 from bench.common import RESULTS, make_llama, model_path, quiet_stderr
 
 Complete = Callable[..., Any]
 MODEL = "qwen"
+THREADS = 2
+"""Threads per set-up (each server of two gets half); 1 on a loaded machine (threads spin-wait)."""
 
 
 def _servers(
@@ -47,7 +49,7 @@ def _servers(
 ) -> list[str]:
     from tooldialect.server import LlamaServer
 
-    threads = str(max(1, 2 // count))
+    threads = str(max(1, THREADS // count))
     urls = []
     for _ in range(count):
         server = LlamaServer(
@@ -300,12 +302,21 @@ def format_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def set_threads(n: int) -> None:
+    """Threads for every set-up: the servers' -t and the in-process Llama's n_threads."""
+    global THREADS
+    THREADS = n
+    common.N_THREADS = n
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--part", action="append", choices=["throughput", "ttft", "accuracy"])
     parser.add_argument("--per-category", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=THREADS)
     args = parser.parse_args(argv)
+    set_threads(args.threads)
     parts = args.part or ["throughput", "ttft", "accuracy"]
     quick = args.quick
     result: dict[str, Any] = {}

@@ -53,8 +53,27 @@ VENDORED_MISSES: dict[str, str] = {
     ),
 }
 
-# Invented templates: the body kind derivation must find.
+# Invented templates derivation cannot read yet, and why (strict xfails: held-out gaps).
+INVENTED_MISSES: dict[str, str] = {
+    "key-value-lines.jinja": (
+        "element values written as JSON (strings quoted, `k = \"v\"`): ElementBody reads raw text"
+    ),
+    "name-as-tag.jinja": (
+        "the closing tag repeats the name (`</NAME>`): a body tail is literal text"
+    ),
+}
+
+# Invented templates: the body kind derivation must find ("" for the listed misses).
 INVENTED_KINDS: dict[str, str] = {
+    "args-before-name.jinja": "json",
+    "arrow-call.jinja": "tagged",
+    "bbcode-call.jinja": "tagged",
+    "calls-before-content.jinja": "tagged",
+    "calls-object.jinja": "json",
+    "key-value-lines.jinja": "",
+    "line-prefixed-python.jinja": "python",
+    "name-as-tag.jinja": "",
+    "openai-nested-json.jinja": "json",
     "args-object-items.jinja": "element",
     "args-string-concat.jinja": "tagged",
     "args-string-field.jinja": "json",
@@ -79,6 +98,7 @@ INVENTED_KINDS: dict[str, str] = {
     "special-token-markers.jinja": "json",
     "tagged-with-id.jinja": "tagged",
     "token-section-args.jinja": "tagged",
+    "tool-use-input.jinja": "tagged",
     "xml-attrs.jinja": "element",
     "xml-indented-section.jinja": "element",
     "yaml-dashes.jinja": "tagged",
@@ -181,7 +201,14 @@ def _cases() -> list[Any]:
         for name in VENDORED
     ]
     cases += [
-        pytest.param(FIXTURES / "invented" / name, id=f"invented/{name}") for name in INVENTED
+        pytest.param(
+            FIXTURES / "invented" / name,
+            id=f"invented/{name}",
+            marks=[pytest.mark.xfail(reason=INVENTED_MISSES[name], strict=True)]
+            if name in INVENTED_MISSES
+            else [],
+        )
+        for name in INVENTED
     ]
     return cases
 
@@ -190,6 +217,8 @@ def test_tables_cover_the_fixtures() -> None:
     assert sorted(INVENTED_KINDS) == INVENTED
     assert len(INVENTED) >= 10
     assert set(VENDORED_MISSES) <= set(VENDORED)
+    assert set(INVENTED_MISSES) <= set(INVENTED)
+    assert {n for n, kind in INVENTED_KINDS.items() if not kind} == set(INVENTED_MISSES)
     readme = (FIXTURES / "invented" / "README.md").read_text(encoding="utf-8")
     assert all(f"`{name}`" in readme for name in INVENTED)
 
@@ -223,7 +252,7 @@ def test_streamed_in_random_chunks_equals_batch(path: Path) -> None:
         ]
 
 
-@pytest.mark.parametrize("name", INVENTED, ids=INVENTED)
+@pytest.mark.parametrize("name", [n for n in INVENTED if n not in INVENTED_MISSES])
 def test_invented_template_derives_its_body_kind(name: str) -> None:
     spec = derived(FIXTURES / "invented" / name)
     assert spec is not None
@@ -236,7 +265,7 @@ def test_agreement_count_over_every_template() -> None:
     paths = [FIXTURES / n for n in VENDORED] + [FIXTURES / "invented" / n for n in INVENTED]
     agree = [p.name for p in paths if reads_own_render(derived(p), p.read_text(encoding="utf-8"))]
     misses = sorted({p.name for p in paths} - set(agree))
-    assert misses == sorted(VENDORED_MISSES)
+    assert misses == sorted({*VENDORED_MISSES, *INVENTED_MISSES})
 
 
 # --- grammar acceptance on llama.cpp's sampler --------------------------------------------------

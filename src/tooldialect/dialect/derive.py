@@ -481,9 +481,8 @@ def _triggers(fmt: CallFormat) -> list[Trigger]:
     name would fire on ordinary prose."""
     body = fmt.body
     if isinstance(body, JsonBody):
-        first = (
-            body.id_key if body.id_key and body.id_first else next(iter(body.extra), body.name_key)
-        )
+        named = body.arguments_key if body.arguments_first else body.name_key
+        first = body.id_key if body.id_key and body.id_first else next(iter(body.extra), named)
         if first is None:
             return [Trigger(kind="pattern", value=r'^\s*(\{\s*")')]
         return [Trigger(kind="pattern", value=r'^\s*(\{\s*"' + re.escape(first) + r'"\s*:)')]

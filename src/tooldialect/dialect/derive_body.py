@@ -109,11 +109,13 @@ def _json_body(
         else:
             extra[k] = obj[k]
     id_first = id_key is not None and keys.index(id_key) < keys.index(name_key)
+    arguments_first = keys.index(args_key) < keys.index(name_key)
     body = JsonBody(
         name_key=name_key,
         arguments_key=args_key,
         id_key=id_key,
         id_first=id_first,
+        arguments_first=arguments_first,
         arguments_as_string=as_string,
         extra=extra,
     )
@@ -132,6 +134,10 @@ def _name_at(text: str, pos: int, name: str) -> int:
     return -1
 
 
+_MAX_ID_LEAD = 48
+"""How far before the name a call id may start the head."""
+
+
 def _find_tagged(
     text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
 ) -> Found | None:
@@ -145,9 +151,14 @@ def _find_tagged(
         except ValueError:
             obj, end = None, i
         if obj == args:
-            head_text = text[n:i]
+            # a call id written shortly before the name (``<use id="ID" name="NAME">``) starts
+            # the head, so that what repeats around every call is the envelope
+            k = text.rfind(call_id, max(pos, n - _MAX_ID_LEAD), n) if call_id else -1
+            start = k if k != -1 else n
+            head_text = text[start:i]
             id_mode: IdMode | None = "echo" if call_id in head_text else None
-            return Found(n, end, TaggedBody(head=_substitute(head_text, name, call_id)), id_mode)
+            body = TaggedBody(head=_substitute(head_text, name, call_id))
+            return Found(start, end, body, id_mode)
         i = text.find("{", i + 1)
     return None
 

@@ -88,6 +88,9 @@ class JsonBody(_Model):
     """Key holding a call id the model writes (Mistral ``id``, Command R7B ``tool_call_id``)."""
     id_first: bool = False
     """Write ``id_key`` before the name (Command R7B) instead of after the arguments (Mistral)."""
+    arguments_first: bool = False
+    """Write the arguments before the name (the parser reads either order; the name then comes
+    after the arguments, so a call streams once its object is complete)."""
     arguments_as_string: bool = False
     """Arguments are a JSON-encoded string rather than an object."""
     extra: dict[str, Any] = Field(default_factory=dict)
@@ -109,6 +112,11 @@ class TaggedBody(_Model):
     """Text right after the JSON arguments."""
     tail: str = ""
     """Text after ``args_close``."""
+    raw_args_key: str = ""
+    """Read, never written: where the text after the head is not a JSON object, the call's raw
+    text (to ``tail``, the next call's opener or the end of the reply) is the value of this key,
+    for a tool whose schema has it as a string property (Functionary's ``python`` tool writes
+    ``>>>python\nprint(1)``)."""
 
 
 class ElementBody(_Model):
@@ -390,6 +398,8 @@ def _json_body_object(
     if body.id_key and body.id_first:
         obj[body.id_key] = call_id
     obj.update(body.extra)
+    if body.arguments_first:
+        obj[body.arguments_key] = arguments
     obj[body.name_key] = name
     obj[body.arguments_key] = arguments
     if body.id_key and not body.id_first:

@@ -348,8 +348,8 @@ def _json_body(
         if id_pair and body.id_first:
             pairs.append(id_pair)
         pairs += [kv(k, literal(_dumps(v))) for k, v in body.extra.items()]
-        pairs.append(kv(body.name_key, literal(_q(tool.name))))
-        pairs.append(kv(body.arguments_key, args))
+        named = [kv(body.name_key, literal(_q(tool.name))), kv(body.arguments_key, args)]
+        pairs += named[::-1] if body.arguments_first else named
         if id_pair and not body.id_first:
             pairs.append(id_pair)
     inner = f' {ws} "," {ws} '.join(pairs)

@@ -41,6 +41,8 @@ from ..dialect.spec import (
 from .element_body import read_element_body
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
+from .pydict import read_python_dict
+from .raw_args import read_raw_call
 from .templates import (
     Segment,
     Source,
@@ -166,7 +168,9 @@ _PLAIN_NAME = r'[^"\\\x00-\x1f]*'  # a JSON string body that decodes to itself
 def _json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
     """``(head, prefix)`` regexes for ``FormatPlan.json_head``; ``(None, None)`` where the body's
     head is not the plain name-then-arguments case (the token reader handles those)."""
-    if body.name_key is None or body.extra or (body.id_key and not body.id_first):
+    if body.name_key is None or body.extra or body.arguments_first:
+        return None, None
+    if body.id_key and not body.id_first:
         return None, None
     if body.id_key:  # id first (Command R7B): its value comes before the name
         return None, None
@@ -272,7 +276,8 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
     args_json: str | None = None
     committed = False
     # the id must be in the first delta: with the id after the arguments, wait for the whole body
-    can_stream = not (body.id_key and not body.id_first)
+    # (and with the arguments before the name, for the name)
+    can_stream = not (body.id_key and not body.id_first) and not body.arguments_first
     first = True
     head, prefix = plan.json_head, plan.json_head_prefix
     while head is not None and prefix is not None:
@@ -302,14 +307,17 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
         if src.final or prefix.fullmatch(buf, p) is None:
             break
         yield None
+    brace = p
     if not committed:
         p = yield from skip_ws(src, p)
         if p >= len(src.buf) or src.buf[p] != "{":
             return p, FAIL
-        p += 1
+        brace, p = p, p + 1
     while True:
         p = yield from skip_ws(src, p)
         buf = src.buf
+        if first and not committed and buf[p:p + 1] == "'":  # a Python dict (Hermes 2 Pro)
+            return (yield from read_python_dict(src, brace, plan, body, ctx, _ARGS_KEYS))
         if p < len(buf) and buf[p] == "}" and first:
             p += 1
             break
@@ -402,7 +410,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         q = p  # the arguments' opener is missing: the "{" below decides
     p = yield from skip_ws(src, q)
     if src.buf[p:p + 1] != "{":
-        return p, FAIL
+        return (yield from read_raw_call(src, q, plan, ctx, fields))
     yield Begin(fields["name"], fields.get("id"), fields.get("index"))
     p, complete = yield from _stream_args(src, p, ctx)
     yield _end(src, ctx, complete)

@@ -148,6 +148,10 @@ def read_element_body(
     while True:
         if plan.tail:
             q = yield from probe_closer(src, p, plan.tail)
+            if q >= len(src.buf) and ctx.truncated and _cut_short(src.buf, p, plan.param):
+                # the token limit cut a marker that may as well open another parameter as the
+                # tail (a lone ``<``): the call is cut, not complete
+                return p, FAIL
             if q >= 0:
                 p = q
                 break

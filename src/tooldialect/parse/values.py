@@ -13,7 +13,9 @@ from typing import Any
 
 from ..dialect.spec import GEMMA4_QUOTE
 
-__all__ = ["coerce_value", "parse_gemma4_kwargs", "parse_python_kwargs", "schema_types"]
+__all__ = [
+    "coerce_value", "literal_value", "parse_gemma4_kwargs", "parse_python_kwargs", "schema_types",
+]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,),
@@ -131,6 +133,13 @@ def _loads_or_raw(raw: str) -> Any:
 
 
 _NOT_LITERAL: Any = object()
+
+
+def literal_value(text: str) -> Any:
+    """The JSON value of a Python (or JSON) literal, or ``None`` when ``text`` is not one (a
+    literal ``None`` reads as ``None`` too: callers check the type they need)."""
+    value = _python_literal(text.strip())
+    return None if value is _NOT_LITERAL else value
 
 
 def _python_literal(text: str) -> Any:

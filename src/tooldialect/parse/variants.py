@@ -101,10 +101,19 @@ def rebodied_formats(fmt: CallFormat) -> list[CallFormat]:
 
 def listed_formats(fmt: CallFormat) -> list[CallFormat]:
     """A JSON array of call objects where ``fmt`` writes one JSON call per marker
-    (``<tool_call>[{...}, {...}]</tool_call>``, a Llama 3 reply ``[{...}, {...}]``)."""
-    if not isinstance(fmt.body, JsonBody) or fmt.section_open.strip() or fmt.section_close.strip():
+    (``<tool_call>[{...}, {...}]</tool_call>``, a Llama 3 reply ``[{...}, {...}]``, a fenced
+    ```` ```json ```` section of calls)."""
+    if not isinstance(fmt.body, JsonBody):
         return []
     plain = {"triggers": [], "call_open": "", "call_close": "", "separator": ","}
+    if fmt.section_open.strip() or fmt.section_close.strip():
+        # a section of calls that is not a list already (``[TOOL_CALLS][``, ``functools[``)
+        if fmt.call_open.strip() or fmt.call_close.strip() or fmt.separator.strip() == ",":
+            return []
+        return [fmt.model_copy(update={
+            "section_open": fmt.section_open + "[", "section_close": "]" + fmt.section_close,
+            **plain,
+        })]
     if fmt.call_open.strip():
         return [fmt.model_copy(update={
             "section_open": fmt.call_open + "[", "section_close": "]" + fmt.call_close, **plain,

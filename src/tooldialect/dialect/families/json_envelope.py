@@ -103,7 +103,16 @@ def granite_3() -> DialectSpec:
         origin="builtin",
         description="<|tool_call|>[{json}, ...]",
         formats=[
-            CallFormat(section_open="<|tool_call|>[", section_close="]", separator=_ARRAY_SEPARATOR)
+            CallFormat(
+                section_open="<|tool_call|>[", section_close="]", separator=_ARRAY_SEPARATOR
+            ),
+            # Granite 3.0 checkpoints open the list with <tool_call> (vLLM's parser reads both)
+            CallFormat(
+                section_open="<tool_call>[",
+                section_close="]",
+                separator=_ARRAY_SEPARATOR,
+                parse_only=True,
+            ),
         ],
         reasoning=THINK,
         strip=["<response>", "</response>"],
@@ -308,7 +317,9 @@ def mistral_nemo() -> DialectSpec:
                 section_close="]",
                 separator=_ARRAY_SEPARATOR,
                 body=JsonBody(id_key="id"),
-            )
+            ),
+            # one call written as a bare object, without the list (parse-only)
+            CallFormat(call_open="[TOOL_CALLS]", body=JsonBody(id_key="id"), parse_only=True),
         ],
         id_format="alnum9",
     )

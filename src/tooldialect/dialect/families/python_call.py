@@ -198,7 +198,15 @@ def gemma3_tool_code() -> DialectSpec:
                 section_close="\n```",
                 separator="\n",
                 body=PythonBody(),
-            )
+            ),
+            # the pythonic list some Gemma 3 fine-tunes write inside the fence (parse-only)
+            CallFormat(
+                section_open="```tool_code\n[",
+                section_close="]\n```",
+                separator=_LIST_SEPARATOR,
+                body=PythonBody(),
+                parse_only=True,
+            ),
         ],
         polyfill=Polyfill(
             guide=GEMMA3_GUIDE,

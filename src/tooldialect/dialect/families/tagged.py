@@ -42,6 +42,16 @@ def kimi_k2() -> DialectSpec:
                 optional_markers=["functions."],
                 parse_only=True,
             ),
+            # vLLM's Kimi parser also reads the singular section markers some checkpoints write
+            CallFormat(
+                section_open="<|tool_call_section_begin|>",
+                section_close="<|tool_call_section_end|>",
+                call_open="<|tool_call_begin|>",
+                call_close="<|tool_call_end|>",
+                body=kimi_body,
+                optional_markers=["functions."],
+                parse_only=True,
+            ),
         ],
         reasoning=THINK,
         id_template="functions.{name}:{index}",
@@ -62,15 +72,28 @@ DS_CALLS_BEGIN_VARIANTS = (
 )
 
 
-def _deepseek_formats(canonical: CallFormat) -> list[CallFormat]:
+# The two DeepSeek call bodies: V3.1's ``NAME<｜tool▁sep｜>{json}`` and V3/R1's
+# ``function<｜tool▁sep｜>NAME`` + a fenced JSON block. Each family's models also write the
+# other's (V3.1 fine-tunes of V3, R1 distills trained on V3 data).
+DS_V31_BODY = TaggedBody(head="{name}<｜tool▁sep｜>")
+DS_R1_BODY = TaggedBody(
+    head="function<｜tool▁sep｜>{name}", args_open="\n```json\n", args_close="\n```"
+)
+
+
+def _deepseek_formats(canonical: CallFormat, *, other_body: TaggedBody) -> list[CallFormat]:
     """``canonical`` with ``<｜tool▁call▁begin｜>`` optional, then parse-only copies opened by
-    the misspelt section markers DeepSeek models write."""
+    the misspelt section markers DeepSeek models write, then parse-only copies of all of these
+    with the other DeepSeek call body."""
     fmt = canonical.model_copy(update={"optional_markers": [DS_CALL_BEGIN]})
-    return [
-        fmt,
-        *(fmt.model_copy(update={"section_open": v, "parse_only": True})
-          for v in DS_CALLS_BEGIN_VARIANTS),
+    variants = [
+        fmt.model_copy(update={"section_open": v, "parse_only": True})
+        for v in DS_CALLS_BEGIN_VARIANTS
     ]
+    other = [
+        f.model_copy(update={"body": other_body, "parse_only": True}) for f in (fmt, *variants)
+    ]
+    return [fmt, *variants, *other]
 
 
 @builtin(signatures=[Signature((DS_CALLS_BEGIN,))], priority=5)
@@ -90,8 +113,9 @@ def deepseek_v3_1() -> DialectSpec:
                 section_close=DS_CALLS_END,
                 call_open=DS_CALL_BEGIN,
                 call_close=DS_CALL_END,
-                body=TaggedBody(head="{name}<｜tool▁sep｜>"),
-            )
+                body=DS_V31_BODY,
+            ),
+            other_body=DS_R1_BODY,
         ),
         reasoning=THINK,
     )
@@ -116,10 +140,9 @@ def deepseek_r1() -> DialectSpec:
                 call_open=DS_CALL_BEGIN,
                 call_close=DS_CALL_END,
                 separator="\n",
-                body=TaggedBody(
-                    head="function<｜tool▁sep｜>{name}", args_open="\n```json\n", args_close="\n```"
-                ),
-            )
+                body=DS_R1_BODY,
+            ),
+            other_body=DS_V31_BODY,
         ),
         reasoning=THINK,
     )
@@ -205,7 +228,8 @@ def functionary_v3_2() -> DialectSpec:
     """Functionary v3.2: meetkai-functionary-medium-v3.2.jinja writes ``'>>>' + name + '\\n'`` +
     arguments per call and ``'>>>all\\n'`` + prose; the generation prompt already ends in ``>>>``
     (callers prepend the prompt's trailing opener before parsing). ``>>>all\\n`` is stripped from
-    content; the trigger skips it."""
+    content; the trigger skips it. The ``python`` tool's code may come raw, ``>>>python\ncode``
+    (``raw_args_key``), as llama.cpp's Functionary parser reads it."""
     return DialectSpec(
         id="functionary-v3.2",
         family="MeetKai Functionary v3.2",
@@ -214,7 +238,7 @@ def functionary_v3_2() -> DialectSpec:
         formats=[
             CallFormat(
                 call_open=">>>",
-                body=TaggedBody(head="{name}\n"),
+                body=TaggedBody(head="{name}\n", raw_args_key="code"),
                 triggers=[Trigger(kind="pattern", value=r"(>>>){name}\n")],
             )
         ],
