@@ -57,6 +57,15 @@ class SamplingParams:
     logit_bias: Mapping[int, float] | None = field(default=None)
     """Token id -> additive bias."""
 
+    @classmethod
+    def pop_from(cls, request: dict[str, Any]) -> SamplingParams:
+        """The sampling fields of a ``create_chat_completion``-style request, removed from it
+        (same names and defaults; ``logit_bias`` keys become token ids)."""
+        names = [f for f in cls.__dataclass_fields__ if f not in ("penalty_last_n", "logit_bias")]
+        values = {n: request.pop(n) for n in names if n in request}
+        bias = request.pop("logit_bias", None) or {}
+        return cls(**values, logit_bias={int(k): float(v) for k, v in bias.items()})
+
     @property
     def penalized(self) -> bool:
         """Whether the penalties sampler does anything (it is stateful, so it matters)."""

@@ -131,21 +131,8 @@ class ServerClient:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Any = None,
         stream: bool = False,
-        temperature: float = 0.2,
-        top_p: float = 0.95,
-        top_k: int = 40,
-        min_p: float = 0.05,
-        typical_p: float = 1.0,
         stop: str | list[str] | None = None,
-        seed: int | None = None,
         max_tokens: int | None = None,
-        presence_penalty: float = 0.0,
-        frequency_penalty: float = 0.0,
-        repeat_penalty: float = 1.0,
-        mirostat_mode: int = 0,
-        mirostat_tau: float = 5.0,
-        mirostat_eta: float = 0.1,
-        logit_bias: Mapping[Any, float] | None = None,
         logprobs: bool | None = None,
         top_logprobs: int | None = None,
         logits_processor: Any = None,
@@ -153,7 +140,8 @@ class ServerClient:
         **request: Any,
     ) -> dict[str, Any] | Iterator[dict[str, Any]]:
         """One chat completion: a ``chat.completion`` dict, or an iterator of chunks when
-        ``stream``. Takes what ``Llama.create_chat_completion`` takes, plus the per-request
+        ``stream``. Takes what ``Llama.create_chat_completion`` takes (sampling fields with its
+        names and defaults, see ``SamplingParams``), plus the per-request
         extras of ``tooldialect.create_chat_completion`` (``chat_template_kwargs``, ...).
         ``logits_processor`` cannot cross HTTP and raises ``ToolSpecError``."""
         if logits_processor is not None:
@@ -161,22 +149,8 @@ class ServerClient:
                 "logits_processor runs Python on every token and cannot be sent to llama-server; "
                 "use the in-process ToolChatHandler for it, or logit_bias= here"
             )
+        sampling = SamplingParams.pop_from(request)
         prepared = self.prepare(messages=messages, tools=tools, tool_choice=tool_choice, **request)
-        sampling = SamplingParams(
-            temperature=temperature,
-            top_p=top_p,
-            top_k=top_k,
-            min_p=min_p,
-            typical_p=typical_p,
-            repeat_penalty=repeat_penalty,
-            presence_penalty=presence_penalty,
-            frequency_penalty=frequency_penalty,
-            mirostat_mode=mirostat_mode,
-            mirostat_tau=mirostat_tau,
-            mirostat_eta=mirostat_eta,
-            seed=seed,
-            logit_bias={int(k): float(v) for k, v in (logit_bias or {}).items()},
-        )
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         spec = prepared.setup.spec
         prompt = self._wire_prompt(prepared.prompt, prepared.setup.info.bos_token)
