@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .engine.generate import Engine
     from .engine.sampling import GrammarLike
     from .gguf import ModelInfo
+    from .grammar.codec import ArgumentLayout
     from .template import ChatTemplate
 
 __all__ = ["ModelSetup", "Request", "prepare_request"]
@@ -88,6 +89,7 @@ def prepare_request(
     default_parallel: bool = True,
     default_template_kwargs: Mapping[str, Any] | None = None,
     verbatim_history: bool = True,
+    argument_layout: ArgumentLayout = "free",
     **kwargs: Any,
 ) -> Request:
     """Everything but generation: tools, prompt, grammar. Raises the library's errors.
@@ -122,7 +124,9 @@ def prepare_request(
     prefill = prompt_prefill(prompt, spec)
     reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
-    gram = grammar_for(setup, defs, choice, parallel, reasoning_open, call_prefill)
+    gram = grammar_for(
+        setup, defs, choice, parallel, reasoning_open, call_prefill, layout=argument_layout
+    )
     if gram is None and grammar is not None and choice.mode in ("none", "auto"):
         gram = ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
     return Request(
@@ -165,6 +169,8 @@ def grammar_for(
     parallel: bool,
     reasoning_open: bool,
     prefill: str,
+    *,
+    layout: ArgumentLayout = "free",
 ) -> GrammarLike | None:
     """The request's tool-call grammar, built once per distinct request shape and cached on
     ``setup``; ``None`` when no call can be made."""
@@ -186,6 +192,7 @@ def grammar_for(
         reasoning_open,
         prefill,
         guard,
+        layout,
     )
     if key not in setup.grammars:
         from .grammar import build_grammar
@@ -197,5 +204,6 @@ def grammar_for(
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
             prefill=prefill,
+            argument_layout=layout,
         )
     return setup.grammars[key]
