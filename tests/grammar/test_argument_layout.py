@@ -6,6 +6,7 @@ uses) and the end-to-end requests need the test models."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,71 @@ def vocab_llama(smollm2_path: Path) -> Any:
     from llama_cpp import Llama
 
     return Llama(str(smollm2_path), vocab_only=True, verbose=False)
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city", "days"],
+        },
+    },
+}
+NAMED = {"type": "function", "function": {"name": "get_weather"}}
+
+
+def _canonical_call(llm: Any, tool_choice: Any, fast_forward: bool) -> None:
+    handler = ToolChatHandler(argument_layout="canonical", fast_forward=fast_forward)
+    out = handler(
+        llama=llm,
+        messages=[{"role": "user", "content": "What is the weather in Paris for 3 days?"}],
+        tools=[WEATHER, NOTE],
+        tool_choice=tool_choice,
+        temperature=0,
+        max_tokens=64,
+    )
+    calls = out["choices"][0]["message"].get("tool_calls") or []  # type: ignore[index]
+    assert calls, out
+    assert handler.last_result is not None
+    text = handler.last_result.text
+    for c in calls:
+        arguments = json.loads(c["function"]["arguments"])
+        assert isinstance(arguments, dict)
+        # the model wrote the arguments exactly as render_call would
+        assert json.dumps(arguments, ensure_ascii=False) in text, text
+    if tool_choice == NAMED:
+        assert [c["function"]["name"] for c in calls] == ["get_weather"]
+
+
+@pytest.fixture(scope="module")
+def smollm2(smollm2_path: Path) -> Any:
+    from llama_cpp import Llama
+
+    return Llama(str(smollm2_path), n_threads=2, n_ctx=2048, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def qwen(qwen_path: Path) -> Any:
+    from llama_cpp import Llama
+
+    return Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("fast_forward", [False, True], ids=["plain", "fast-forward"])
+@pytest.mark.parametrize("tool_choice", ["required", NAMED], ids=["required", "named"])
+def test_canonical_calls_on_smollm2(smollm2: Any, tool_choice: Any, fast_forward: bool) -> None:
+    _canonical_call(smollm2, tool_choice, fast_forward)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    "tool_choice", ["auto", "required", NAMED], ids=["auto", "required", "named"]
+)
+def test_canonical_calls_on_qwen(qwen: Any, tool_choice: Any) -> None:
+    """Qwen2.5 indents required-call arguments when the layout is free (issue 11, section 6)."""
+    _canonical_call(qwen, tool_choice, True)
