@@ -1,18 +1,23 @@
 # Two commands for a fresh machine:  make demo  (set-up + a real tool call)  then  make test
 PY := .venv/bin/python
 
-.PHONY: demo setup install models test test-fast lint bench clean
+.PHONY: demo setup install models server test test-fast lint bench clean
 
 demo: setup
 	$(PY) examples/demo.py
 
-setup: install models
+setup: install models server
 
 install:
 	bash scripts/install.sh
 
 models:
 	$(PY) scripts/fetch_models.py
+
+# llama-server for the server-engine tests: a prebuilt copy when one exists (../shared/bin);
+# `bash scripts/build_llama_server.sh` builds one from source (~7 min)
+server:
+	bash scripts/build_llama_server.sh --prebuilt
 
 test:
 	$(PY) -m pytest -q

@@ -49,3 +49,90 @@ def test_reasoning_template_guards_triggers(qwen_vocab: Any) -> None:
     assert request.grammar is not None and request.grammar.trigger_words == []
     assert request.grammar.trigger_patterns
     assert all("think" in p for p in request.grammar.trigger_patterns)
+
+
+ANSWER = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "City",
+        "schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+TWO_CALLS = CALL + "\n" + CALL
+
+
+def _accepts(request: Any, text: str, llama: Any) -> bool:
+    from tooldialect.engine.grammar_check import grammar_accepts
+
+    g = request.grammar
+    return grammar_accepts(g.gbnf, text, root=g.root, llama=llama)
+
+
+# (id, request keywords, accepted replies, rejected replies)
+ARMED: list[tuple[str, dict[str, Any], list[str], list[str]]] = [
+    ("answer-only", {"response_format": ANSWER}, ['{"city": "Paris"}'], [CALL, "Paris"]),
+    (
+        "answer-or-call",
+        {"response_format": ANSWER, "tools": TOOLS},
+        ['{"city": "Paris"}', CALL],
+        ["I'll check. " + CALL, '```json\n{"city": "Paris"}\n```'],
+    ),
+    (
+        "none-hides-tools-answer-only",
+        {"response_format": ANSWER, "tools": TOOLS, "tool_choice": "none"},
+        ['{"city": "Paris"}'],
+        [CALL],
+    ),
+    (
+        "required-ignores-answer",
+        {"response_format": ANSWER, "tools": TOOLS, "tool_choice": "required"},
+        [CALL, TWO_CALLS],
+        ['{"city": "Paris"}'],
+    ),
+    ("named-one-call", {"tools": TOOLS, "tool_choice": "get_weather"}, [CALL], [TWO_CALLS]),
+    (
+        "named-object-one-call-despite-parallel",
+        {
+            "tools": TOOLS,
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+            "parallel_tool_calls": True,
+        },
+        [CALL],
+        [TWO_CALLS],
+    ),
+    ("any-is-required-parallel", {"tools": TOOLS, "tool_choice": "any"}, [CALL, TWO_CALLS], ["hi"]),
+    (
+        "legacy-functions",
+        {"functions": [TOOLS[0]["function"]], "function_call": {"name": "get_weather"}},
+        [CALL],
+        [TWO_CALLS],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "accepted", "rejected"), [a[1:] for a in ARMED], ids=[a[0] for a in ARMED]
+)
+def test_request_arms_the_grammar(
+    qwen_vocab: Any, kwargs: dict[str, Any], accepted: list[str], rejected: list[str]
+) -> None:
+    request = ToolChatHandler().prepare(llama=qwen_vocab, messages=USER, **kwargs)
+    assert request.grammar is not None and not request.grammar.lazy
+    for text in accepted:
+        assert _accepts(request, text, qwen_vocab), text
+    for text in rejected:
+        assert not _accepts(request, text, qwen_vocab), text
+
+
+def test_unsupported_answer_schema_fails_in_prepare(qwen_vocab: Any) -> None:
+    from tooldialect import UnsupportedSchemaError
+
+    bad = {"type": "json_object", "schema": {"type": "object", "not": {"required": ["x"]}}}
+    with pytest.raises(UnsupportedSchemaError) as err:
+        ToolChatHandler().prepare(llama=qwen_vocab, messages=USER, response_format=bad)
+    assert err.value.pointer == "/not"

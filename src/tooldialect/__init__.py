@@ -31,6 +31,7 @@ from .errors import (
     GrammarError,
     MissingTemplateError,
     ModelMetadataError,
+    ServerError,
     TemplateError,
     TemplateSecurityError,
     ToolCallParseError,
@@ -45,6 +46,7 @@ from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt import render_prompt
+from .server import ServerClient
 from .template import ChatTemplate, TemplateCapabilities, normalize_messages
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
@@ -69,6 +71,8 @@ __all__ = [
     "ModelMetadataError",
     "ParsedOutput",
     "ReasoningDelta",
+    "ServerClient",
+    "ServerError",
     "StepFinished",
     "StreamParser",
     "TemplateCapabilities",

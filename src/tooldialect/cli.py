@@ -1,6 +1,7 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
 ``tooldialect chat model.gguf --tools module:function``: see ``tooldialect.chat``.
+``tooldialect serve ...``: the OpenAI-compatible server, see ``tooldialect.serve``.
 
 Reads only the GGUF header (no weights are loaded).
 """
@@ -49,6 +50,11 @@ def inspect_model(path: str) -> dict[str, object]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tooldialect`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:  # its flags are llama_cpp.server's, parsed by tooldialect.serve
+        from . import serve
+
+        return serve.main(argv[1:])
     parser = argparse.ArgumentParser(prog="tooldialect", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("inspect", help="print a GGUF's template facts and detected dialect")
@@ -56,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .chat import add_chat_command  # `tooldialect chat`: its own module
 
     add_chat_command(sub)
+    sub.add_parser("serve", help="llama-cpp-python's OpenAI server with this handler (see --help)")
     args = parser.parse_args(argv)
     if args.command == "chat":
         return int(args.run(args))

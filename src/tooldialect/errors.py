@@ -14,7 +14,8 @@ class. Messages quote the offending value and say what to do about it.
     ├── GrammarError              a GBNF grammar is invalid (validated before llama.cpp sees it)
     │   └── UnsupportedSchemaError a JSON Schema keyword cannot be honoured (has a JSON pointer)
     ├── ToolCallParseError        strict parsing of model output failed
-    └── ContextOverflowError      the prompt does not fit in ``n_ctx``
+    ├── ContextOverflowError      the prompt does not fit in ``n_ctx``
+    └── ServerError               no llama-server answered, or one broke off a reply
 
 ``ToolSpecError``, ``UnsupportedSchemaError``, ``ContextOverflowError`` and
 ``UnsupportedToolChoiceError`` also derive from ``ValueError`` so code written against
@@ -29,6 +30,7 @@ __all__ = [
     "GrammarError",
     "MissingTemplateError",
     "ModelMetadataError",
+    "ServerError",
     "TemplateError",
     "TemplateSecurityError",
     "ToolCallParseError",
@@ -92,3 +94,8 @@ class ToolCallParseError(ToolDialectError):
 
 class ContextOverflowError(ToolDialectError, ValueError):
     """The prompt (plus the requested completion) does not fit in the context window."""
+
+
+class ServerError(ToolDialectError):
+    """No llama-server answered within the retry window, or one broke off a reply it had begun
+    (such a request is never sent again: part of it was already returned)."""

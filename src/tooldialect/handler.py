@@ -179,6 +179,7 @@ class ToolChatHandler:
             tools=tools,
             tool_choice=tool_choice,
             grammar=grammar,
+            response_format=response_format,
             **kwargs,
         )
         sampling = SamplingParams(
@@ -207,6 +208,9 @@ class ToolChatHandler:
             stop=stops,
             prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
             fast_forward=self.fast_forward,
+            # OpenAI: top_logprobs needs logprobs=True; llama-cpp-python reads it the same way
+            logprobs=(top_logprobs or 0) if logprobs else None,
+            logits_processor=logits_processor,
         )
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
@@ -227,6 +231,7 @@ class ToolChatHandler:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Any = None,
         grammar: Any = None,
+        response_format: Any = None,
         **kwargs: Any,
     ) -> Request:
         """Everything but generation: tools, prompt, grammar. Raises the library's errors."""
@@ -238,6 +243,7 @@ class ToolChatHandler:
             tools=tools,
             tool_choice=tool_choice,
             grammar=grammar,
+            response_format=response_format,
             default_parallel=self.parallel_tool_calls,
             default_template_kwargs=self.template_kwargs,
             verbatim_history=self.verbatim_history,

@@ -18,10 +18,15 @@ from .errors import TemplateError, UnsupportedToolChoiceError
 from .history import ReplyMemory
 from .prompt import prompt_prefill, render_prompt
 from .template_compat import client_call_ids
-from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+from .tools import (
+    ToolChoice,
+    ToolDef,
+    normalize_response_format,
+    normalize_tool_choice,
+    normalize_tools,
+)
 
 if TYPE_CHECKING:
-    from .engine.generate import Engine
     from .engine.sampling import GrammarLike
     from .gguf import ModelInfo
     from .grammar.codec import ArgumentLayout
@@ -42,7 +47,9 @@ class ModelSetup:
     template_origin: str
     """``user``, ``gguf`` or ``fallback:<file>``."""
     spec: DialectSpec
-    engine: Engine
+    engine: Any
+    """What generates: the in-process ``engine.Engine``, or the server engine's
+    ``RemoteEngine`` (their ``generate`` signatures differ; each caller knows its own)."""
     grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
     replies: ReplyMemory = field(default_factory=ReplyMemory)
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
@@ -72,6 +79,8 @@ class Request:
     """The prompt ended inside an open reasoning block."""
     prefill: str = ""
     """A call opener the prompt already wrote (see ``prompt_prefill``)."""
+    answer_schema: dict[str, Any] | None = None
+    """The JSON Schema ``response_format`` asked a reply that is not a call to follow."""
     call_ids: dict[str, str] = field(default_factory=dict)
     """Dialect id -> client id for the ids the prompt had to map (``template_compat``); a call
     id in the reply that is one of them goes back to the client's."""
@@ -86,6 +95,7 @@ def prepare_request(
     tools: Sequence[Mapping[str, Any]] | None = None,
     tool_choice: Any = None,
     grammar: Any = None,
+    response_format: Any = None,
     default_parallel: bool = True,
     default_template_kwargs: Mapping[str, Any] | None = None,
     verbatim_history: bool = True,
@@ -107,13 +117,15 @@ def prepare_request(
         )
     defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice, defs)
+    answer = normalize_response_format(response_format)
     spec = setup.spec
     if choice.forced and not spec.forcible:
         raise UnsupportedToolChoiceError(
             f"dialect {spec.id!r} cannot force tool_choice={tool_choice!r}: "
             f"{spec.unforcible_reason or 'no grammar can enforce it'}; use tool_choice='auto'"
         )
-    parallel = bool(kwargs.pop("parallel_tool_calls", default_parallel))
+    # a named tool_choice means one call of that function (vLLM's named tool choice does the same)
+    parallel = bool(kwargs.pop("parallel_tool_calls", default_parallel)) and choice.mode != "named"
     render_kwargs = dict(default_template_kwargs or {})
     render_kwargs.update(kwargs.pop("chat_template_kwargs", None) or {})
     for key in TEMPLATE_KWARG_NAMES:
@@ -125,7 +137,14 @@ def prepare_request(
     reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
     gram = grammar_for(
-        setup, defs, choice, parallel, reasoning_open, call_prefill, layout=argument_layout
+        setup,
+        defs,
+        choice,
+        parallel,
+        reasoning_open,
+        call_prefill,
+        answer_schema=answer,
+        layout=argument_layout,
     )
     if gram is None and grammar is not None and choice.mode in ("none", "auto"):
         gram = ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
@@ -137,6 +156,7 @@ def prepare_request(
         grammar=gram,
         reasoning_open=reasoning_open,
         prefill=call_prefill,
+        answer_schema=answer,
         call_ids=client_call_ids(messages),
     )
 
@@ -170,11 +190,21 @@ def grammar_for(
     reasoning_open: bool,
     prefill: str,
     *,
+    answer_schema: dict[str, Any] | None = None,
     layout: ArgumentLayout = "free",
 ) -> GrammarLike | None:
-    """The request's tool-call grammar, built once per distinct request shape and cached on
-    ``setup``; ``None`` when no call can be made."""
-    if choice.mode == "none" or not tools:
+    """The request's grammar, built once per distinct request shape and cached on ``setup``;
+    ``None`` when nothing constrains the reply.
+
+    Without ``answer_schema`` it is the tool-call grammar (lazy under ``auto``). With it
+    (``response_format``, see ``grammar.answer``) the reply is constrained from the first token
+    to the schema's JSON, or to a call, unless a call is forced.
+    """
+    calls = choice.mode != "none" and bool(tools)
+    answering = answer_schema is not None and (
+        not calls or (choice.mode == "auto" and setup.spec.forcible and not prefill)
+    )
+    if not calls and not answering:
         return None
     spec = setup.spec
     # Guarding triggers against reasoning turns them into regexes that llama.cpp re-matches
@@ -192,9 +222,23 @@ def grammar_for(
         reasoning_open,
         prefill,
         guard,
+        json.dumps(answer_schema, sort_keys=True) if answering else None,
         layout,
     )
-    if key not in setup.grammars:
+    if key in setup.grammars:
+        return setup.grammars[key]
+    if answering:
+        from .grammar.answer import build_answer_grammar
+
+        setup.grammars[key] = build_answer_grammar(
+            spec,
+            answer_schema,
+            tools=tools if calls else None,
+            parallel_tool_calls=parallel,
+            reasoning_open=reasoning_open,
+            argument_layout=layout,
+        )
+    else:
         from .grammar import build_grammar
 
         setup.grammars[key] = build_grammar(

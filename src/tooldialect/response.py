@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .parse import ParsedOutput
     from .request import Request
 
-__all__ = ["build_response", "client_ids", "message_for", "stream_chunks"]
+__all__ = ["build_response", "client_ids", "logprobs_of", "message_for", "stream_chunks"]
 
 
 def parse_reply(request: Request, text: str, *, truncated: bool = False) -> ParsedOutput:
@@ -81,6 +81,13 @@ def message_for(parsed: ParsedOutput) -> dict[str, Any]:
     return message
 
 
+def logprobs_of(entries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """OpenAI's ``choices[i].logprobs`` for token entries (``None`` when not requested)."""
+    if entries is None:
+        return None
+    return {"content": list(entries), "refusal": None}
+
+
 def client_ids(message: dict[str, Any], ids: Mapping[str, str]) -> dict[str, Any]:
     """``message`` (or a delta) with call ids the prompt mapped given back as the client sent
     them (``Request.call_ids``)."""
@@ -107,7 +114,7 @@ def build_response(
             {
                 "index": 0,
                 "message": message,
-                "logprobs": None,
+                "logprobs": logprobs_of(result.logprobs),
                 "finish_reason": finish_reason(bool(calls), result),
             }
         ],
@@ -128,13 +135,24 @@ def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, 
     cid = "chatcmpl-" + uuid.uuid4().hex
     created = int(time.time())
 
+    entries: list[dict[str, Any]] | None = gen.result.logprobs
+    sent = 0
+
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        nonlocal sent
+        logprobs = None
+        if entries is not None and len(entries) > sent:
+            # each chunk carries the tokens sampled since the previous one (the last chunk those
+            # the parser held back), so the chunks' entries add up to the batch response's
+            logprobs, sent = logprobs_of(entries[sent:]), len(entries)
         return {
             "id": cid,
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "choices": [
+                {"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
+            ],
         }
 
     yield chunk({"role": "assistant"})

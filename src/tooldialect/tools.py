@@ -13,7 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import ToolSpecError
 
-__all__ = ["ToolChoice", "ToolDef", "normalize_tool_choice", "normalize_tools"]
+__all__ = [
+    "ToolChoice",
+    "ToolDef",
+    "normalize_response_format",
+    "normalize_tool_choice",
+    "normalize_tools",
+]
 
 _NAME_PUNCT = frozenset("_-.: ")
 
@@ -122,15 +128,33 @@ def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
     return out
 
 
+_CHOICE_FORMS = (
+    "'auto', 'none', 'required' (or 'any', the same), a tool's name, "
+    "{'type': 'function', 'function': {'name': ...}}, or the legacy function_call forms "
+    "({'name': ...}, 'auto', 'none')"
+)
+
+
 def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolChoice:
-    """Normalise ``tool_choice`` against the tools. No tools means ``none``."""
+    """Normalise ``tool_choice`` against the tools. No tools means ``none``.
+
+    Accepted: ``"auto"``, ``"none"``, ``"required"``, ``"any"`` (Anthropic's and LangChain's word
+    for ``required``), a bare tool name (LangChain's ``bind_tools(tool_choice="name")``), the
+    OpenAI object ``{"type": "function", "function": {"name": ...}}`` and the legacy
+    ``function_call`` object ``{"name": ...}``.
+    """
     if tool_choice is None:
         tool_choice = "auto"
+    known = [t.name for t in tools]
     if isinstance(tool_choice, str):
+        if tool_choice == "any":
+            tool_choice = "required"
         if tool_choice not in ("auto", "none", "required"):
+            if tool_choice in known:
+                return ToolChoice(mode="named", name=tool_choice)
             raise ToolSpecError(
-                "tool_choice must be 'auto', 'none', 'required' or a function object, "
-                f"got {tool_choice!r}"
+                f"tool_choice {tool_choice!r} is neither a mode nor a tool's name (tools are "
+                f"{known}); accepted forms: {_CHOICE_FORMS}"
             )
         if tool_choice == "required" and not tools:
             raise ToolSpecError("tool_choice='required' needs at least one tool in tools")
@@ -140,13 +164,63 @@ def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolCho
     if isinstance(tool_choice, Mapping):
         fn = tool_choice.get("function")
         name = fn.get("name") if isinstance(fn, Mapping) else None
+        if fn is None and "type" not in tool_choice:
+            name = tool_choice.get("name")  # legacy function_call={"name": ...}
         if tool_choice.get("type", "function") != "function" or not isinstance(name, str):
             raise ToolSpecError(
-                "tool_choice object must be {'type': 'function', 'function': {'name': ...}}, "
-                f"got {tool_choice!r}"
+                f"tool_choice object {tool_choice!r} is not understood; accepted forms: "
+                f"{_CHOICE_FORMS}"
             )
-        known = [t.name for t in tools]
         if name not in known:
             raise ToolSpecError(f"tool_choice names unknown function {name!r}; tools are {known}")
         return ToolChoice(mode="named", name=name)
-    raise ToolSpecError(f"tool_choice must be a string or an object, got {tool_choice!r}")
+    raise ToolSpecError(
+        f"tool_choice must be a string or an object, got {tool_choice!r}; accepted forms: "
+        f"{_CHOICE_FORMS}"
+    )
+
+
+_FORMAT_FORMS = (
+    "{'type': 'text'}, {'type': 'json_object'}, {'type': 'json_object', 'schema': {...}} "
+    "(llama-cpp-python) or {'type': 'json_schema', 'json_schema': {'name': ..., 'schema': {...}}} "
+    "(OpenAI)"
+)
+
+
+def normalize_response_format(response_format: Any) -> dict[str, Any] | None:
+    """The JSON Schema a ``response_format`` asks the reply to follow; ``None`` for free text.
+
+    ``{"type": "json_object"}`` without a schema means any JSON object.
+    """
+    if response_format is None:
+        return None
+    if not isinstance(response_format, Mapping):
+        raise ToolSpecError(
+            f"response_format must be an object, got {response_format!r}; accepted forms: "
+            f"{_FORMAT_FORMS}"
+        )
+    kind = response_format.get("type")
+    schema: Any
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        schema = response_format.get("schema")
+    elif kind == "json_schema":
+        spec = response_format.get("json_schema")
+        if not isinstance(spec, Mapping):
+            raise ToolSpecError(
+                f"response_format {response_format!r} lacks its 'json_schema' object; accepted "
+                f"forms: {_FORMAT_FORMS}"
+            )
+        schema = spec.get("schema")
+    else:
+        raise ToolSpecError(
+            f"response_format type {kind!r} is not understood; accepted forms: {_FORMAT_FORMS}"
+        )
+    if schema is None:
+        return {"type": "object"}
+    if isinstance(schema, bool):
+        return {} if schema else {"not": {}}
+    if not isinstance(schema, Mapping):
+        raise ToolSpecError(f"response_format schema must be a JSON Schema object, got {schema!r}")
+    return dict(schema)

@@ -224,6 +224,9 @@ class ReasoningMarkers(_Model):
     """Opening marker, e.g. ``<think>``, ``<seed:think>``, ``[THINK]``."""
     close: str = "</think>"
     """Closing marker."""
+    answer_open: str = ""
+    """What the reply writes between the close and the answer when it writes anything (harmony's
+    final-channel header); structured-output grammars put it before the constrained answer."""
     alt_open: list[str] = Field(default_factory=list)
     """Other text that opens a reasoning block (read, never written): Apriel's generation prompt
     opens reasoning with the phrase ``Here are my reasoning steps:``. Opens and closes are not

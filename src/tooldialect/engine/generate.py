@@ -14,7 +14,7 @@ from __future__ import annotations
 import codecs
 import ctypes
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from ..dialect.spec import Trigger
 from ..errors import ContextOverflowError, GrammarError
 from ..grammar.build import trigger_pattern
 from .fastforward import FastForward
+from .observe import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
 from .prompt_cache import restore_prompt, save_prompt
 from .sampling import (
     CandidateBuffer,
@@ -64,6 +65,8 @@ class GenerationResult:
     """Completion tokens fast-forwarded (appended because the grammar forced them), not sampled."""
     forced_positions: list[int] = field(default_factory=list)
     """1-based completion-token positions that were forced (for per-token records: logprobs)."""
+    logprobs: list[dict[str, Any]] | None = None
+    """OpenAI ``logprobs.content`` entries, one per sampled token, when they were asked for."""
 
 
 class Generation:
@@ -197,13 +200,21 @@ class Engine:
         stop: str | Sequence[str] | None = None,
         prompt_cache: Any = None,
         fast_forward: bool = False,
+        logprobs: int | None = None,
+        logits_processor: Callable[[Any, Any], Any] | None = None,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
         here, before the first token is decoded; the returned iterator then only generates.
 
         ``prompt_cache``: a ``BaseLlamaCache`` to restore the longest cached prefix from and save
         the final state to (``None``: ``Llama.cache`` as ``create_completion``; ``False``: none).
-        ``fast_forward``: decode the text the grammar forces in one batch (see ``fastforward``)."""
+        ``fast_forward``: decode the text the grammar forces in one batch (see ``fastforward``);
+        it is off for a request that asks for ``logprobs`` or a ``logits_processor``: forced
+        tokens are appended, not sampled, so they have no distribution to report or rewrite.
+
+        ``logprobs`` (the number of top alternatives, 0 for none) fills ``result.logprobs``;
+        ``logits_processor(input_ids, scores)`` rewrites the logits before each step is sampled
+        (see ``observe`` for the order). Neither costs anything when not given."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
@@ -228,9 +239,43 @@ class Engine:
         llama.set_seed(seed)
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
         result = GenerationResult(prompt_tokens=len(tokens))
-        ff = FastForward.create(self, grammar) if fast_forward and gsampler is not None else None
-        pieces = self._run(tokens, chain, gsampler, limit, stops, result, cache, ff)
+        sample = self._observed(result, logprobs, logits_processor)
+        observed = logprobs is not None or logits_processor is not None
+        ff = (
+            FastForward.create(self, grammar)
+            if fast_forward and gsampler is not None and not observed
+            else None
+        )
+        pieces = self._run(tokens, chain, gsampler, limit, stops, result, sample, cache, ff)
         return Generation(pieces, result)
+
+    def _observed(
+        self,
+        result: GenerationResult,
+        logprobs: int | None,
+        processor: Callable[[Any, Any], Any] | None,
+    ) -> SampleFn:
+        """The sample function, wrapped only by the hooks this request asked for."""
+        sample: SampleFn = self._sample
+        if processor is not None:
+            llama = self.llama
+            sample = with_logits_processor(
+                sample,
+                processor,
+                lib=self._lib,
+                n_vocab=self.n_vocab,
+                input_ids=lambda: llama._input_ids,
+            )
+        if logprobs is not None:
+            recorder = LogprobRecorder(
+                lib=self._lib, n_vocab=self.n_vocab, top=logprobs, piece=self.piece
+            )
+            result.logprobs = recorder.entries
+            lib, vocab = self._lib, self.vocab
+            sample = with_logprobs(
+                sample, recorder, is_eog=lambda token: bool(lib.llama_vocab_is_eog(vocab, token))
+            )
+        return sample
 
     def _candidates(self) -> CandidateBuffer:
         if self._buffer is None:
@@ -287,6 +332,7 @@ class Engine:
         limit: int,
         stops: list[str],
         result: GenerationResult,
+        sample: SampleFn,
         cache: Any = None,
         ff: FastForward | None = None,
     ) -> Iterator[str]:
@@ -303,7 +349,7 @@ class Engine:
             result.last_prompt_eval_tokens = self._decode_prompt(tokens)
             n = 0
             while n < limit:
-                token = self._sample(chain, grammar, ctx, result)
+                token = sample(chain, grammar, ctx, result)
                 if lib.llama_vocab_is_eog(vocab, token):
                     result.finish_reason = "stop"
                     break

@@ -302,7 +302,10 @@ def gpt_oss() -> DialectSpec:
         ],
         # a new message (<|start|>assistant) also ends an analysis message left without <|end|>
         reasoning=ReasoningMarkers(
-            open="<|channel|>analysis<|message|>", close="<|end|>", alt_close=["<|start|>assistant"]
+            open="<|channel|>analysis<|message|>",
+            close="<|end|>",
+            alt_close=["<|start|>assistant"],
+            answer_open="<|start|>assistant<|channel|>final<|message|>",
         ),
         strip=[
             "<|start|>assistant",

@@ -1,0 +1,330 @@
+"""``tooldialect serve``: llama-cpp-python's own OpenAI-compatible server, with this handler.
+
+Plain ``python -m llama_cpp.server`` never imports tooldialect, so ``chat_format="tooldialect"``
+is unknown there. This launcher registers the handler, then starts that same server
+(``llama_cpp.server.app.create_app`` under uvicorn) with its own settings and CLI parsing: every
+``llama_cpp.server`` flag and ``--config_file`` passes through, and ``chat_format`` defaults to
+``tooldialect``.
+
+One thin layer sits in front of the server (``RequestRewrite``, an ASGI middleware). The server's
+pydantic request model rejects some OpenAI shapes and silently drops keys it does not declare;
+the layer rewrites the first into forms it takes and carries the second to the handler:
+
+* ``response_format={"type": "json_schema", "json_schema": {"schema": S}}`` becomes
+  llama-cpp-python's own ``{"type": "json_object", "schema": S}``;
+* ``role: "developer"`` messages become ``role: "system"``; an assistant tool-call turn's
+  ``content: null`` is dropped; text-part lists in system, assistant and tool messages are joined;
+* ``max_completion_tokens`` becomes ``max_tokens`` (when that is absent);
+* ``chat_template_kwargs``, ``parallel_tool_calls`` and ``reasoning_effort`` are lifted out of the
+  body and reach the handler through a context variable (``RequestExtrasHandler``);
+* a non-streamed reply goes out as the handler made it (the server's response model would drop
+  ``reasoning_content`` and ``usage.prompt_tokens_details``).
+
+It is an HTTP front for one in-process model, one request at a time; see docs/serve.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from .handler import ToolChatHandler
+
+__all__ = [
+    "RequestExtrasHandler",
+    "RequestRewrite",
+    "build_app",
+    "main",
+    "rewrite_chat_request",
+]
+
+INSTALL_HINT = "tooldialect serve needs the server extra: pip install 'tooldialect[server]'"
+
+REQUEST_EXTRA_KEYS = ("chat_template_kwargs", "parallel_tool_calls", "reasoning_effort")
+"""Request keys the server's model would drop and the handler honours."""
+
+_CHAT_PATH_SUFFIX = "/chat/completions"
+
+_request_extras: ContextVar[Mapping[str, Any] | None] = ContextVar(
+    "tooldialect_request_extras", default=None
+)
+_handler_replies: ContextVar[list[dict[str, Any]] | None] = ContextVar(
+    "tooldialect_handler_replies", default=None
+)
+"""The handler's own non-streamed reply, which the server's response model would trim."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def rewrite_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A chat request in the shape llama-cpp-python's server accepts, plus what it would drop.
+
+    Returns ``(body, extras)``: ``body`` is a rewritten copy (the input is not changed) and
+    ``extras`` holds the ``REQUEST_EXTRA_KEYS`` that were present, for the handler.
+    """
+    out = dict(body)
+    extras = {key: out.pop(key) for key in REQUEST_EXTRA_KEYS if key in out}
+    fmt = out.get("response_format")
+    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema")
+        schema = spec.get("schema") if isinstance(spec, Mapping) else None
+        out["response_format"] = (
+            {"type": "json_object", "schema": schema}
+            if isinstance(schema, Mapping)
+            else {"type": "json_object"}
+        )
+    messages = out.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = [_rewrite_message(m) if isinstance(m, Mapping) else m for m in messages]
+    if "max_completion_tokens" in out:
+        limit = out.pop("max_completion_tokens")
+        if out.get("max_tokens") is None:
+            out["max_tokens"] = limit
+    return out, extras
+
+
+def _rewrite_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """One message in a shape the server's TypedDicts accept (user messages keep their parts)."""
+    out = dict(message)
+    if out.get("role") == "developer":
+        out["role"] = "system"
+    content = out.get("content")
+    if out.get("role") == "assistant" and content is None:
+        out.pop("content", None)  # OpenAI's tool-call turn; the server wants a string or nothing
+    elif out.get("role") != "user" and isinstance(content, list) and all(
+        isinstance(p, Mapping) and p.get("type") == "text" for p in content
+    ):
+        out["content"] = "".join(str(p.get("text", "")) for p in content)
+    return out
+
+
+class RequestRewrite:
+    """ASGI middleware: applies ``rewrite_chat_request`` to chat-completion POST bodies.
+
+    The rewritten body is replayed to the app once; later ``receive`` calls go to the client so
+    the server still sees a disconnect. A body that is not a JSON object passes unchanged (the
+    server answers it with its own 422).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope.get("type") != "http"
+            or scope.get("method") != "POST"
+            or not str(scope.get("path", "")).rstrip("/").endswith(_CHAT_PATH_SUFFIX)
+        ):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                # the client went away before sending the whole body
+                await self.app(scope, _replay(message, receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        raw = b"".join(chunks)
+        extras: dict[str, Any] = {}
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            body, extras = rewrite_chat_request(parsed)
+            raw = json.dumps(body).encode("utf-8")
+            scope = dict(scope)
+            scope["headers"] = [
+                (k, str(len(raw)).encode("ascii") if k.lower() == b"content-length" else v)
+                for k, v in scope.get("headers", [])
+            ]
+        replies: list[dict[str, Any]] = []
+        token = _request_extras.set(extras)
+        token_replies = _handler_replies.set(replies)
+        try:
+            await self.app(
+                scope,
+                _replay({"type": "http.request", "body": raw}, receive),
+                _untrimmed(replies, send),
+            )
+        finally:
+            _handler_replies.reset(token_replies)
+            _request_extras.reset(token)
+
+
+def _replay(first: Message, receive: Receive) -> Receive:
+    """A ``receive`` that yields ``first`` once, then defers to the real one."""
+    pending = [first]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
+def _untrimmed(replies: list[dict[str, Any]], send: Send) -> Send:
+    """A ``send`` that answers a successful non-streamed request with the handler's own reply.
+
+    The server filters a reply through its ``ChatCompletion`` TypedDict, which drops
+    ``message.reasoning_content`` and ``usage.prompt_tokens_details``; streamed chunks are not
+    filtered and pass as they are.
+    """
+    body: bytes | None = None
+
+    async def wrapped(message: Message) -> None:
+        nonlocal body
+        if message["type"] == "http.response.start" and message.get("status") == 200 and replies:
+            body = json.dumps(replies[-1]).encode("utf-8")
+            headers = [(k, v) for k, v in message.get("headers", [])
+                       if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode("ascii")))
+            await send({**message, "headers": headers})
+            return
+        if body is not None and message["type"] == "http.response.body":
+            if not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": body})
+            return
+        await send(message)
+
+    return wrapped
+
+
+class RequestExtrasHandler:
+    """The chat handler the server calls: the ``ToolChatHandler`` plus this request's extras.
+
+    The server spreads the model's ``--chat_template_kwargs`` as top-level keywords; any keyword
+    the handler does not name is folded back into ``chat_template_kwargs`` (so every template
+    variable works, not just the three the handler knows by name), and the request's own
+    ``chat_template_kwargs`` win over the model's.
+    """
+
+    def __init__(self, handler: ToolChatHandler) -> None:
+        self.handler = handler
+        self._named = set(inspect.signature(handler.__call__).parameters) - {"kwargs"}
+
+    def __call__(self, **kwargs: Any) -> dict[str, Any] | Iterator[dict[str, Any]]:
+        extras = dict(_request_extras.get() or {})
+        template = {
+            key: kwargs.pop(key)
+            for key in list(kwargs)
+            if key not in self._named and key not in REQUEST_EXTRA_KEYS
+        }
+        template.update(kwargs.pop("chat_template_kwargs", None) or {})
+        template.update(extras.pop("chat_template_kwargs", None) or {})
+        if template:
+            kwargs["chat_template_kwargs"] = template
+        reply = self.handler(**{**kwargs, **extras})
+        replies = _handler_replies.get()
+        if replies is not None and isinstance(reply, dict):
+            replies.append(reply)
+        return reply
+
+
+def register_served_handler(
+    name: str = "tooldialect", **handler_options: Any
+) -> RequestExtrasHandler:
+    """Register ``name`` with llama-cpp-python: a ``ToolChatHandler`` that takes request extras."""
+    from llama_cpp import llama_chat_format
+
+    from .handler import register
+
+    served = RequestExtrasHandler(register(name, **handler_options))
+    registry_cls: Any = llama_chat_format.LlamaChatCompletionHandlerRegistry
+    registry = registry_cls()
+    registry.register_chat_completion_handler(name, served, overwrite=True)
+    return served
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """llama-cpp-python's server CLI: one flag per ``Settings`` field, plus ``--config_file``."""
+    from llama_cpp.server.cli import add_args_from_model
+    from llama_cpp.server.settings import Settings
+
+    parser = argparse.ArgumentParser(
+        prog="tooldialect serve",
+        description="llama-cpp-python's OpenAI-compatible server with chat_format=tooldialect "
+        "(the default). Every llama_cpp.server flag is accepted.",
+    )
+    add_args_from_model(parser, Settings)
+    parser.add_argument("--config_file", type=str, help="Path to a config file to load.")
+    return parser
+
+
+def read_settings(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    """``(ServerSettings, [ModelSettings])`` from a config file or the command line, as
+    ``python -m llama_cpp.server`` reads them; a model without ``chat_format`` gets tooldialect."""
+    from llama_cpp.server.cli import parse_model_from_args as parse_any
+
+    parse_model_from_args: Any = parse_any  # typed upstream as returning the class itself
+    from llama_cpp.server.settings import ConfigFileSettings, ModelSettings, ServerSettings
+
+    config_file = os.environ.get("CONFIG_FILE", args.config_file)
+    if config_file:
+        with open(config_file, "rb") as f:
+            if config_file.endswith((".yaml", ".yml")):
+                import yaml  # type: ignore[import-untyped]
+
+                config = ConfigFileSettings.model_validate(yaml.safe_load(f))
+            else:
+                config = ConfigFileSettings.model_validate_json(f.read())
+        server, models = ServerSettings.model_validate(config), list(config.models)
+    else:
+        server = parse_model_from_args(ServerSettings, args)
+        models = [parse_model_from_args(ModelSettings, args)]
+    for model in models:
+        if model.chat_format is None:
+            model.chat_format = "tooldialect"
+    return server, models
+
+
+def build_app(server_settings: Any, model_settings: list[Any]) -> RequestRewrite:
+    """llama-cpp-python's app (models loaded) behind ``RequestRewrite``, handler registered."""
+    from llama_cpp.server.app import create_app
+
+    register_served_handler()
+    app = create_app(server_settings=server_settings, model_settings=model_settings)
+    return RequestRewrite(app)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``tooldialect serve`` and ``python -m tooldialect.serve``."""
+    try:
+        import uvicorn
+        from llama_cpp.server import app as _app  # noqa: F401  (fastapi, sse-starlette...)
+    except ImportError as exc:
+        print(f"{INSTALL_HINT} ({exc})", file=sys.stderr)
+        return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        server, models = read_settings(args)
+    except Exception as exc:  # pydantic's ValidationError, a missing file, bad YAML...
+        print(f"tooldialect serve: {exc}", file=sys.stderr)
+        parser.print_usage(sys.stderr)
+        return 1
+    app = build_app(server, models)
+    uvicorn.run(
+        app,
+        host=os.getenv("HOST", server.host),
+        port=int(os.getenv("PORT", server.port)),
+        ssl_keyfile=server.ssl_keyfile,
+        ssl_certfile=server.ssl_certfile,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

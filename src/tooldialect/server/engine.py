@@ -1,0 +1,234 @@
+"""The server engine: one generation on a llama-server's ``/completion``, with what the
+in-process engine would use (the rendered prompt, the grammar and its lazy triggers, sampling),
+returned as the same ``Generation`` the response shaping reads.
+
+Retries: until the first event of a reply arrives, a server that is down or answers 5xx is set
+aside and the request goes to the next candidate, within ``retry_window`` seconds. Once a reply
+has started it is never sent again: a broken stream raises ``ServerError``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..dialect.spec import DialectSpec
+from ..engine.generate import Generation, GenerationResult
+from ..engine.sampling import GrammarLike, SamplingParams
+from ..errors import ContextOverflowError, ServerError
+from .http import HttpStatusError, Unreachable, open_post, read_sse
+from .pool import Backend, ServerPool
+
+__all__ = ["RemoteEngine", "spec_markers"]
+
+_WORD, _PATTERN_FULL = 1, 3
+"""llama.cpp's ``common_grammar_trigger_type`` values."""
+
+
+def spec_markers(spec: DialectSpec) -> list[str]:
+    """Every envelope and reasoning marker of ``spec`` (stripped): sent as ``preserved_tokens`` so
+    the server shows them in its output where they are special tokens (the parser needs them)."""
+    texts: list[str] = []
+    for fmt in spec.formats:
+        texts += [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close]
+        texts.append(fmt.opener())
+    if spec.reasoning is not None:
+        texts += [spec.reasoning.open, spec.reasoning.close]
+    return [t for t in dict.fromkeys(s.strip() for s in texts) if t]
+
+
+def _triggers(grammar: GrammarLike) -> list[dict[str, Any]]:
+    return [{"type": _WORD, "value": w} for w in grammar.trigger_words] + [
+        {"type": _PATTERN_FULL, "value": p} for p in grammar.trigger_patterns
+    ]
+
+
+def completion_body(
+    prompt: str,
+    *,
+    spec: DialectSpec,
+    grammar: GrammarLike | None,
+    sampling: SamplingParams,
+    max_tokens: int | None,
+    stop: Sequence[str],
+    n_probs: int = 0,
+) -> dict[str, Any]:
+    """The ``/completion`` request that decodes ``prompt`` as the in-process engine would."""
+    body: dict[str, Any] = {
+        "prompt": prompt,
+        "stream": True,
+        "cache_prompt": True,
+        "n_predict": max_tokens if max_tokens and max_tokens > 0 else -1,
+        "temperature": sampling.temperature,
+        "top_k": sampling.top_k,
+        "top_p": sampling.top_p,
+        "min_p": sampling.min_p,
+        "typical_p": sampling.typical_p,
+        "repeat_penalty": sampling.repeat_penalty,
+        "repeat_last_n": sampling.penalty_last_n,
+        "presence_penalty": sampling.presence_penalty,
+        "frequency_penalty": sampling.frequency_penalty,
+        "mirostat": sampling.mirostat_mode,
+        "mirostat_tau": sampling.mirostat_tau,
+        "mirostat_eta": sampling.mirostat_eta,
+        "stop": [s for s in dict.fromkeys(stop) if s],
+        "preserved_tokens": spec_markers(spec),
+    }
+    if sampling.seed is not None:
+        body["seed"] = sampling.seed
+    if sampling.logit_bias:
+        body["logit_bias"] = [[int(k), float(v)] for k, v in sampling.logit_bias.items()]
+    if n_probs:
+        body["n_probs"] = n_probs
+    if grammar is not None:
+        gbnf = grammar.gbnf
+        if grammar.root != "root":  # the server always starts at `root`
+            gbnf = f"root ::= {grammar.root}\n{gbnf}"
+        body["grammar"] = gbnf
+        if grammar.lazy:
+            body["grammar_lazy"] = True
+            body["grammar_triggers"] = _triggers(grammar)
+            # a trigger word that is one token must be preserved, or the server answers 400
+            body["preserved_tokens"] = list(
+                dict.fromkeys([*body["preserved_tokens"], *grammar.trigger_words])
+            )
+    return body
+
+
+class RemoteEngine:
+    """Generations on the servers of a ``ServerPool``."""
+
+    def __init__(
+        self, pool: ServerPool, *, timeout: float = 600.0, retry_window: float = 30.0
+    ) -> None:
+        self.pool = pool
+        self.timeout = timeout
+        """Seconds without a byte from the server before a running reply is abandoned."""
+        self.retry_window = retry_window
+        """Seconds spent looking for a server that answers, across retries."""
+
+    def generate(self, prompt: str, body: Mapping[str, Any]) -> Generation:
+        """Send ``body`` (see ``completion_body``) and return the reply as a ``Generation``.
+
+        Connecting happens here, so "no server answers" raises before anything is yielded."""
+        result = GenerationResult()
+        backend, events = self._open(prompt, body)
+        return Generation(self._pieces(backend, prompt, events, result), result)
+
+    def _open(
+        self, prompt: str, body: Mapping[str, Any]
+    ) -> tuple[Backend, Iterator[dict[str, Any]]]:
+        deadline = time.monotonic() + self.retry_window
+        tried: list[Backend] = []
+        errors: list[str] = []
+        while True:
+            choices = self.pool.candidates(prompt, exclude=tried)
+            if not choices:
+                if time.monotonic() >= deadline or not self.pool.backends:
+                    break
+                tried.clear()  # every server failed once: wait for one to come back
+                time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                if time.monotonic() >= deadline:
+                    break
+                continue
+            backend, slot = choices[0]
+            tried.append(backend)
+            self.pool.started(backend)
+            try:
+                response = open_post(
+                    backend.url, "/completion", {**body, "id_slot": slot}, timeout=self.timeout
+                )
+                events = read_sse(response)
+                first = next(events, None)  # the reply has started once one event arrived
+            except HttpStatusError as exc:
+                self.pool.finished(backend, slot=None, text=None)
+                if exc.status < 500:
+                    raise _client_error(backend, exc) from None
+                self.pool.failed(backend)
+                errors.append(f"{backend.url}: {exc}")
+                continue
+            except Unreachable as exc:
+                self.pool.finished(backend, slot=None, text=None)
+                self.pool.failed(backend)
+                errors.append(f"{backend.url}: {exc}")
+                continue
+            if first is None:
+                self.pool.finished(backend, slot=None, text=None)
+                self.pool.failed(backend)
+                errors.append(f"{backend.url}: empty reply")
+                continue
+            return backend, _chain(first, events)
+        urls = ", ".join(b.url for b in self.pool.backends)
+        detail = "; ".join(errors[-4:]) or "none serves the model"
+        raise ServerError(
+            f"no llama-server answered within {self.retry_window:g} s (servers: {urls}; {detail}); "
+            "start one (`llama-server -m MODEL.gguf --port 8080`) or raise retry_window="
+        )
+
+    def _pieces(
+        self,
+        backend: Backend,
+        prompt: str,
+        events: Iterator[dict[str, Any]],
+        result: GenerationResult,
+    ) -> Iterator[str]:
+        text: list[str] = []
+        slot: int | None = None
+        done = False
+        try:
+            for event in events:
+                piece = event.get("content") or ""
+                if piece:
+                    text.append(piece)
+                    result.completion_tokens = int(event.get("tokens_predicted", 0) or 0)
+                    yield piece
+                if event.get("stop"):
+                    slot = _final(event, result)
+                    done = True
+                    break
+            if not done:
+                raise ServerError(
+                    f"llama-server at {backend.url} closed the stream before the reply ended "
+                    f"({len(text)} pieces received); the request was not sent again"
+                )
+        except Unreachable as exc:
+            self.pool.failed(backend)
+            raise ServerError(
+                f"llama-server at {backend.url} broke off the reply ({exc}); the request was "
+                "not sent again because part of it had been returned"
+            ) from None
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()  # a reply abandoned early closes its connection: the server cancels it
+            result.text = "".join(text)
+            held = prompt + result.text if done else None
+            self.pool.finished(backend, slot=slot if done else None, text=held)
+
+
+def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield first
+    yield from rest
+
+
+def _final(event: Mapping[str, Any], result: GenerationResult) -> int | None:
+    """Fill ``result`` from the closing event; returns the slot that served the request."""
+    result.completion_tokens = int(event.get("tokens_predicted", 0) or 0)
+    result.prompt_tokens = int(event.get("tokens_evaluated", 0) or 0)
+    timings = event.get("timings") or {}
+    result.last_prompt_eval_tokens = int(timings.get("prompt_n", result.prompt_tokens) or 0)
+    stop_type = event.get("stop_type", "")
+    result.finish_reason = "length" if stop_type == "limit" else "stop"
+    result.stopped_by = str(event.get("stopping_word") or "") or None
+    slot = event.get("id_slot")
+    return int(slot) if isinstance(slot, int) else None
+
+
+def _client_error(backend: Backend, exc: HttpStatusError) -> Exception:
+    if "context" in exc.body and ("exceed" in exc.body or "size" in exc.body):
+        return ContextOverflowError(
+            f"llama-server at {backend.url} refused the prompt: {exc.body[:300]}; start it with a "
+            "larger context (-c) or send fewer messages"
+        )
+    return ServerError(f"llama-server at {backend.url} refused the request: {exc}")

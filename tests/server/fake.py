@@ -1,0 +1,120 @@
+"""A scripted stand-in for llama-server (stdlib HTTP in a thread), for the pool and retry logic.
+
+It speaks the endpoints ServerClient uses: /props, /slots, /health, /tokenize and a streaming
+/completion whose reply text and failure mode each test chooses.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@dataclass
+class Behaviour:
+    reply: list[str] = field(default_factory=lambda: ["Hello", " there"])
+    status: int = 200
+    """Status of /completion (500: the pool must go elsewhere)."""
+    break_after: int | None = None
+    """Close the connection after this many pieces, without the closing event."""
+    busy_slots: int = 0
+    """How many slots /slots reports as processing."""
+
+
+class FakeServer:
+    def __init__(self, *, slots: int = 2, model: str = "/models/fake.gguf") -> None:
+        self.behaviour = Behaviour()
+        self.requests: list[dict[str, Any]] = []
+        self.slots = slots
+        self.model = model
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _json(self, obj: Any, status: int = 200) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path == "/props":
+                    self._json(
+                        {
+                            "total_slots": outer.slots,
+                            "model_path": outer.model,
+                            "chat_template": TEMPLATE,
+                            "bos_token": "",
+                            "eos_token": "<|im_end|>",
+                        }
+                    )
+                elif self.path == "/slots":
+                    b = outer.behaviour
+                    self._json(
+                        [{"id": i, "is_processing": i < b.busy_slots} for i in range(outer.slots)]
+                    )
+                else:
+                    self._json({"status": "ok"})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path == "/tokenize":
+                    self._json({"tokens": [1]})
+                    return
+                outer.requests.append(body)
+                b = outer.behaviour
+                if b.status != 200:
+                    self._json({"error": {"code": b.status, "message": "boom"}}, b.status)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                slot = body.get("id_slot", -1)
+                slot = slot if slot >= 0 else 0
+                for i, piece in enumerate(b.reply):
+                    if b.break_after is not None and i >= b.break_after:
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return
+                    event = {"content": piece, "stop": False, "tokens_predicted": i + 1}
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                final = {
+                    "content": "",
+                    "stop": True,
+                    "id_slot": slot,
+                    "tokens_predicted": len(b.reply),
+                    "tokens_evaluated": 7,
+                    "stop_type": "eos",
+                    "stopping_word": "",
+                    "timings": {"prompt_n": 3},
+                }
+                self.wfile.write(f"data: {json.dumps(final)}\n\n".encode())
+                self.close_connection = True
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,144 @@
+"""The server engine's choice of server, retries and stream safety, against scripted servers."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from tooldialect import ServerError
+from tooldialect.dialect.spec import DialectSpec
+from tooldialect.engine.sampling import SamplingParams
+from tooldialect.grammar import build_grammar
+from tooldialect.server import ServerClient
+from tooldialect.server.engine import completion_body, spec_markers
+from tooldialect.tools import normalize_tool_choice, normalize_tools
+
+from .fake import FakeServer
+
+HELLO = [{"role": "user", "content": "hi"}]
+
+
+def _dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"  # closed again: nothing listens
+
+
+def _ask(client: ServerClient, messages: list[dict[str, str]] = HELLO) -> str:
+    out = client.create_chat_completion(messages=messages, temperature=0)
+    assert isinstance(out, dict)
+    return str(out["choices"][0]["message"]["content"])
+
+
+def test_reply_and_usage_come_from_the_server() -> None:
+    with FakeServer() as srv:
+        client = ServerClient(srv.url)
+        out = client.create_chat_completion(messages=HELLO)
+        assert isinstance(out, dict)
+        assert out["choices"][0]["message"]["content"] == "Hello there"
+        assert out["usage"]["prompt_tokens"] == 7
+        assert out["usage"]["prompt_tokens_details"]["cached_tokens"] == 4
+        sent = srv.requests[0]
+        assert sent["prompt"].endswith("<|im_start|>assistant\n")
+        assert sent["cache_prompt"] is True and sent["stream"] is True
+
+
+def test_least_busy_server_gets_the_request() -> None:
+    with FakeServer() as a, FakeServer() as b:
+        a.behaviour.busy_slots = 2
+        client = ServerClient([a.url, b.url])
+        _ask(client)
+        assert (len(a.requests), len(b.requests)) == (0, 1)
+        a.behaviour.busy_slots, b.behaviour.busy_slots = 0, 2
+        _ask(client, [{"role": "user", "content": "another conversation entirely"}])
+        assert (len(a.requests), len(b.requests)) == (1, 1)
+
+
+def test_a_conversation_sticks_to_its_server_and_slot() -> None:
+    with FakeServer() as a, FakeServer() as b:
+        client = ServerClient([a.url, b.url])
+        first = [{"role": "user", "content": "tell me about the sea, at length please"}]
+        _ask(client, first)
+        home = a if a.requests else b
+        other = b if home is a else a
+        other.behaviour.busy_slots = 0
+        home.behaviour.busy_slots = 1  # busier now, but it holds the prefix
+        follow = [*first, {"role": "assistant", "content": "Hello there"},
+                  {"role": "user", "content": "and the mountains?"}]
+        _ask(client, follow)
+        assert len(home.requests) == 2 and not other.requests
+        assert home.requests[1]["id_slot"] == 0
+
+
+def test_down_and_failing_servers_are_skipped_before_the_reply_starts() -> None:
+    with FakeServer() as failing, FakeServer() as good:
+        failing.behaviour.status = 500
+        client = ServerClient([_dead_url(), failing.url, good.url], retry_window=5)
+        assert _ask(client) == "Hello there"
+        assert len(failing.requests) <= 1 and len(good.requests) == 1
+
+
+def test_no_server_answers_within_the_window() -> None:
+    with FakeServer() as failing:
+        failing.behaviour.status = 503
+        client = ServerClient([failing.url], retry_window=0.5, cooldown=0.1)
+        with pytest.raises(ServerError, match="no llama-server answered"):
+            _ask(client)
+
+
+def test_a_reply_broken_off_is_never_sent_again() -> None:
+    with FakeServer() as a, FakeServer() as b:
+        for srv in (a, b):
+            srv.behaviour.reply = ["one", " two", " three"]
+            srv.behaviour.break_after = 1
+        client = ServerClient([a.url, b.url])
+        chunks = client.create_chat_completion(messages=HELLO, stream=True)
+        got = []
+        with pytest.raises(ServerError, match="not sent again"):
+            for chunk in chunks:  # type: ignore[union-attr]
+                got.append(chunk)
+        assert len(a.requests) + len(b.requests) == 1
+        assert any(c["choices"][0]["delta"].get("content") == "one" for c in got)
+
+
+def test_client_errors_are_not_retried() -> None:
+    with FakeServer() as a, FakeServer() as b:
+        a.behaviour.status = b.behaviour.status = 400
+        client = ServerClient([a.url, b.url])
+        with pytest.raises(ServerError, match="refused"):
+            _ask(client)
+        assert len(a.requests) + len(b.requests) == 1
+
+
+TOOLS = normalize_tools(
+    [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+)
+
+
+@pytest.mark.parametrize("mode", ["auto", "required"])
+def test_completion_body_carries_the_grammar_and_triggers(mode: str) -> None:
+    spec = DialectSpec.builtin("hermes")
+    grammar = build_grammar(spec, TOOLS, tool_choice=normalize_tool_choice(mode, TOOLS))
+    body = completion_body(
+        "p", spec=spec, grammar=grammar, sampling=SamplingParams(), max_tokens=5, stop=["x", "x"]
+    )
+    assert body["grammar"] == grammar.gbnf and body["n_predict"] == 5 and body["stop"] == ["x"]
+    assert "<tool_call>" in body["preserved_tokens"]
+    if mode == "auto":
+        assert body["grammar_lazy"] is True
+        words = [t["value"] for t in body["grammar_triggers"] if t["type"] == 1]
+        assert set(words) == set(grammar.trigger_words)
+        assert set(grammar.trigger_words) <= set(body["preserved_tokens"])
+    else:
+        assert "grammar_lazy" not in body
+
+
+@pytest.mark.parametrize("name", ["hermes", "mistral-v11", "llama-3", "kimi-k2", "gpt-oss"])
+def test_every_marker_of_a_spec_is_preserved(name: str) -> None:
+    spec = DialectSpec.builtin(name)
+    markers = spec_markers(spec)
+    openers = {f.opener().strip() for f in spec.formats} - {""}
+    assert openers and openers <= set(markers)
+    assert all(m == m.strip() and m for m in markers)

@@ -1,0 +1,177 @@
+"""The server engine against real llama-server processes on loopback, with the small models.
+
+Skips with the build command when no llama-server binary is found (see
+``scripts/build_llama_server.sh``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tooldialect import ServerClient, ToolChatHandler
+from tooldialect.server import LlamaServer, find_llama_server
+from tooldialect.server.launch import BUILD_HINT
+
+pytestmark = pytest.mark.model
+
+# one thread: llama.cpp threads spin-wait, so two on a busy 2-core box crawl
+ARGS = ["-t", "1", "-c", "4096", "--parallel", "2"]
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+TIME = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "Current time in a timezone",
+        "parameters": {
+            "type": "object",
+            "properties": {"timezone": {"type": "string"}},
+            "required": ["timezone"],
+        },
+    },
+}
+ASK = [{"role": "user", "content": "What is the weather in Paris right now?"}]
+
+
+def _binary() -> Path:
+    found = find_llama_server()
+    if found is None:
+        pytest.skip(f"no llama-server binary; build or copy one with `{BUILD_HINT}`")
+    return found
+
+
+@pytest.fixture(scope="module")
+def qwen_server(qwen_path: Path) -> Iterator[LlamaServer]:
+    with LlamaServer(qwen_path, binary=_binary(), args=ARGS) as server:
+        yield server
+
+
+def _complete(client: ServerClient, **request: Any) -> dict[str, Any]:
+    out = client.create_chat_completion(temperature=0, max_tokens=60, **request)
+    assert isinstance(out, dict)
+    return out
+
+
+def _reassemble(chunks: Iterator[dict[str, Any]]) -> tuple[str, list[tuple[str, Any]], str]:
+    content, calls, finish = "", {}, ""
+    for chunk in chunks:
+        choice = chunk["choices"][0]
+        delta = choice["delta"]
+        content += delta.get("content") or ""
+        for tc in delta.get("tool_calls") or []:
+            slot = calls.setdefault(tc["index"], {"name": "", "arguments": ""})
+            fn = tc.get("function") or {}
+            slot["name"] += fn.get("name") or ""
+            slot["arguments"] += fn.get("arguments") or ""
+        finish = choice["finish_reason"] or finish
+    return (
+        content,
+        [(c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())],
+        finish,
+    )
+
+
+def _calls(out: dict[str, Any]) -> list[tuple[str, Any]]:
+    msg = out["choices"][0]["message"]
+    return [
+        (c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in msg.get("tool_calls") or []
+    ]
+
+
+@pytest.mark.parametrize(
+    "choice",
+    ["required", {"type": "function", "function": {"name": "get_time"}}, "auto"],
+    ids=["required", "named", "auto"],
+)
+def test_tool_choice(qwen_server: LlamaServer, choice: Any) -> None:
+    client = ServerClient(qwen_server.url)
+    out = _complete(client, messages=ASK, tools=[WEATHER, TIME], tool_choice=choice)
+    calls = _calls(out)
+    if choice == "auto":
+        # Qwen2.5-Coder calls here; the lazy grammar then keeps the call valid
+        assert calls and calls[0][0] in ("get_weather", "get_time")
+    elif isinstance(choice, dict):
+        assert [name for name, _ in calls] == ["get_time"] * len(calls) and calls
+        assert isinstance(calls[0][1]["timezone"], str)
+    else:
+        assert calls and isinstance(calls[0][1].get("city", calls[0][1].get("timezone")), str)
+    assert out["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_streaming_equals_non_streaming(qwen_server: LlamaServer) -> None:
+    client = ServerClient(qwen_server.url)
+    request = {"messages": ASK, "tools": [WEATHER, TIME], "tool_choice": "required"}
+    batch = _complete(client, **request)
+    stream = client.create_chat_completion(temperature=0, max_tokens=60, stream=True, **request)
+    content, calls, finish = _reassemble(stream)  # type: ignore[arg-type]
+    assert calls == _calls(batch)
+    assert finish == batch["choices"][0]["finish_reason"]
+    assert content == (batch["choices"][0]["message"]["content"] or "")
+
+
+def test_tool_result_turn_reuses_the_slot(qwen_server: LlamaServer) -> None:
+    client = ServerClient(qwen_server.url)
+    first = _complete(client, messages=ASK, tools=[WEATHER], tool_choice="required")
+    msg = first["choices"][0]["message"]
+    call = msg["tool_calls"][0]
+    turn2 = [
+        *ASK,
+        msg,
+        {"role": "tool", "tool_call_id": call["id"], "content": '{"temp_c": 18, "sky": "clear"}'},
+    ]
+    second = _complete(client, messages=turn2, tools=[WEATHER])
+    answer = second["choices"][0]["message"]
+    assert answer.get("tool_calls") or answer["content"]
+    usage = second["usage"]
+    # the prefix (system, tools, question, call) came from the slot's prompt cache
+    assert usage["prompt_tokens_details"]["cached_tokens"] >= first["usage"]["prompt_tokens"] - 2
+
+
+def test_prompt_and_grammar_are_the_in_process_ones(
+    qwen_server: LlamaServer, qwen_path: Path
+) -> None:
+    from llama_cpp import Llama
+
+    llama = Llama(str(qwen_path), vocab_only=True, verbose=False)
+    handler = ToolChatHandler()
+    client = ServerClient(qwen_server.url)
+    for choice in ("auto", "required"):
+        local = handler.prepare(llama=llama, messages=ASK, tools=[WEATHER], tool_choice=choice)
+        remote = client.prepare(messages=ASK, tools=[WEATHER], tool_choice=choice)
+        assert remote.prompt == local.prompt
+        assert remote.setup.spec == local.setup.spec
+        assert remote.grammar is not None and local.grammar is not None
+        assert remote.grammar.gbnf == local.grammar.gbnf
+
+
+def test_two_servers_one_killed_mid_run(smollm2_path: Path) -> None:
+    binary = _binary()
+    with LlamaServer(smollm2_path, binary=binary, args=ARGS) as a, LlamaServer(
+        smollm2_path, binary=binary, args=ARGS
+    ) as b:
+        client = ServerClient([a.url, b.url], retry_window=20, cooldown=30)
+        convo: list[dict[str, Any]] = [{"role": "user", "content": "Say hello to Ada."}]
+        out = _complete(client, messages=convo)
+        convo += [out["choices"][0]["message"], {"role": "user", "content": "And to Bob?"}]
+        holder = next(be for be in client.pool.backends if be.held)
+        (a if holder.url == a.url else b).kill()
+        out2 = _complete(client, messages=convo)  # goes to the survivor, no error
+        assert out2["choices"][0]["message"]["content"]
+        survivor = next(be for be in client.pool.backends if be.url != holder.url)
+        assert survivor.held and not holder.held

@@ -1,0 +1,297 @@
+"""``tooldialect serve`` without a model: the request rewrite, the ASGI layer, settings, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tooldialect.handler import ToolChatHandler
+from tooldialect.serve import (
+    INSTALL_HINT,
+    RequestExtrasHandler,
+    RequestRewrite,
+    main,
+    rewrite_chat_request,
+)
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+USER = {"role": "user", "content": "hi"}
+
+REWRITES = [
+    (
+        {"messages": [USER], "response_format": {"type": "json_schema",
+                                                 "json_schema": {"name": "x", "schema": SCHEMA,
+                                                                 "strict": True}}},
+        {"messages": [USER], "response_format": {"type": "json_object", "schema": SCHEMA}},
+        {},
+    ),
+    (
+        {"messages": [USER],
+         "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
+        {"messages": [USER], "response_format": {"type": "json_object"}},
+        {},
+    ),
+    (
+        {"messages": [USER], "response_format": {"type": "json_object", "schema": SCHEMA}},
+        {"messages": [USER], "response_format": {"type": "json_object", "schema": SCHEMA}},
+        {},
+    ),
+    (
+        {"messages": [USER], "chat_template_kwargs": {"enable_thinking": False},
+         "parallel_tool_calls": False, "reasoning_effort": "low", "temperature": 0},
+        {"messages": [USER], "temperature": 0},
+        {"chat_template_kwargs": {"enable_thinking": False}, "parallel_tool_calls": False,
+         "reasoning_effort": "low"},
+    ),
+    (
+        {"messages": [{"role": "developer", "content": "be brief"}, USER]},
+        {"messages": [{"role": "system", "content": "be brief"}, USER]},
+        {},
+    ),
+    (
+        {"messages": [USER, {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}]},
+        {"messages": [USER, {"role": "assistant", "tool_calls": [{"id": "c"}]}]},
+        {},
+    ),
+    (
+        {"messages": [{"role": "tool", "tool_call_id": "c",
+                       "content": [{"type": "text", "text": "2"}, {"type": "text", "text": "4"}]}]},
+        {"messages": [{"role": "tool", "tool_call_id": "c", "content": "24"}]},
+        {},
+    ),
+    (
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]},
+        {},
+    ),
+    (
+        {"messages": [USER], "max_completion_tokens": 7},
+        {"messages": [USER], "max_tokens": 7},
+        {},
+    ),
+    (
+        {"messages": [USER], "max_completion_tokens": 7, "max_tokens": 3},
+        {"messages": [USER], "max_tokens": 3},
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "extras"),
+    REWRITES,
+    ids=["json-schema", "json-schema-no-schema", "json-object-kept", "extras-lifted",
+         "developer-role", "assistant-null-content", "tool-text-parts", "user-parts-kept",
+         "max-completion-tokens", "max-tokens-wins"],
+)
+def test_rewrite_chat_request(
+    body: dict[str, Any], expected: dict[str, Any], extras: dict[str, Any]
+) -> None:
+    before = json.dumps(body, sort_keys=True)
+    assert rewrite_chat_request(body) == (expected, extras)
+    assert json.dumps(body, sort_keys=True) == before  # the input is not changed
+
+
+def test_rewritten_body_passes_the_servers_request_model() -> None:
+    """What the rewrite produces is what llama-cpp-python's server validates and forwards."""
+    types = pytest.importorskip("llama_cpp.server.types", reason=INSTALL_HINT)
+    body = {
+        "messages": [
+            {"role": "developer", "content": "x"},
+            USER,
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"}]},
+        ],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA}},
+        "max_completion_tokens": 5,
+    }
+    with pytest.raises(ValueError):
+        types.CreateChatCompletionRequest.model_validate(body)
+    rewritten, _ = rewrite_chat_request(body)
+    kwargs = types.CreateChatCompletionRequest.model_validate(rewritten).model_dump()
+    assert kwargs["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert kwargs["max_tokens"] == 5
+    assert [m["role"] for m in kwargs["messages"]] == ["system", "user", "assistant", "tool"]
+
+
+def run_asgi(body: bytes, *, path: str = "/v1/chat/completions", chunked: bool = False) -> Any:
+    """Send one POST through ``RequestRewrite`` to a recording app; return what the app saw."""
+    seen: dict[str, Any] = {}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        from tooldialect.serve import _request_extras
+
+        parts = []
+        while True:
+            message = await receive()
+            parts.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        seen.update(
+            body=b"".join(parts),
+            headers=dict(scope["headers"]),
+            extras=_request_extras.get(),
+            after=await receive(),
+        )
+
+    pieces = [body[: len(body) // 2], body[len(body) // 2 :]] if chunked else [body]
+    inbox = [
+        {"type": "http.request", "body": p, "more_body": i < len(pieces) - 1}
+        for i, p in enumerate(pieces)
+    ] + [{"type": "http.disconnect"}]
+
+    async def receive() -> Any:
+        return inbox.pop(0)
+
+    async def send(message: Any) -> None:
+        pass
+
+    scope = {"type": "http", "method": "POST", "path": path,
+             "headers": [(b"content-length", str(len(body)).encode())]}
+    asyncio.run(RequestRewrite(app)(scope, receive, send))
+    return seen
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["one-chunk", "two-chunks"])
+def test_middleware_rewrites_the_body_and_carries_extras(chunked: bool) -> None:
+    body = {"messages": [USER], "parallel_tool_calls": False,
+            "response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}}
+    seen = run_asgi(json.dumps(body).encode(), chunked=chunked)
+    forwarded = json.loads(seen["body"])
+    assert forwarded == rewrite_chat_request(body)[0]
+    assert seen["headers"][b"content-length"] == str(len(seen["body"])).encode()
+    assert seen["extras"] == {"parallel_tool_calls": False}
+    assert seen["after"] == {"type": "http.disconnect"}  # disconnects still reach the server
+
+
+@pytest.mark.parametrize(
+    ("path", "raw"),
+    [("/v1/completions", b'{"prompt": "x", "parallel_tool_calls": false}'),
+     ("/v1/chat/completions", b"not json")],
+    ids=["other-route", "not-json"],
+)
+def test_middleware_leaves_other_requests_alone(path: str, raw: bytes) -> None:
+    seen = run_asgi(raw, path=path)
+    assert seen["body"] == raw
+    assert not seen["extras"]
+
+
+def recording_handler() -> tuple[RequestExtrasHandler, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
+
+    class Recorder(ToolChatHandler):
+        def __call__(self, *, llama: Any, messages: Any, temperature: float = 0.2,
+                     **kwargs: Any) -> Any:
+            calls.append({"messages": messages, "temperature": temperature, **kwargs})
+            return {}
+
+    return RequestExtrasHandler(Recorder()), calls
+
+
+@pytest.mark.parametrize(
+    ("model_kwargs", "request_extras", "expected"),
+    [
+        ({}, None, {}),
+        ({"enable_thinking": False, "custom_flag": 1}, None,
+         {"chat_template_kwargs": {"enable_thinking": False, "custom_flag": 1}}),
+        ({"enable_thinking": False}, {"chat_template_kwargs": {"enable_thinking": True},
+                                      "parallel_tool_calls": False},
+         {"chat_template_kwargs": {"enable_thinking": True}, "parallel_tool_calls": False}),
+        ({}, {"reasoning_effort": "low"}, {"reasoning_effort": "low"}),
+    ],
+    ids=["nothing", "model-template-kwargs-folded", "request-wins", "reasoning-effort"],
+)
+def test_extras_handler_merges_model_and_request_extras(
+    model_kwargs: dict[str, Any], request_extras: dict[str, Any] | None,
+    expected: dict[str, Any],
+) -> None:
+    from tooldialect.serve import _request_extras
+
+    handler, calls = recording_handler()
+    token = _request_extras.set(request_extras)
+    try:
+        handler(llama=None, messages=[], temperature=0.1, **model_kwargs)
+    finally:
+        _request_extras.reset(token)
+    assert calls == [{"messages": [], "temperature": 0.1, **expected}]
+
+
+def test_settings_default_chat_format_and_pass_through(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
+    from tooldialect.serve import build_parser, read_settings
+
+    parser = build_parser()
+    server, models = read_settings(parser.parse_args(
+        ["--model", "m.gguf", "--port", "9", "--n_ctx", "512", "--interrupt_requests", "false"]))
+    assert (server.port, server.interrupt_requests) == (9, False)
+    model = models[0]
+    assert (model.model, model.n_ctx, model.chat_format) == ("m.gguf", 512, "tooldialect")
+    _, models = read_settings(parser.parse_args(["--model", "m.gguf", "--chat_format", "chatml"]))
+    assert models[0].chat_format == "chatml"
+
+    config = tmp_path / "serve.json"
+    config.write_text(json.dumps({"port": 7, "models": [
+        {"model": "a.gguf"}, {"model": "b.gguf", "chat_format": "chatml"}]}))
+    server, models = read_settings(parser.parse_args(["--config_file", str(config)]))
+    assert server.port == 7
+    assert [m.chat_format for m in models] == ["tooldialect", "chatml"]
+
+
+def test_missing_server_extra_prints_the_install_hint(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # makes `import uvicorn` raise ImportError
+    assert main(["--model", "m.gguf"]) == 2
+    assert INSTALL_HINT in capsys.readouterr().err
+
+
+def test_cli_dispatches_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tooldialect.serve
+    from tooldialect.cli import main as cli_main
+
+    got: list[list[str]] = []
+    monkeypatch.setattr(tooldialect.serve, "main", lambda argv: got.append(list(argv)) or 0)
+    assert cli_main(["serve", "--model", "m.gguf", "--port", "1"]) == 0
+    assert got == [["--model", "m.gguf", "--port", "1"]]
+
+
+@pytest.mark.parametrize("handled", [True, False], ids=["handler-reply", "no-handler-reply"])
+def test_non_streamed_reply_goes_out_as_the_handler_made_it(handled: bool) -> None:
+    """The server trims replies to its TypedDict; the layer sends the handler's own dict."""
+    full = {"choices": [{"message": {"content": "x", "reasoning_content": "why"}}],
+            "usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 2}}}
+    trimmed = json.dumps({"choices": [{"message": {"content": "x"}}]}).encode()
+
+    class Reply(ToolChatHandler):
+        def __call__(self, **kwargs: Any) -> Any:
+            return full
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        if handled:
+            RequestExtrasHandler(Reply())(llama=None, messages=[])
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", str(len(trimmed)).encode())]})
+        await send({"type": "http.response.body", "body": trimmed[:5], "more_body": True})
+        await send({"type": "http.response.body", "body": trimmed[5:]})
+
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b'{"messages": []}'}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "headers": []}
+    asyncio.run(RequestRewrite(app)(scope, receive, send))
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    length = int(dict(sent[0]["headers"])[b"content-length"])
+    assert json.loads(body) == (full if handled else json.loads(trimmed))
+    assert length == len(body)

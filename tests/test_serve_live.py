@@ -1,0 +1,291 @@
+"""``tooldialect serve`` for real: a server process on a loopback port, driven by the official
+``openai`` client and by pydantic-ai, on Qwen2.5-Coder-0.5B (native hermes calls)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tooldialect
+from models.schema_check import schema_errors
+from tooldialect.handler import ToolChatHandler
+from tooldialect.serve import INSTALL_HINT
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city"],
+        },
+    },
+}
+TIME = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "Get the local time in a timezone",
+        "parameters": {
+            "type": "object",
+            "properties": {"timezone": {"type": "string"}},
+            "required": ["timezone"],
+        },
+    },
+}
+TOOLS = [WEATHER, TIME]
+SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+PARIS = [{"role": "user", "content": "What's the weather in Paris?"}]
+GREEDY: dict[str, Any] = {"temperature": 0, "max_tokens": 60}
+READY_TIMEOUT_S = 300
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def base_url(qwen_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A running ``python -m tooldialect.serve`` (killed at the end); its ``/v1`` URL."""
+    pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "server.log"
+    src = str(Path(tooldialect.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "tooldialect.serve", "--model", str(qwen_path),
+           "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "4096",
+           "--verbose", "false"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"server not ready in {READY_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def client(base_url: str) -> Any:
+    openai = pytest.importorskip("openai")
+    return openai.OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=600)
+
+
+def valid_calls(message: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, arguments)`` of each call, each checked against its tool's schema."""
+    out = []
+    for call in message.tool_calls or []:
+        args = json.loads(call.function.arguments)
+        assert schema_errors(args, SCHEMAS[call.function.name]) == [], call
+        assert call.id and call.type == "function"
+        out.append((call.function.name, args))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("tool_choice", "expected"),
+    [("auto", "get_weather"), ("required", "get_weather"),
+     ({"type": "function", "function": {"name": "get_time"}}, "get_time")],
+    ids=["auto", "required", "named"],
+)
+def test_tool_choice(client: Any, tool_choice: Any, expected: str) -> None:
+    r = client.chat.completions.create(
+        model="qwen", messages=PARIS, tools=TOOLS, tool_choice=tool_choice, **GREEDY
+    )
+    calls = valid_calls(r.choices[0].message)
+    assert calls and calls[0][0] == expected
+    assert r.choices[0].finish_reason == "tool_calls"
+    if expected == "get_weather":
+        assert "paris" in calls[0][1]["city"].lower()
+
+
+def test_streamed_deltas_reassemble_into_the_same_call(client: Any) -> None:
+    whole = client.chat.completions.create(
+        model="qwen", messages=PARIS, tools=TOOLS, tool_choice="required", **GREEDY
+    )
+    stream = client.chat.completions.create(
+        model="qwen", messages=PARIS, tools=TOOLS, tool_choice="required", stream=True, **GREEDY
+    )
+    calls: dict[int, dict[str, str]] = {}
+    finish, deltas = None, 0
+    for chunk in stream:
+        choice = chunk.choices[0]
+        finish = choice.finish_reason or finish
+        for tc in choice.delta.tool_calls or []:
+            deltas += 1
+            slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+            slot["id"] += tc.id or ""
+            slot["name"] += (tc.function.name or "") if tc.function else ""
+            slot["arguments"] += (tc.function.arguments or "") if tc.function else ""
+    assert deltas > 1  # really streamed, not one final delta
+    assert finish == "tool_calls"
+    streamed = [(c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())]
+    assert all(c["id"] for c in calls.values())
+    assert streamed == valid_calls(whole.choices[0].message)
+
+
+def test_tool_result_turn(client: Any) -> None:
+    """The call goes back as the client returned it (``content: null``) with a ``tool`` result;
+    the turn renders on top of the first prompt, so the server's KV cache covers all of it."""
+    first = client.chat.completions.create(
+        model="qwen", messages=PARIS, tools=TOOLS, tool_choice="required", **GREEDY
+    )
+    sent = first.choices[0].message.model_dump(exclude_none=True)
+    sent["content"] = None  # what OpenAI clients send for a call-only turn
+    result = {"role": "tool", "tool_call_id": sent["tool_calls"][0]["id"],
+              "content": "17 degrees celsius, light rain"}
+    second = client.chat.completions.create(
+        model="qwen", messages=[*PARIS, sent, result], tools=TOOLS, **GREEDY
+    )
+    choice = second.choices[0]
+    assert choice.finish_reason in ("stop", "tool_calls", "length")
+    if choice.finish_reason == "tool_calls":
+        assert valid_calls(choice.message)  # small models may call again; it must still be valid
+    else:
+        assert choice.message.content
+    assert second.usage.prompt_tokens > first.usage.prompt_tokens
+    cached = second.usage.prompt_tokens_details.cached_tokens
+    assert cached >= first.usage.prompt_tokens - 1
+
+
+def test_parallel_tool_calls_false_reaches_the_handler(client: Any) -> None:
+    """The server's request model drops ``parallel_tool_calls``; the rewrite layer carries it."""
+    r = client.chat.completions.create(
+        model="qwen",
+        messages=[{"role": "user", "content": "Weather in Paris, in London and in Rome?"}],
+        tools=TOOLS, tool_choice="required", parallel_tool_calls=False,
+        temperature=0, max_tokens=120,
+    )
+    assert len(valid_calls(r.choices[0].message)) == 1
+
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+
+
+def handler_takes_response_format() -> bool:
+    """Whether this handler build constrains ``response_format`` (issue 8 passes it to request
+    preparation); before that the server forwards it and the handler ignores it."""
+    from tooldialect import request
+
+    prepares = [ToolChatHandler.prepare, getattr(request, "prepare_request", None)]
+    return any(
+        f is not None and "response_format" in inspect.signature(f).parameters for f in prepares
+    )
+
+
+def test_json_schema_response_format(client: Any) -> None:
+    r = client.chat.completions.create(
+        model="qwen",
+        messages=[{"role": "user", "content": "Ann is 31. Describe her as JSON."}],
+        response_format={"type": "json_schema",
+                         "json_schema": {"name": "person", "schema": PERSON, "strict": True}},
+        temperature=0, max_tokens=80,
+    )
+    content = r.choices[0].message.content or ""
+    assert content  # accepted (the server's own model rejects this shape) and answered
+    try:
+        value = json.loads(content)
+        errors = schema_errors(value, PERSON)
+    except ValueError as exc:
+        errors = [f"not JSON: {exc}"]
+    if errors and not handler_takes_response_format():
+        pytest.xfail(f"handler ignores response_format before issue 8: {errors} in {content!r}")
+    assert errors == [], content
+
+
+def test_pydantic_ai_agent_runs_two_tool_steps(base_url: str) -> None:
+    """An existing framework, offline: pydantic-ai's OpenAI model with a custom base URL.
+
+    The second tool needs the first one's answer. Tools are offered as the task allows, with
+    pydantic-ai's ``prepare`` hook: ``get_weather`` once the city is known, and each tool until it
+    has answered (the 0.5B model otherwise repeats a call that already answered or guesses a
+    city), so the run ends in a text answer.
+    """
+    pytest.importorskip("pydantic_ai", reason="pip install 'tooldialect[clients]'")
+    from pydantic_ai import Agent, RunContext
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.settings import ModelSettings
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.usage import UsageLimits
+
+    model = OpenAIChatModel("qwen", provider=OpenAIProvider(base_url=base_url, api_key="unused"))
+    agent = Agent(model, model_settings=ModelSettings(temperature=0, max_tokens=100))
+    done: set[str] = set()
+    needs = {"get_weather": "get_current_city"}
+
+    async def when_useful(ctx: RunContext[None], tool: ToolDefinition) -> ToolDefinition | None:
+        ready = needs.get(tool.name, "") in done | {""}
+        return tool if ready and tool.name not in done else None
+
+    @agent.tool_plain(prepare=when_useful)
+    def get_current_city() -> str:
+        """The city the user is in right now."""
+        done.add("get_current_city")
+        return "Lyon"
+
+    @agent.tool_plain(prepare=when_useful)
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        if city.strip().lower() != "lyon":
+            return f"unknown city {city!r}; call get_current_city first"
+        done.add("get_weather")
+        return "Sunny, 24 C in Lyon"
+
+    result = agent.run_sync(
+        "What's the weather where I am right now?", usage_limits=UsageLimits(request_limit=6)
+    )
+    steps = [
+        [p for p in m.parts if isinstance(p, ToolCallPart)]
+        for m in result.all_messages()
+        if isinstance(m, ModelResponse)
+    ]
+    tool_steps = [s for s in steps if s]
+    assert len(tool_steps) >= 2, steps
+    called = [(p.tool_name, p.args_as_dict()) for s in tool_steps for p in s]
+    assert ("get_weather", {"city": "Lyon"}) in called  # the first tool's answer fed the second
+    assert isinstance(result.output, str) and result.output.strip()
