@@ -170,7 +170,10 @@ WEATHER = {
         "description": "Current weather for a city.",
         "parameters": {
             "type": "object",
-            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "properties": {
+                "city": {"type": "string", "maxLength": 40},
+                "days": {"type": "integer", "minimum": 1, "maximum": 14},
+            },
             "required": ["city", "days"],
         },
     },
@@ -186,7 +189,7 @@ def _canonical_call(llm: Any, tool_choice: Any, fast_forward: bool) -> None:
         tools=[WEATHER, NOTE],
         tool_choice=tool_choice,
         temperature=0,
-        max_tokens=64,
+        max_tokens=96,
     )
     calls = out["choices"][0]["message"].get("tool_calls") or []  # type: ignore[index]
     assert calls, out
