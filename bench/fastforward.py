@@ -114,7 +114,8 @@ def measure(model: str, n_tools: int, choice: str, *, reps: int) -> dict[str, An
     from tooldialect.handler import ToolChatHandler
 
     with quiet_stderr():
-        llm = make_llama(model, "default")
+        # 50 tools make a 6k-token prompt
+        llm = make_llama(model, "default", n_ctx=8192 if n_tools > 10 else 4096)
     if THREADS:
         import llama_cpp
 
