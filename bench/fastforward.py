@@ -3,7 +3,9 @@
     python bench/fastforward.py --models smollm2 qwen --tools 1 10 50 --choices named auto --reps 1
 
 For each model / tool count / ``tool_choice``, on one Llama, interleaved in one run: the same
-greedy request with ``ToolChatHandler(fast_forward=True)`` and ``fast_forward=False``, streamed;
+greedy request with ``ToolChatHandler(argument_layout=..., fast_forward=...)`` for the four
+combinations of ``free`` / ``canonical`` and off / on, streamed; ratios are against
+``free`` without fast-forward;
 *call time* is, for a named choice, the whole request with the prompt already in the KV cache
 (the call starts at token one), and for ``auto`` the wall time from the first ``tool_calls``
 delta to the end. The reference is plain
@@ -100,49 +102,73 @@ def set_threads(n: int) -> None:
     THREADS[:] = [n]
 
 
+VARIANTS = [("free", False), ("free", True), ("canonical", False), ("canonical", True)]
+"""(argument_layout, fast_forward); the first is the baseline the others are compared with."""
+
+
+def _name(layout: str, ff: bool) -> str:
+    return f"{layout}{'+ff' if ff else ''}"
+
+
 def measure(model: str, n_tools: int, choice: str, *, reps: int) -> dict[str, Any]:
     from tooldialect.handler import ToolChatHandler
 
     with quiet_stderr():
-        llm = make_llama(model, "default")
+        # 50 tools make a 6k-token prompt
+        llm = make_llama(model, "default", n_ctx=8192 if n_tools > 10 else 4096)
     if THREADS:
         import llama_cpp
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
-    handlers = {ff: ToolChatHandler(fast_forward=ff) for ff in (True, False)}
+    handlers = {
+        (layout, ff): ToolChatHandler(fast_forward=ff, argument_layout=layout)  # type: ignore[arg-type]
+        for layout, ff in VARIANTS
+    }
     tools = workload.make_tools(n_tools)
     rows = []
-    _call(handlers[False], llm, tools, choice, max_tokens=1)  # prefill once: both runs are warm
+    _call(handlers[VARIANTS[0]], llm, tools, choice, max_tokens=1)  # prefill once: all are warm
     for _ in range(reps):
-        on = _call(handlers[True], llm, tools, choice)
-        off = _call(handlers[False], llm, tools, choice)
-        prompt = [int(t) for t in llm.input_ids[: off["prompt_tokens"]]]
-        per_token = _plain(llm, prompt, max(on["tokens"], 2))
-        plain_call = per_token * max(on["tokens"] - 1, 1)
-        rows.append(
-            {
-                "tokens": on["tokens"],
-                "forced_share": round(on["forced"] / max(on["tokens"], 1), 3),
-                "call_s_ff": round(on["call_s"], 3),
-                "call_s_no_ff": round(off["call_s"], 3),
-                "plain_s_same_tokens": round(plain_call, 3),
-                "speedup_vs_plain": round(plain_call / on["call_s"], 3) if on["call_s"] else None,
-                "speedup_vs_no_ff": round(off["call_s"] / on["call_s"], 3)
-                if on["call_s"]
+        # interleaved within one rep, so a change in machine load hits every variant alike
+        runs = {v: _call(handlers[v], llm, tools, choice) for v in VARIANTS}
+        base = runs[VARIANTS[0]]
+        prompt = [int(t) for t in llm.input_ids[: base["prompt_tokens"]]]
+        per_token = _plain(llm, prompt, max(base["tokens"], 2))
+        row: dict[str, Any] = {"plain_s_per_token": round(per_token, 4)}
+        for v, r in runs.items():
+            plain_call = per_token * max(r["tokens"] - 1, 1)
+            row[_name(*v)] = {
+                "tokens": r["tokens"],
+                "forced_share": round(r["forced"] / max(r["tokens"], 1), 3),
+                "call_s": round(r["call_s"], 3),
+                "request_s": round(r["wall_s"], 3),
+                "speedup_vs_plain_same_tokens": round(plain_call / r["call_s"], 3)
+                if r["call_s"]
                 else None,
-                "agree": on["parsed"] == off["parsed"],
-                "request_s_ff": round(on["wall_s"], 3),
-                "request_s_no_ff": round(off["wall_s"], 3),
+                "speedup_vs_baseline": round(base["call_s"] / r["call_s"], 3)
+                if r["call_s"]
+                else None,
+                "agree_with_baseline": r["parsed"] == base["parsed"],
+                "parsed": r["parsed"],
             }
-        )
+        rows.append(row)
+    summary = {}
+    for v in VARIANTS:
+        cells = [row[_name(*v)] for row in rows]
+        summary[_name(*v)] = {
+            "tokens": median([c["tokens"] for c in cells]),
+            "forced_share": median([c["forced_share"] for c in cells]),
+            "call_s": median([c["call_s"] for c in cells]),
+            "speedup_vs_baseline": median(
+                [c["speedup_vs_baseline"] for c in cells if c["speedup_vs_baseline"]]
+            ),
+            "agree": all(c["agree_with_baseline"] for c in cells),
+        }
     return {
         "model": model,
         "n_tools": n_tools,
         "tool_choice": choice,
-        "median_speedup_vs_plain": median(
-            [r["speedup_vs_plain"] for r in rows if r["speedup_vs_plain"]]
-        ),
-        "median_forced_share": median([r["forced_share"] for r in rows]),
+        "baseline": _name(*VARIANTS[0]),
+        "summary": summary,
         "rows": rows,
     }
 
@@ -159,12 +185,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.threads:
         set_threads(args.threads)
-    out = [
-        measure(m, n, c, reps=args.reps)
-        for m in args.models
-        for n in args.tools
-        for c in args.choices
-    ]
+    out = []
+    for m in args.models:
+        for n in args.tools:
+            for c in args.choices:
+                out.append(measure(m, n, c, reps=args.reps))
+                for name, cell in out[-1]["summary"].items():  # as it goes: runs are long
+                    print(
+                        f"# {m} tools={n} {c} {name}: tokens={cell['tokens']} "
+                        f"forced={cell['forced_share']} call_s={cell['call_s']} "
+                        f"x{cell['speedup_vs_baseline']} agree={cell['agree']}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     print(json.dumps(out, indent=1))
 
 

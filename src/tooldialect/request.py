@@ -29,6 +29,7 @@ from .tools import (
 if TYPE_CHECKING:
     from .engine.sampling import GrammarLike
     from .gguf import ModelInfo
+    from .grammar.codec import ArgumentLayout
     from .template import ChatTemplate
 
 __all__ = ["ModelSetup", "Request", "prepare_request"]
@@ -98,6 +99,7 @@ def prepare_request(
     default_parallel: bool = True,
     default_template_kwargs: Mapping[str, Any] | None = None,
     verbatim_history: bool = True,
+    argument_layout: ArgumentLayout = "free",
     **kwargs: Any,
 ) -> Request:
     """Everything but generation: tools, prompt, grammar. Raises the library's errors.
@@ -135,7 +137,14 @@ def prepare_request(
     reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
     gram = grammar_for(
-        setup, defs, choice, parallel, reasoning_open, call_prefill, answer_schema=answer
+        setup,
+        defs,
+        choice,
+        parallel,
+        reasoning_open,
+        call_prefill,
+        answer_schema=answer,
+        layout=argument_layout,
     )
     if gram is None and grammar is not None and choice.mode in ("none", "auto"):
         gram = ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
@@ -182,6 +191,7 @@ def grammar_for(
     prefill: str,
     *,
     answer_schema: dict[str, Any] | None = None,
+    layout: ArgumentLayout = "free",
 ) -> GrammarLike | None:
     """The request's grammar, built once per distinct request shape and cached on ``setup``;
     ``None`` when nothing constrains the reply.
@@ -213,6 +223,7 @@ def grammar_for(
         prefill,
         guard,
         json.dumps(answer_schema, sort_keys=True) if answering else None,
+        layout,
     )
     if key in setup.grammars:
         return setup.grammars[key]
@@ -225,6 +236,7 @@ def grammar_for(
             tools=tools if calls else None,
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
+            argument_layout=layout,
         )
     else:
         from .grammar import build_grammar
@@ -236,5 +248,6 @@ def grammar_for(
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
             prefill=prefill,
+            argument_layout=layout,
         )
     return setup.grammars[key]

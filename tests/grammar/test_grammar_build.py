@@ -210,11 +210,12 @@ def _skip_if_unforcible(spec: DialectSpec) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("layout", ["free", "canonical"], ids=["free", "canonical"])
 @pytest.mark.parametrize(("key", "spec"), SPECS, ids=[k for k, _ in SPECS])
-def test_round_trip(vocab_llama: Any, key: str, spec: DialectSpec) -> None:
+def test_round_trip(vocab_llama: Any, key: str, spec: DialectSpec, layout: Any) -> None:
     one = spec.render_call("get_weather", ARGS)
     two = spec.render_calls([("get_weather", {"city": "x", "days": 14}, None), ("ping", {}, None)])
-    lazy = build_grammar(spec, TOOLS)
+    lazy = build_grammar(spec, TOOLS, argument_layout=layout)
     assert lazy is not None and lazy.lazy
     validate_grammar(lazy.gbnf, vocab=vocab_of(vocab_llama))
     patterns = lazy.lazy_patterns()
@@ -226,17 +227,22 @@ def test_round_trip(vocab_llama: Any, key: str, spec: DialectSpec) -> None:
             ), text
     if not spec.forcible:
         return
-    forced = build_grammar(spec, TOOLS, tool_choice="required")
+    forced = build_grammar(spec, TOOLS, tool_choice="required", argument_layout=layout)
     assert forced is not None and forced.forced and not forced.lazy
     validate_grammar(forced.gbnf, vocab=vocab_of(vocab_llama))
     assert grammar_accepts(forced.gbnf, one, llama=vocab_llama), one
     assert grammar_accepts(forced.gbnf, two, llama=vocab_llama) is spec.parallel_calls, two
-    single = build_grammar(spec, TOOLS, tool_choice="required", parallel_tool_calls=False)
+    single = build_grammar(
+        spec, TOOLS, tool_choice="required", parallel_tool_calls=False, argument_layout=layout
+    )
     assert single is not None
     assert grammar_accepts(single.gbnf, one, llama=vocab_llama)
     assert not grammar_accepts(single.gbnf, two, llama=vocab_llama)
     named = build_grammar(
-        spec, TOOLS, tool_choice={"type": "function", "function": {"name": "ping"}}
+        spec,
+        TOOLS,
+        tool_choice={"type": "function", "function": {"name": "ping"}},
+        argument_layout=layout,
     )
     assert named is not None
     assert grammar_accepts(named.gbnf, spec.render_call("ping", {}), llama=vocab_llama)

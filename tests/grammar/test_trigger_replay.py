@@ -78,12 +78,13 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("layout", ["free", "canonical"], ids=["free", "canonical"])
 @pytest.mark.parametrize(("spec_id", "index"), CASES, ids=[f"{s}-fmt{i}" for s, i in CASES])
 def test_every_trigger_replays_text_the_grammar_accepts(
-    vocab: Any, spec_id: str, index: int
+    vocab: Any, spec_id: str, index: int, layout: Any
 ) -> None:
     spec = DialectSpec.builtin(spec_id)
-    grammar = build_grammar(spec, [TOOL], tool_choice="auto")
+    grammar = build_grammar(spec, [TOOL], tool_choice="auto", argument_layout=layout)
     assert grammar is not None
     patterns = grammar.lazy_patterns()
     fired = 0

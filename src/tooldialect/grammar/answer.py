@@ -21,6 +21,7 @@ from typing import Any
 from ..dialect.spec import DialectSpec
 from ..tools import ToolDef
 from .build import _GAP, ToolGrammar, _format
+from .codec import ArgumentLayout
 from .gbnf import GbnfBuilder, optional_edges, until
 from .json_schema import SchemaConverter
 
@@ -37,12 +38,14 @@ def build_answer_grammar(
     tools: list[ToolDef] | None = None,
     parallel_tool_calls: bool = True,
     reasoning_open: bool = False,
+    argument_layout: ArgumentLayout = "free",
 ) -> ToolGrammar:
     """A grammar whose replies are JSON values of ``schema`` (after optional free reasoning), or,
     when ``tools`` are given, calls to them in the dialect's canonical layout.
 
     ``tools`` must only be given for ``tool_choice="auto"`` on a ``forcible`` spec: the call
     alternative starts at the first token, which is what ``forcible`` promises.
+    ``argument_layout`` is the calls' (see ``build_grammar``); the answer's own JSON stays free.
     """
     b = GbnfBuilder()
     root = b.name("root")
@@ -60,6 +63,7 @@ def build_answer_grammar(
                 tools,
                 parallel=parallel_tool_calls and spec.parallel_calls,
                 hint=f"call{i}",
+                layout=argument_layout,
             )
             for i, fmt in enumerate(layouts)
         ]

@@ -10,6 +10,9 @@ Choices:
 * Element and python bodies take arguments in the order the schema declares them; required ones
   must appear, optional ones may be skipped; no undeclared arguments. JSON arguments follow the
   rules of ``json_schema``.
+* ``argument_layout="canonical"`` allows inside argument values exactly the whitespace
+  ``render_call`` writes (``{"k": v, "k2": [1, 2]}``), so separators are forced text; the
+  envelope around the arguments keeps its optional whitespace (lazy triggers capture it).
 * A lazy grammar's root is the alternatives of every format that has a trigger; each alternative
   starts with its trigger text, because llama.cpp replays the text from the trigger into it.
 * With ``spec.reasoning``, word triggers become patterns that only match after the reasoning block
@@ -38,7 +41,7 @@ from ..dialect.spec import (
 )
 from ..errors import UnsupportedToolChoiceError
 from ..tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
-from .codec import CodecName
+from .codec import ArgumentLayout, CodecName, codec_for
 from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
@@ -84,6 +87,7 @@ def build_grammar(
     parallel_tool_calls: bool = True,
     reasoning_open: bool = False,
     prefill: str = "",
+    argument_layout: ArgumentLayout = "free",
 ) -> ToolGrammar | None:
     """The tool-call grammar for ``tools`` under ``tool_choice``; ``None`` when no call is possible.
 
@@ -93,6 +97,8 @@ def build_grammar(
     the prompt already wrote (Functionary v3.2's generation prompt ends with ``>>>``): a forced
     grammar then starts right after it. Lazily, the first call after such a prefill is left
     unconstrained (no trigger can precede it); the parser still reads it.
+    ``argument_layout="canonical"`` allows only the canonical whitespace inside arguments
+    (``", "`` and ``": "``, as ``render_call`` writes them); ``"free"`` lets the model choose.
     """
     defs = _tool_defs(tools)
     choice = (
@@ -124,6 +130,7 @@ def build_grammar(
             parallel=parallel_tool_calls,
             hint="call",
             prefill=prefill,
+            layout=argument_layout,
         )
         if reasoning is not None:
             think = until(b, reasoning.close, hint="think")
@@ -139,7 +146,17 @@ def build_grammar(
         triggers = fmt.effective_triggers()
         if not triggers:
             continue  # unreachable lazily: nothing marks where it starts
-        alts.append(_format(b, spec, fmt, selected, parallel=parallel_tool_calls, hint=f"fmt{i}"))
+        alts.append(
+            _format(
+                b,
+                spec,
+                fmt,
+                selected,
+                parallel=parallel_tool_calls,
+                hint=f"fmt{i}",
+                layout=argument_layout,
+            )
+        )
         for t in triggers:
             if t.kind != "word":
                 # `{name}` in a pattern stands for the tools' names: a pattern that captures a
@@ -249,13 +266,14 @@ def _format(
     parallel: bool,
     hint: str,
     prefill: str = "",
+    layout: ArgumentLayout = "free",
 ) -> str:
     body_key = repr(fmt.body)
     bodies = []
     for t in tools:
         key = ("body", body_key, t.name)
         if key not in b.memo:  # formats sharing a body (tagged and bare JSON) share its rules
-            b.memo[key] = _body(b, spec, fmt.body, t, hint=f"{hint}-{t.name}")
+            b.memo[key] = _body(b, spec, fmt.body, t, hint=f"{hint}-{t.name}", layout=layout)
         bodies.append(b.memo[key])
     call_body = b.add(f"{hint}-body", " | ".join(bodies))
     call = b.add(
@@ -284,14 +302,24 @@ def _id_rule(spec: DialectSpec) -> str:
     return _ID_RULES.get(spec.id_format, _ID_RULES["openai"])
 
 
-def _body(b: GbnfBuilder, spec: DialectSpec, body: Any, tool: ToolDef, *, hint: str) -> str:
+def _body(
+    b: GbnfBuilder,
+    spec: DialectSpec,
+    body: Any,
+    tool: ToolDef,
+    *,
+    hint: str,
+    layout: ArgumentLayout = "free",
+) -> str:
     schema = tool.parameters
     name = literal(tool.name)
     head_fields = {"name": name, "id": f"({_id_rule(spec)})", "index": f"({_INDEX_RULE})"}
     if isinstance(body, JsonBody):
-        return _json_body(b, spec, body, tool, hint=hint)
+        return _json_body(b, spec, body, tool, hint=hint, layout=layout)
     if isinstance(body, TaggedBody):
-        args = SchemaConverter(b, schema).visit(schema, "", hint=f"{hint}-args")
+        args = SchemaConverter(b, schema, codec=codec_for("json", layout)).visit(
+            schema, "", hint=f"{hint}-args"
+        )
         parts = [
             _template(body.head, head_fields),
             optional_edges(body.args_open),
@@ -301,10 +329,10 @@ def _body(b: GbnfBuilder, spec: DialectSpec, body: Any, tool: ToolDef, *, hint: 
         ]
         return b.add(hint, " ".join(p for p in parts if p))
     if isinstance(body, ElementBody):
-        return _element_body(b, body, tool, head_fields, hint=hint)
+        return _element_body(b, body, tool, head_fields, hint=hint, layout=layout)
     assert isinstance(body, PythonBody)
     codec: CodecName = "gemma4" if body.value_codec == "gemma4" else "python"
-    conv = SchemaConverter(b, schema, codec=codec)
+    conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
     items = []
     for key, sub in _properties(schema).items():
         value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")
@@ -323,18 +351,21 @@ def _body(b: GbnfBuilder, spec: DialectSpec, body: Any, tool: ToolDef, *, hint: 
 
 
 def _json_body(
-    b: GbnfBuilder, spec: DialectSpec, body: JsonBody, tool: ToolDef, *, hint: str
+    b: GbnfBuilder,
+    spec: DialectSpec,
+    body: JsonBody,
+    tool: ToolDef,
+    *,
+    hint: str,
+    layout: ArgumentLayout = "free",
 ) -> str:
     schema = tool.parameters
-    conv = SchemaConverter(
-        b, schema, codec="json-in-string" if body.arguments_as_string else "json"
-    )
+    codec: CodecName = "json-in-string" if body.arguments_as_string else "json"
+    conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
     args = conv.visit(schema, "", hint=f"{hint}-args")
     if body.arguments_as_string:
         args = f'"\\"" {args} "\\""'
-    ws = (
-        conv.codec.ws(b) if not body.arguments_as_string else SchemaConverter(b, schema).codec.ws(b)
-    )
+    ws = codec_for("json").ws(b)  # the envelope's whitespace stays free whatever the layout
     colon = f'{ws} ":" {ws}'
 
     def kv(key: str, value: str) -> str:
@@ -357,10 +388,16 @@ def _json_body(
 
 
 def _element_body(
-    b: GbnfBuilder, body: ElementBody, tool: ToolDef, head_fields: Mapping[str, str], *, hint: str
+    b: GbnfBuilder,
+    body: ElementBody,
+    tool: ToolDef,
+    head_fields: Mapping[str, str],
+    *,
+    hint: str,
+    layout: ArgumentLayout = "free",
 ) -> str:
     schema = tool.parameters
-    conv = SchemaConverter(b, schema)
+    conv = SchemaConverter(b, schema, codec=codec_for("json", layout))
     marked = format_template(body.param, value="\x00value\x00")
     pre_t, _, post = marked.partition("\x00value\x00")
     has_flag = "{is_string}" in pre_t

@@ -15,9 +15,12 @@ from typing import Any, Literal
 from ..dialect.spec import GEMMA4_QUOTE, encode_gemma4_value, encode_python_value
 from .gbnf import GbnfBuilder, literal, until
 
-__all__ = ["CODECS", "Codec", "CodecName"]
+__all__ = ["CODECS", "ArgumentLayout", "Codec", "CodecName", "codec_for"]
 
 CodecName = Literal["json", "python", "gemma4", "json-in-string"]
+ArgumentLayout = Literal["free", "canonical"]
+"""Whitespace inside argument values: ``"free"`` lets the model choose it between tokens (within
+``WS``); ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": [1, 2]}``)."""
 
 # Whitespace between JSON tokens: a few spaces, then at most two newlines each followed by an
 # indent, so a model cannot run away in whitespace while pretty-printed JSON still fits.
@@ -36,6 +39,9 @@ class Codec:
     """How one value syntax spells things. Methods return GBNF expressions or rule names."""
 
     name: CodecName
+    layout: ArgumentLayout = "free"
+    """``"canonical"``: separators are ``", "`` and ``": "``, nothing pads a bracket, as the
+    encoders (``json.dumps``, ``encode_python_value``) write them."""
 
     def text(self, s: str) -> str:
         """A literal piece of structure (``{``, ``,`` ...) in this codec."""
@@ -68,6 +74,25 @@ class Codec:
         if self.name == "json-in-string":
             return _shared(b, "ws-str", '" "?')
         return _shared(b, "ws", WS)
+
+    def pad(self, b: GbnfBuilder) -> str:
+        """Whitespace just inside ``{ }`` / ``[ ]``."""
+        return '""' if self.layout == "canonical" else self.ws(b)
+
+    def sep(self, b: GbnfBuilder) -> str:
+        """Between two members or items."""
+        return self._around(b, ",")
+
+    def colon(self, b: GbnfBuilder) -> str:
+        """Between a key and its value."""
+        return self._around(b, ":")
+
+    def _around(self, b: GbnfBuilder, mark: str) -> str:
+        if self.layout == "canonical":
+            # gemma4 writes no space (``{k:v,k2:w}``); the other encoders write one after
+            return self.text(mark if self.name == "gemma4" else mark + " ")
+        ws = self.ws(b)
+        return f"{ws} {self.text(mark)} {ws}"
 
     def char(self, b: GbnfBuilder) -> str:
         """One character of string content (for length-bounded strings)."""
@@ -109,3 +134,8 @@ def _shared(b: GbnfBuilder, name: str, body: str) -> str:
 
 
 CODECS: dict[str, Codec] = {n: Codec(n) for n in ("json", "python", "gemma4", "json-in-string")}
+
+
+def codec_for(name: CodecName, layout: ArgumentLayout = "free") -> Codec:
+    """The codec ``name`` with argument layout ``layout``."""
+    return CODECS[name] if layout == "free" else Codec(name, layout)

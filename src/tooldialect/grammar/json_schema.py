@@ -311,14 +311,13 @@ class SchemaConverter:
 
     def _any(self) -> str:
         c, b = self.codec, self.b
-        key = ("any", c.name)
+        key = ("any", c.name, c.layout)
         if key not in b.memo:
             name = b.name(f"{c.name}-value")
             b.memo[key] = name
-            ws = c.ws(b)
-            sep = f"{ws} {c.text(',')} {ws}"
+            ws, sep = c.pad(b), c.sep(b)
             any_key = c.any_string(b) if c.name != "gemma4" else "[a-zA-Z_] [a-zA-Z0-9_]*"
-            kv = f"{any_key} {ws} {c.text(':')} {ws} {name}"
+            kv = f"{any_key} {c.colon(b)} {name}"
             obj = b.add(
                 f"{c.name}-object", f"{c.text('{')} {ws} ({kv} ({sep} {kv})*)? {ws} {c.text('}')}"
             )
@@ -357,12 +356,11 @@ class SchemaConverter:
                 f"required keys {unknown!r} at {pointer!r} are not in 'properties'; declare them",
                 pointer=_ptr(pointer, "required"),
             )
-        ws = c.ws(b)
-        sep = f"{ws} {c.text(',')} {ws}"
+        ws, sep, colon = c.pad(b), c.sep(b), c.colon(b)
         items = []
         for k, sub in props.items():
             value = self.visit(sub, _ptr(pointer, "properties", k), hint=f"{hint}-{k}")
-            kv = b.add(f"{hint}-{k}-kv", f"{c.key(k)} {ws} {c.text(':')} {ws} {value}")
+            kv = b.add(f"{hint}-{k}-kv", f"{c.key(k)} {colon} {value}")
             items.append((kv, k in required))
         tail_rest = tail_first = ""
         if addl not in (None, False):
@@ -372,7 +370,7 @@ class SchemaConverter:
                 hint=f"{hint}-extra",
             )
             key = c.any_string(b) if c.name != "gemma4" else "[a-zA-Z_] [a-zA-Z0-9_]*"
-            kv = b.add(f"{hint}-extra-kv", f"{key} {ws} {c.text(':')} {ws} {value}")
+            kv = b.add(f"{hint}-extra-kv", f"{key} {colon} {value}")
             tail_rest = f"({sep} {kv})*"
             tail_first = f"({kv} ({sep} {kv})*)?"
         seq = props_sequence(b, items, sep, hint=hint, tail_rest=tail_rest, tail_first=tail_first)
@@ -380,8 +378,7 @@ class SchemaConverter:
 
     def _array(self, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
         c, b = self.codec, self.b
-        ws = c.ws(b)
-        sep = f"{ws} {c.text(',')} {ws}"
+        ws, sep = c.pad(b), c.sep(b)
         prefix = schema.get("prefixItems")
         items = schema.get("items", True)
         if isinstance(items, list):

@@ -1,0 +1,128 @@
+"""Accuracy of the canonical argument layout: BFCL cases with ``argument_layout="free"`` (fast-
+forward off, the old default) against ``"canonical"`` with fast-forward on, on one Llama.
+
+    python bench/layout_accuracy.py --per-category 3 --choices auto required --threads 1
+
+For each case and ``tool_choice`` the variants run back to back on the same prompt (the prompt
+is prefilled once, untimed, and reused, so seconds are decode time and load changes hit both
+alike). ``required`` skips the
+irrelevance category (a forced call there is wrong by construction). Reported per variant:
+BFCL-valid count, completion tokens, seconds, and how many cases both variants answer alike.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import json
+import time
+from typing import Any
+
+from bench import bfcl_data, bfcl_score
+from bench.accuracy import N_CTX, _same_answer, calls_of_message, select_cases
+from bench.common import RESULTS, make_llama, quiet_stderr
+
+VARIANTS = {"free": ("free", False), "canonical+ff": ("canonical", True)}
+"""name -> (argument_layout, fast_forward)."""
+
+
+def run(
+    model: str, per_category: int, choices: list[str], threads: int | None, max_tokens: int
+) -> dict[str, Any]:
+    from tooldialect.handler import ToolChatHandler
+
+    bfcl_data.fetch()
+    cases = select_cases(per_category)
+    with quiet_stderr():
+        llm = make_llama(model, "default", n_ctx=N_CTX)
+    if threads:
+        import llama_cpp
+
+        llama_cpp.llama_set_n_threads(llm._ctx.ctx, threads, threads)
+    handlers = {
+        name: ToolChatHandler(argument_layout=layout, fast_forward=ff)  # type: ignore[arg-type]
+        for name, (layout, ff) in VARIANTS.items()
+    }
+    records = []
+    for choice in choices:
+        for case in cases:
+            if choice == "required" and case.category == "irrelevance":
+                continue
+            row: dict[str, Any] = {"id": case.id, "category": case.category, "choice": choice}
+            # prefill once, untimed: both variants then start from the same warm prompt
+            handlers["free"](
+                llama=llm,
+                messages=case.messages,
+                tools=case.tools(),
+                tool_choice=choice,
+                temperature=0.0,
+                max_tokens=1,
+            )
+            for name, handler in handlers.items():
+                start = time.perf_counter()
+                out = handler(
+                    llama=llm,
+                    messages=case.messages,
+                    tools=case.tools(),
+                    tool_choice=choice,
+                    temperature=0.0,
+                    max_tokens=max_tokens,
+                )
+                seconds = time.perf_counter() - start
+                message = out["choices"][0]["message"]  # type: ignore[index]
+                calls = calls_of_message(message)
+                verdict = bfcl_score.score(
+                    case.category, case.functions, case.answer, calls, case.name_map()
+                )
+                res = handler.last_result
+                row[name] = {
+                    "content": message.get("content") or "",
+                    "calls": calls,
+                    "valid": verdict.valid,
+                    "tokens": int(res.completion_tokens) if res else 0,
+                    "forced": int(res.forced_tokens) if res else 0,
+                    "seconds": round(seconds, 3),
+                }
+            row["agree"] = _same_answer(row["free"], row["canonical+ff"])
+            records.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    summary: dict[str, Any] = {"model": model, "per_category": per_category, "choices": {}}
+    for choice in choices:
+        rows = [r for r in records if r["choice"] == choice]
+        summary["choices"][choice] = {
+            "cases": len(rows),
+            "agree": sum(r["agree"] for r in rows),
+            **{
+                name: {
+                    "valid": sum(r[name]["valid"] for r in rows),
+                    "tokens": sum(r[name]["tokens"] for r in rows),
+                    "forced": sum(r[name]["forced"] for r in rows),
+                    "seconds": round(sum(r[name]["seconds"] for r in rows), 1),
+                }
+                for name in VARIANTS
+            },
+        }
+    return {"summary": summary, "records": records}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="qwen")
+    parser.add_argument("--per-category", type=int, default=3)
+    parser.add_argument("--choices", nargs="+", default=["auto", "required"])
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    args = parser.parse_args(argv)
+    result = run(args.model, args.per_category, args.choices, args.threads, args.max_tokens)
+    out = RESULTS / f"layout-accuracy-{args.model}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(result["summary"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

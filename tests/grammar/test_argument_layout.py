@@ -1,0 +1,234 @@
+"""``argument_layout``: a canonical-layout grammar accepts exactly the whitespace ``render_call``
+writes inside arguments (and forces it); the free layout keeps accepting indented arguments.
+
+The automaton checks run without a model; the llama.cpp checks (the grammar the engine really
+uses) and the end-to-end requests need the test models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tooldialect import ToolChatHandler
+from tooldialect.dialect.builtins import builtin_dialects, get_builtin
+from tooldialect.errors import GrammarError
+from tooldialect.grammar.build import build_grammar
+from tooldialect.grammar.forced import GbnfAutomaton
+
+NOTE = {
+    "type": "function",
+    "function": {
+        "name": "save_note",
+        "description": "Save a note.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "meta": {
+                    "type": "object",
+                    "properties": {"pinned": {"type": "boolean"}, "rank": {"type": "integer"}},
+                    "required": ["pinned"],
+                },
+                "extra": {},
+            },
+            "required": ["title", "tags", "meta"],
+        },
+    },
+}
+ARGS = {
+    "title": "Lunch",
+    "tags": ["a", "b"],
+    "meta": {"pinned": True, "rank": 2},
+    "extra": {"k": [1]},
+}
+CANONICAL = (
+    '{"title": "Lunch", "tags": ["a", "b"], "meta": {"pinned": true, "rank": 2}, '
+    '"extra": {"k": [1]}}'
+)
+# the same arguments with whitespace the canonical form never writes
+VARIANTS = {
+    "pretty-printed": '{\n  "title": "Lunch",\n  "tags": ["a"],\n  "meta": {"pinned": true}\n}',
+    "space-after-brace": '{ "title": "Lunch", "tags": [], "meta": {"pinned": true}}',
+    "space-before-colon": '{"title" : "Lunch", "tags": [], "meta": {"pinned": true}}',
+    "no-space-after-comma": '{"title": "Lunch","tags": [], "meta": {"pinned": true}}',
+    "no-space-after-colon": '{"title":"Lunch", "tags": [], "meta": {"pinned": true}}',
+    "space-in-array": '{"title": "Lunch", "tags": [ "a"], "meta": {"pinned": true}}',
+    "two-spaces-after-comma": '{"title": "Lunch",  "tags": [], "meta": {"pinned": true}}',
+    "nested-object-padding": '{"title": "Lunch", "tags": [], "meta": { "pinned": true }}',
+    "free-value-padding": '{"title": "Lunch", "tags": [], "meta": {"pinned": true}, "extra": { }}',
+}
+SPECS = list(builtin_dialects())
+
+
+def call(spec_id: str, arguments: str) -> str:
+    """``render_call``'s call with its arguments replaced by the text ``arguments``."""
+    rendered = get_builtin(spec_id).render_call("save_note", {"__": "@@"})
+    return rendered.replace('{"__": "@@"}', arguments)
+
+
+def automaton_accepts(layout: Any, text: str, spec_id: str = "hermes") -> bool:
+    grammar = build_grammar(
+        get_builtin(spec_id),
+        [NOTE],
+        tool_choice="required",
+        parallel_tool_calls=False,
+        argument_layout=layout,
+    )
+    assert grammar is not None
+    automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
+    # a rejected character fails the feed; full-text acceptance is llama.cpp's check below
+    return automaton.feed(text)
+
+
+@pytest.mark.parametrize("spec_id", SPECS, ids=SPECS)
+def test_render_call_is_accepted_in_both_layouts(spec_id: str) -> None:
+    """Every builtin body kind (JSON, tagged, element, Python, Gemma 4 values)."""
+    spec = get_builtin(spec_id)
+    rendered = spec.render_call("save_note", ARGS)
+    for layout in ("free", "canonical"):
+        grammar = build_grammar(spec, [NOTE], tool_choice="required", argument_layout=layout)
+        assert grammar is not None
+        automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
+        assert automaton.feed(rendered), (layout, rendered)
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS), ids=list(VARIANTS))
+def test_canonical_rejects_other_whitespace_inside_arguments(variant: str) -> None:
+    assert CANONICAL in get_builtin("hermes").render_call("save_note", ARGS)
+    text = call("hermes", VARIANTS[variant])
+    assert automaton_accepts("free", text), text
+    assert not automaton_accepts("canonical", text), text
+
+
+def test_canonical_keeps_the_envelope_whitespace_free() -> None:
+    """Lazy triggers capture the envelope as the model wrote it: its whitespace stays free."""
+    text = '<tool_call>\n{ "name" : "save_note",\n "arguments": ' + CANONICAL + "}\n</tool_call>"
+    assert automaton_accepts("canonical", text)
+
+
+def test_canonical_forces_separators_and_keys() -> None:
+    grammar = build_grammar(
+        get_builtin("hermes"), [NOTE], tool_choice="required", argument_layout="canonical"
+    )
+    assert grammar is not None
+    automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
+    steps = [
+        ('<tool_call>\n{"name": "save_note", "arguments": {', '"title": "'),
+        ('"title": "Lunch"', ', "tags": ['),  # free layout: nothing (optional whitespace)
+        (', "tags": [', ""),  # an empty array or a first string
+        ('"a"', ""),  # "]" or ", "
+        ('], "meta": {', '"pinned": '),
+        ('"pinned": t', "rue"),
+    ]
+    for fed, forced in steps:
+        assert automaton.feed(fed), fed
+        assert automaton.forced().text == forced, fed
+    free = build_grammar(get_builtin("hermes"), [NOTE], tool_choice="required")
+    assert free is not None
+    loose = GbnfAutomaton(free.gbnf, free.root)
+    assert loose.feed('<tool_call>\n{"name": "save_note", "arguments": {"title": "Lunch"')
+    assert loose.forced().text == ""
+
+
+def test_unknown_layout_is_refused() -> None:
+    with pytest.raises(GrammarError, match="argument_layout='pretty'"):
+        ToolChatHandler(argument_layout="pretty")  # type: ignore[arg-type]
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("variant", list(VARIANTS), ids=list(VARIANTS))
+def test_llama_cpp_agrees(vocab_llama: Any, variant: str) -> None:
+    """llama.cpp's own grammar engine (the one decoding uses) reads the layout the same way."""
+    from tooldialect.engine.grammar_check import grammar_accepts
+
+    spec = get_builtin("hermes")
+    canonical = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="canonical")
+    free = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="free")
+    assert canonical is not None and free is not None
+    good = spec.render_call("save_note", ARGS)
+    assert grammar_accepts(canonical.gbnf, good, llama=vocab_llama)
+    text = call("hermes", VARIANTS[variant])
+    assert grammar_accepts(free.gbnf, text, llama=vocab_llama)
+    assert not grammar_accepts(canonical.gbnf, text, llama=vocab_llama)
+
+
+@pytest.fixture(scope="module")
+def vocab_llama(smollm2_path: Path) -> Any:
+    from llama_cpp import Llama
+
+    return Llama(str(smollm2_path), vocab_only=True, verbose=False)
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "maxLength": 40},
+                "days": {"type": "integer", "minimum": 1, "maximum": 14},
+            },
+            "required": ["city", "days"],
+        },
+    },
+}
+NAMED = {"type": "function", "function": {"name": "get_weather"}}
+
+
+def _canonical_call(llm: Any, tool_choice: Any, fast_forward: bool) -> None:
+    handler = ToolChatHandler(argument_layout="canonical", fast_forward=fast_forward)
+    out = handler(
+        llama=llm,
+        messages=[{"role": "user", "content": "What is the weather in Paris for 3 days?"}],
+        tools=[WEATHER, NOTE],
+        tool_choice=tool_choice,
+        temperature=0,
+        max_tokens=96,
+    )
+    calls = out["choices"][0]["message"].get("tool_calls") or []  # type: ignore[index]
+    assert calls, out
+    assert handler.last_result is not None
+    text = handler.last_result.text
+    for c in calls:
+        arguments = json.loads(c["function"]["arguments"])
+        assert isinstance(arguments, dict)
+        # the model wrote the arguments exactly as render_call would
+        assert json.dumps(arguments, ensure_ascii=False) in text, text
+    if tool_choice == NAMED:
+        assert [c["function"]["name"] for c in calls] == ["get_weather"]
+
+
+@pytest.fixture(scope="module")
+def smollm2(smollm2_path: Path) -> Any:
+    from llama_cpp import Llama
+
+    return Llama(str(smollm2_path), n_threads=2, n_ctx=2048, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def qwen(qwen_path: Path) -> Any:
+    from llama_cpp import Llama
+
+    return Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("fast_forward", [False, True], ids=["plain", "fast-forward"])
+@pytest.mark.parametrize("tool_choice", ["required", NAMED], ids=["required", "named"])
+def test_canonical_calls_on_smollm2(smollm2: Any, tool_choice: Any, fast_forward: bool) -> None:
+    _canonical_call(smollm2, tool_choice, fast_forward)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    "tool_choice", ["auto", "required", NAMED], ids=["auto", "required", "named"]
+)
+def test_canonical_calls_on_qwen(qwen: Any, tool_choice: Any) -> None:
+    """Qwen2.5 indents required-call arguments when the layout is free (issue 11, section 6)."""
+    _canonical_call(qwen, tool_choice, True)
