@@ -26,7 +26,7 @@ from .engine.sampling import SamplingParams
 from .errors import GrammarError, MissingTemplateError, ToolSpecError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
-from .grammar.codec import ArgumentLayout
+from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .messages import validate_messages
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
@@ -70,7 +70,7 @@ class ToolChatHandler:
         render_budget: RenderBudget | None = None,
         prompt_cache: PromptCacheOption = None,
         fast_forward: bool = False,
-        argument_layout: ArgumentLayout = "canonical",
+        argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
     ) -> None:
         if argument_layout not in ("free", "canonical"):
             raise GrammarError(

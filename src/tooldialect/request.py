@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .dialect.spec import DialectSpec
 from .errors import TemplateError, UnsupportedToolChoiceError
+from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from .history import ReplyMemory
 from .prompt import prompt_prefill, render_prompt
 from .template_compat import client_call_ids
@@ -99,7 +100,7 @@ def prepare_request(
     default_parallel: bool = True,
     default_template_kwargs: Mapping[str, Any] | None = None,
     verbatim_history: bool = True,
-    argument_layout: ArgumentLayout = "free",
+    argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
     **kwargs: Any,
 ) -> Request:
     """Everything but generation: tools, prompt, grammar. Raises the library's errors.
@@ -191,7 +192,7 @@ def grammar_for(
     prefill: str,
     *,
     answer_schema: dict[str, Any] | None = None,
-    layout: ArgumentLayout = "free",
+    layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
 ) -> GrammarLike | None:
     """The request's grammar, built once per distinct request shape and cached on ``setup``;
     ``None`` when nothing constrains the reply.

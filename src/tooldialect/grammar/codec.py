@@ -15,12 +15,15 @@ from typing import Any, Literal
 from ..dialect.spec import GEMMA4_QUOTE, encode_gemma4_value, encode_python_value
 from .gbnf import GbnfBuilder, literal, until
 
-__all__ = ["CODECS", "ArgumentLayout", "Codec", "CodecName", "codec_for"]
+__all__ = ["CODECS", "DEFAULT_ARGUMENT_LAYOUT", "ArgumentLayout", "Codec", "CodecName", "codec_for"]
 
 CodecName = Literal["json", "python", "gemma4", "json-in-string"]
 ArgumentLayout = Literal["free", "canonical"]
 """Whitespace inside argument values: ``"free"`` lets the model choose it between tokens (within
 ``WS``); ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": [1, 2]}``)."""
+
+DEFAULT_ARGUMENT_LAYOUT: ArgumentLayout = "canonical"
+"""What every engine's requests use unless told otherwise (docs/fast-forward.md has the figures)."""
 
 # Whitespace between JSON tokens: a few spaces, then at most two newlines each followed by an
 # indent, so a model cannot run away in whitespace while pretty-printed JSON still fits.

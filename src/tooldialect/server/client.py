@@ -20,6 +20,7 @@ from ..engine.generate import GenerationResult
 from ..engine.sampling import SamplingParams
 from ..errors import MissingTemplateError, ServerError, ToolSpecError
 from ..gguf import ModelInfo
+from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from ..request import ModelSetup, Request, prepare_request
 from ..response import build_response, stream_chunks
 from ..template import ChatTemplate
@@ -35,9 +36,10 @@ class ServerClient:
 
     ``urls``: one base URL or several (``"http://127.0.0.1:8080"``); each request goes to the
     least busy server that serves ``model``, except that a conversation returns to the server and
-    slot holding its prefix. ``dialect``, ``chat_template`` and ``template_kwargs`` mean what they
-    mean for ``ToolChatHandler``. ``retry_window``: seconds spent finding a server that answers
-    before ``ServerError``; ``timeout``: seconds of silence before a running reply is abandoned.
+    slot holding its prefix. ``dialect``, ``chat_template``, ``template_kwargs`` and
+    ``argument_layout`` mean what they mean for ``ToolChatHandler``. ``retry_window``: seconds
+    spent finding a server that answers before ``ServerError``; ``timeout``: seconds of silence
+    before a running reply is abandoned.
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class ServerClient:
         template_kwargs: Mapping[str, Any] | None = None,
         parallel_tool_calls: bool = True,
         verbatim_history: bool = True,
+        argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
         timeout: float = 600.0,
         retry_window: float = 30.0,
         cooldown: float = 5.0,
@@ -64,6 +67,7 @@ class ServerClient:
         self.template_kwargs = dict(template_kwargs or {})
         self.parallel_tool_calls = parallel_tool_calls
         self.verbatim_history = verbatim_history
+        self.argument_layout: ArgumentLayout = argument_layout
         self._setup: ModelSetup | None = None
         self._adds_bos = False
         self._lock = threading.Lock()
@@ -121,6 +125,7 @@ class ServerClient:
             default_parallel=self.parallel_tool_calls,
             default_template_kwargs=self.template_kwargs,
             verbatim_history=self.verbatim_history,
+            argument_layout=self.argument_layout,
             **request,
         )
 
