@@ -27,7 +27,6 @@ from .errors import GrammarError, MissingTemplateError, ToolSpecError
 from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
-from .messages import validate_messages
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
 from .template import ChatTemplate
@@ -235,34 +234,18 @@ class ToolChatHandler:
         return response
 
     def prepare(
-        self,
-        *,
-        llama: Any,
-        messages: Sequence[Mapping[str, Any]],
-        functions: Sequence[Mapping[str, Any]] | None = None,
-        function_call: Any = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
-        grammar: Any = None,
-        response_format: Any = None,
-        **kwargs: Any,
+        self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
     ) -> Request:
-        """Everything but generation: tools, prompt, grammar. Raises the library's errors."""
-        validate_messages(messages)
+        """Everything but generation: tools, prompt, grammar (``request.prepare_request`` with
+        this handler's defaults). Raises the library's errors."""
         return prepare_request(
             self.setup(llama),
             messages=messages,
-            functions=functions,
-            function_call=function_call,
-            tools=tools,
-            tool_choice=tool_choice,
-            grammar=grammar,
-            response_format=response_format,
             default_parallel=self.parallel_tool_calls,
             default_template_kwargs=self.template_kwargs,
             verbatim_history=self.verbatim_history,
             argument_layout=self.argument_layout,
-            **kwargs,
+            **request,
         )
 
 

@@ -17,6 +17,7 @@ from .dialect.spec import DialectSpec
 from .errors import TemplateError, UnsupportedToolChoiceError
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from .history import ReplyMemory
+from .messages import validate_messages
 from .prompt import prompt_prefill, render_prompt
 from .template_compat import client_call_ids
 from .tools import (
@@ -107,7 +108,9 @@ def prepare_request(
 
     ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
     ``parallel_tool_calls``, ``chat_template_kwargs`` and template keywords in ``kwargs`` win.
+    Messages are validated first (``messages.validate_messages``), whatever the engine.
     """
+    validate_messages(messages)
     if functions is not None and tools is None:
         tools = [{"type": "function", "function": f} for f in functions]
     if function_call is not None and tool_choice is None:
