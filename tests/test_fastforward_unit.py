@@ -42,6 +42,10 @@ class FakeEngine:
     def trigger_arguments(self, grammar: Any) -> tuple[list[int], list[str]]:
         return [], list(grammar.trigger_patterns)
 
+    def added_prefixes(self) -> frozenset[str]:
+        """``<call>`` is an added token: its proper prefixes."""
+        return frozenset("<call>"[:k] for k in range(1, len("<call>")))
+
 
 @dataclass(frozen=True)
 class Grammar:
@@ -108,3 +112,29 @@ def test_a_grammar_that_accepts_the_end_is_never_forced() -> None:
     ff.observe(tok("<call>"))
     # llama.cpp's grammar accepting EOS means it is not constraining: force nothing
     assert ff.extend(tok("<call>"), FakeSampler(active=False), room=10) == []  # type: ignore[arg-type]
+
+
+def test_a_forced_grammar_is_forced_from_the_start() -> None:
+    """Before the first sample: the opener, tokenized alone, minus the held-back last token."""
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    assert ff is not None
+    sampler = FakeSampler()
+    forced = ff.start(sampler, room=10)  # type: ignore[arg-type]
+    assert [VOCAB[t] for t in forced] == [b"<call>", b'{"', b"name", b'":']
+    assert sampler.accepted == forced
+    lazy = FastForward.create(FakeEngine(), Grammar())  # type: ignore[arg-type]
+    assert lazy is not None
+    assert lazy.start(FakeSampler(active=False), room=10) == []  # type: ignore[arg-type]
+
+
+def test_forced_text_stops_before_a_possible_added_token() -> None:
+    """'hi <c' could become 'hi ' + '<call>': forcing '<' alone would rule the added token out."""
+    gbnf = 'root ::= "hi <c" ("all>" | "x") " beta"'
+    ff = FastForward.create(
+        FakeEngine(),
+        Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()),  # type: ignore[arg-type]
+    )
+    assert ff is not None
+    forced = ff.start(FakeSampler(), room=10)  # type: ignore[arg-type]
+    assert [VOCAB[t] for t in forced] == [b"hi"]  # 'hi ' minus the held-back ' '
+    assert b"<" not in b"".join(VOCAB[t] for t in forced)

@@ -104,10 +104,58 @@ def test_canonical_rejects_other_whitespace_inside_arguments(variant: str) -> No
     assert not automaton_accepts("canonical", text), text
 
 
-def test_canonical_keeps_the_envelope_whitespace_free() -> None:
-    """Lazy triggers capture the envelope as the model wrote it: its whitespace stays free."""
-    text = '<tool_call>\n{ "name" : "save_note",\n "arguments": ' + CANONICAL + "}\n</tool_call>"
-    assert automaton_accepts("canonical", text)
+FREE_ENVELOPE = (
+    '<tool_call>\n{ "name" : "save_note",\n "arguments": ' + CANONICAL + "}\n</tool_call>"
+)
+
+
+def lazy_automaton(layout: Any, spec_id: str = "hermes") -> GbnfAutomaton:
+    grammar = build_grammar(
+        get_builtin(spec_id), [NOTE], tool_choice="auto", argument_layout=layout
+    )
+    assert grammar is not None and grammar.lazy
+    return GbnfAutomaton(grammar.gbnf, grammar.root)
+
+
+def test_lazy_canonical_keeps_the_envelope_whitespace_free() -> None:
+    """Lazy triggers replay the envelope as the model wrote it: its whitespace stays free."""
+    assert lazy_automaton("canonical").feed(FREE_ENVELOPE)
+    assert not lazy_automaton("canonical").feed(call("hermes", VARIANTS["pretty-printed"]))
+
+
+def test_forced_canonical_writes_the_envelope_exactly() -> None:
+    """No trigger replays into a forced grammar: the whole call is render_call's text."""
+    assert automaton_accepts("free", FREE_ENVELOPE)
+    assert not automaton_accepts("canonical", FREE_ENVELOPE)
+    assert automaton_accepts("canonical", call("hermes", CANONICAL))
+    for extra in ("<tool_call> \n", "<tool_call>{", '<tool_call>\n{"name":"'):
+        assert not automaton_accepts("canonical", extra), extra
+
+
+@pytest.mark.parametrize("spec_id", SPECS, ids=SPECS)
+def test_forced_canonical_forces_the_opener_from_the_start(spec_id: str) -> None:
+    """A named call's text up to the first free value is forced, envelope included."""
+    spec = get_builtin(spec_id)
+    grammar = build_grammar(
+        spec,
+        [NOTE],
+        tool_choice={"type": "function", "function": {"name": "save_note"}},
+        parallel_tool_calls=False,
+        argument_layout="canonical",
+    )
+    assert grammar is not None
+    forced = GbnfAutomaton(grammar.gbnf, grammar.root).forced().text
+    rendered = spec.render_call("save_note", ARGS, call_id="")
+    # what is forced is render_call's own text, and the free layout forces no more of it
+    assert rendered.startswith(forced) or spec.reasoning is not None, (forced, rendered)
+    free = build_grammar(
+        spec,
+        [NOTE],
+        tool_choice={"type": "function", "function": {"name": "save_note"}},
+        parallel_tool_calls=False,
+    )
+    assert free is not None
+    assert len(GbnfAutomaton(free.gbnf, free.root).forced().text) <= len(forced)
 
 
 def test_canonical_forces_separators_and_keys() -> None:

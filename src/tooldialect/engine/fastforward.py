@@ -6,7 +6,9 @@ text is tokenized *together with the token just sampled* and used only when the 
 stays the first token of that tokenization (the seam is then canonical: the model sees the
 tokens it would have produced itself); otherwise nothing is forced this step and the model
 writes the next token itself. The last forced token is held back too, unless the grammar ends
-right after it: it might merge with the free text that follows.
+right after it: it might merge with the free text that follows. Forced text also stops before a
+tail that may begin one of the vocab's added tokens (``<t`` of ``<tool_call>``). A forced
+grammar's opener is forced before the first token is sampled and decoded with the prompt.
 
 Every forced token is checked by llama.cpp's grammar sampler (``allows``) before it is
 accepted, so an automaton that disagrees with llama.cpp can only lose speed. With a lazy grammar
@@ -84,24 +86,36 @@ class FastForward:
             self._seen = ""
             return
 
+    def start(self, grammar: GrammarSampler, *, room: int) -> list[int]:
+        """Forced tokens before the first sampled one (a forced grammar's opener: the prompt
+        ends where the completion's first token starts, so the text is tokenized alone)."""
+        return self._force(None, grammar, room=room)
+
     def extend(self, token: int, grammar: GrammarSampler, *, room: int) -> list[int]:
         """Forced tokens to decode right after ``token`` (already accepted), at most ``room``;
         each is accepted by ``grammar`` and fed to the automaton before it is returned."""
+        return self._force(token, grammar, room=room)
+
+    def _force(self, token: int | None, grammar: GrammarSampler, *, room: int) -> list[int]:
         if not self.active or room <= 0 or self._automaton.failed:
             return []
         forced = self._automaton.forced()
-        if not forced.text or grammar.allows(self._eog):
+        text, complete = self._stable(forced.text), forced.complete
+        if len(text) < len(forced.text):
+            complete = False
+        if not text or grammar.allows(self._eog):
             return []  # nothing forced, or llama.cpp's grammar is not (or no longer) constraining
         engine = self._engine
-        head = engine.piece(token)
-        body = forced.text.encode("utf-8")
+        head = b"" if token is None else engine.piece(token)
+        body = text.encode("utf-8")
         ids = engine.llama.tokenize(head + body, add_bos=False, special=True)
-        if not ids or ids[0] != token:
-            return []  # the seam would not be canonical: let the model write on
-        ids = ids[1:]
+        if token is not None:
+            if not ids or ids[0] != token:
+                return []  # the seam would not be canonical: let the model write on
+            ids = ids[1:]
         if b"".join(engine.piece(t) for t in ids) != body:
             return []
-        if not forced.complete:
+        if not complete:
             ids = ids[:-1]  # may merge with the free text after it
         out: list[int] = []
         for t in ids[:room]:
@@ -111,3 +125,15 @@ class FastForward:
             self.observe(t)
             out.append(t)
         return out
+
+    def _stable(self, text: str) -> str:
+        """``text`` up to where an added token (``<tool_call>``) might begin: forcing ``<`` of
+        ``<t...`` as a token of its own would keep the model from its one ``<tool_call>``."""
+        prefixes = self._engine.added_prefixes()
+        if not prefixes:
+            return text
+        longest = max(map(len, prefixes))
+        for k in range(min(longest, len(text)), 0, -1):
+            if text[-k:] in prefixes:
+                return text[:-k]
+        return text

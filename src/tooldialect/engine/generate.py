@@ -109,6 +109,7 @@ class Engine:
         self._pieces: dict[int, bytes] = {}
         self._buffer: CandidateBuffer | None = None
         self._piece_buf = ctypes.create_string_buffer(256)
+        self._added: frozenset[str] | None = None
         # One generation decodes at a time (llama.cpp contexts are not thread-safe): other threads
         # wait for it; in its own thread a newer request supersedes an unfinished older one.
         self._turn = threading.Condition()
@@ -137,6 +138,21 @@ class Engine:
         data = bytes(buf.raw[: max(n, 0)])
         self._pieces[token] = data
         return data
+
+    def added_prefixes(self) -> frozenset[str]:
+        """Proper prefixes of the vocab's added tokens (``<tool_call>``, ``<think>``...): text
+        that ends with one may still become part of such a token, so forced text stops before it
+        (fast-forward's seam rule)."""
+        if self._added is None:
+            lib = self._lib
+            added = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_USER_DEFINED
+            prefixes: set[str] = set()
+            for tok in range(self.n_vocab):
+                if lib.llama_vocab_get_attr(self.vocab, tok) & added:
+                    text = self.piece(tok).decode("utf-8", "replace")
+                    prefixes.update(text[:k] for k in range(1, len(text)))
+            self._added = frozenset(prefixes)
+        return self._added
 
     def tokenize_prompt(self, prompt: str) -> list[int]:
         """Tokens of a rendered prompt: special tokens parsed, one BOS when the model wants it."""
@@ -354,25 +370,14 @@ class Engine:
         self._take_turn(me)
         sampled: list[int] = []  # the cache key's tail, as create_completion keys its saves
         try:
-            result.last_prompt_eval_tokens = self._decode_prompt(tokens)
             n = 0
-            while n < limit:
-                token = sample(chain, grammar, ctx, result)
-                if lib.llama_vocab_is_eog(vocab, token):
-                    result.finish_reason = "stop"
-                    break
-                if grammar is not None:
-                    grammar.accept(token)
-                batch = [token]
-                if ff is not None and grammar is not None:
-                    ff.observe(token)
-                    forced = ff.extend(token, grammar, room=limit - n - 1)
-                    if forced and chain.stateful:
-                        for t in forced:  # penalties see forced tokens as written text
-                            lib.llama_sampler_accept(chain.ptr, t)
-                    result.forced_tokens += len(forced)
-                    result.forced_positions.extend(range(n + 1, n + 1 + len(forced)))
-                    batch += forced
+            # text forced before the first token (a forced grammar's opener) is decoded with
+            # the prompt, in the same batch; it is completion text all the same
+            batch = ff.start(grammar, room=limit) if ff is not None and grammar is not None else []
+            self._accept_forced(chain, batch, result, 0)
+            result.last_prompt_eval_tokens = self._decode_prompt(tokens + batch) - len(batch)
+            decoded = True
+            while True:
                 stopped = False
                 for t in batch:
                     n += 1
@@ -401,11 +406,22 @@ class Engine:
                 if n >= limit:
                     result.finish_reason = "length"
                     break
-                # forced tokens go in the same batch, as prompt tokens do (llama.eval keeps
-                # input_ids / n_tokens exactly as Llama.generate would after decoding them)
-                llama.eval(batch)
-            else:
-                result.finish_reason = "length"
+                if not decoded:
+                    # forced tokens go in the same batch, as prompt tokens do (llama.eval keeps
+                    # input_ids / n_tokens exactly as Llama.generate would after decoding them)
+                    llama.eval(batch)
+                token = sample(chain, grammar, ctx, result)
+                if lib.llama_vocab_is_eog(vocab, token):
+                    result.finish_reason = "stop"
+                    break
+                if grammar is not None:
+                    grammar.accept(token)
+                batch, decoded = [token], False
+                if ff is not None and grammar is not None:
+                    ff.observe(token)
+                    forced = ff.extend(token, grammar, room=limit - n - 1)
+                    self._accept_forced(chain, forced, result, n + 1)
+                    batch += forced
             if cache is not None:
                 save_prompt(llama, cache, tokens + sampled)
             pending += decoder.decode(b"", final=True)
@@ -424,6 +440,16 @@ class Engine:
             chain.close()
             if grammar is not None:
                 grammar.close()
+
+    def _accept_forced(
+        self, chain: SamplerChain, forced: list[int], result: GenerationResult, after: int
+    ) -> None:
+        """Record ``forced`` tokens that follow completion position ``after``."""
+        if forced and chain.stateful:
+            for t in forced:  # penalties see forced tokens as written text
+                self._lib.llama_sampler_accept(chain.ptr, t)
+        result.forced_tokens += len(forced)
+        result.forced_positions.extend(range(after + 1, after + 1 + len(forced)))
 
     # ---- one generation at a time ------------------------------------------------------------
 

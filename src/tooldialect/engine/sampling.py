@@ -189,6 +189,7 @@ class GrammarSampler:
     ) -> None:
         lib = _lib()
         self._lib = lib
+        self.ptr: Any = None  # set before anything can fail: __del__ closes what exists
         gbnf = grammar.gbnf.encode("utf-8")
         root = grammar.root.encode("utf-8")
         if grammar.lazy:

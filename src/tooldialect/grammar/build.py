@@ -11,8 +11,10 @@ Choices:
   must appear, optional ones may be skipped; no undeclared arguments. JSON arguments follow the
   rules of ``json_schema``.
 * ``argument_layout="canonical"`` allows inside argument values exactly the whitespace
-  ``render_call`` writes (``{"k": v, "k2": [1, 2]}``), so separators are forced text; the
-  envelope around the arguments keeps its optional whitespace (lazy triggers capture it).
+  ``render_call`` writes (``{"k": v, "k2": [1, 2]}``), so separators are forced text. A forced
+  grammar (``required``/named) then writes the whole call exactly as ``render_call`` does,
+  markers included; a lazy grammar's envelope keeps its bounded optional whitespace, because
+  its trigger replays the model's own text into it.
 * A lazy grammar's root is the alternatives of every format that has a trigger; each alternative
   starts with its trigger text, because llama.cpp replays the text from the trigger into it.
 * With ``spec.reasoning``, word triggers become patterns that only match after the reasoning block
@@ -131,6 +133,7 @@ def build_grammar(
             hint="call",
             prefill=prefill,
             layout=argument_layout,
+            exact=argument_layout == "canonical",
         )
         if reasoning is not None:
             think = until(b, reasoning.close, hint="think")
@@ -244,16 +247,37 @@ _SENTINEL = re.compile("\x00([a-z_]+)\x00")
 _FIELDS = ("name", "id", "index", "key", "is_string", "value")
 
 
-def _template(template: str, fields: Mapping[str, str]) -> str:
-    """GBNF for a marker template: literal chunks (outer whitespace optional) and field exprs."""
+def _opt(text: str, exact: bool) -> str:
+    """A literal inside a call body: exactly as written (``exact``), or with its outer whitespace
+    optional (parsers tolerate its absence)."""
+    if not exact:
+        return optional_edges(text)
+    return literal(text) if text else ""
+
+
+def _edges(text: str, exact: bool) -> str:
+    """An envelope marker: exactly as written (``exact``), or with bounded free whitespace."""
+    if not exact:
+        return marker_edges(text)
+    return literal(text) if text else ""
+
+
+def _after(marker: str, wrote: str) -> str:
+    """What ``marker`` writes after its stripped text ``wrote`` (already in the prompt)."""
+    return marker[marker.index(wrote) + len(wrote) :]
+
+
+def _template(template: str, fields: Mapping[str, str], *, exact: bool = False) -> str:
+    """GBNF for a marker template: literal chunks (outer whitespace optional unless ``exact``)
+    and field exprs."""
     marked = format_template(template, **{f: f"\x00{f}\x00" for f in _FIELDS if f in fields})
     out = []
     pos = 0
     for m in _SENTINEL.finditer(marked):
-        out.append(optional_edges(marked[pos : m.start()]))
+        out.append(_opt(marked[pos : m.start()], exact))
         out.append(fields[m.group(1)])
         pos = m.end()
-    out.append(optional_edges(marked[pos:]))
+    out.append(_opt(marked[pos:], exact))
     return " ".join(p for p in out if p) or '""'
 
 
@@ -267,34 +291,44 @@ def _format(
     hint: str,
     prefill: str = "",
     layout: ArgumentLayout = "free",
+    exact: bool = False,
 ) -> str:
+    """``exact``: markers and body structure exactly as ``render_call`` writes them (forced
+    grammars in the canonical layout; a lazy grammar's envelope stays free because its trigger
+    replays the model's own text into it)."""
     body_key = repr(fmt.body)
     bodies = []
     for t in tools:
-        key = ("body", body_key, t.name)
+        key = ("body", body_key, t.name, exact)
         if key not in b.memo:  # formats sharing a body (tagged and bare JSON) share its rules
-            b.memo[key] = _body(b, spec, fmt.body, t, hint=f"{hint}-{t.name}", layout=layout)
+            b.memo[key] = _body(
+                b, spec, fmt.body, t, hint=f"{hint}-{t.name}", layout=layout, exact=exact
+            )
         bodies.append(b.memo[key])
     call_body = b.add(f"{hint}-body", " | ".join(bodies))
     call = b.add(
         f"{hint}-one",
         " ".join(
-            p for p in (marker_edges(fmt.call_open), call_body, marker_edges(fmt.call_close)) if p
+            p for p in (_edges(fmt.call_open, exact), call_body, _edges(fmt.call_close, exact)) if p
         ),
     )
     section_open = fmt.section_open
     first = call
     wrote = prefill.strip()
     if wrote and section_open.strip() == wrote:
-        section_open = ""  # the prompt already opened the section
+        # the prompt already opened the section (exact: its trailing whitespace is still due)
+        section_open = _after(section_open, wrote) if exact else ""
     elif wrote and not section_open and fmt.call_open.strip() == wrote:
         # the prompt already wrote the first call's opener
+        rest = _after(fmt.call_open, wrote) if exact else ""
         first = b.add(
             f"{hint}-first",
-            " ".join(p for p in (call_body, marker_edges(fmt.call_close)) if p),
+            " ".join(p for p in (_opt(rest, exact), call_body, _edges(fmt.call_close, exact)) if p),
         )
-    calls = f"{first} ({marker_edges(fmt.separator)} {call})*" if parallel else first
-    parts = (marker_edges(section_open), calls, marker_edges(fmt.section_close))
+    calls = (
+        f"{first} ({_edges(fmt.separator, exact) or chr(34) * 2} {call})*" if parallel else first
+    )
+    parts = (_edges(section_open, exact), calls, _edges(fmt.section_close, exact))
     return b.add(hint, " ".join(p for p in parts if p))
 
 
@@ -310,26 +344,27 @@ def _body(
     *,
     hint: str,
     layout: ArgumentLayout = "free",
+    exact: bool = False,
 ) -> str:
     schema = tool.parameters
     name = literal(tool.name)
     head_fields = {"name": name, "id": f"({_id_rule(spec)})", "index": f"({_INDEX_RULE})"}
     if isinstance(body, JsonBody):
-        return _json_body(b, spec, body, tool, hint=hint, layout=layout)
+        return _json_body(b, spec, body, tool, hint=hint, layout=layout, exact=exact)
     if isinstance(body, TaggedBody):
         args = SchemaConverter(b, schema, codec=codec_for("json", layout)).visit(
             schema, "", hint=f"{hint}-args"
         )
         parts = [
-            _template(body.head, head_fields),
-            optional_edges(body.args_open),
+            _template(body.head, head_fields, exact=exact),
+            _opt(body.args_open, exact),
             args,
-            optional_edges(body.args_close),
-            optional_edges(body.tail),
+            _opt(body.args_close, exact),
+            _opt(body.tail, exact),
         ]
         return b.add(hint, " ".join(p for p in parts if p))
     if isinstance(body, ElementBody):
-        return _element_body(b, body, tool, head_fields, hint=hint, layout=layout)
+        return _element_body(b, body, tool, head_fields, hint=hint, layout=layout, exact=exact)
     assert isinstance(body, PythonBody)
     codec: CodecName = "gemma4" if body.value_codec == "gemma4" else "python"
     conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
@@ -338,15 +373,15 @@ def _body(
         value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")
         items.append(
             (
-                b.add(f"{hint}-{key}-kv", f"{literal(key)} {optional_edges(body.assign)} {value}"),
+                b.add(f"{hint}-{key}-kv", f"{literal(key)} {_opt(body.assign, exact)} {value}"),
                 key in _required(schema),
             )
         )
-    seq = props_sequence(b, items, optional_edges(body.arg_separator) or '""', hint=f"{hint}-args")
-    close = optional_edges(body.call_close) or '""'
+    seq = props_sequence(b, items, _opt(body.arg_separator, exact) or '""', hint=f"{hint}-args")
+    close = _opt(body.call_close, exact) or '""'
     return b.add(
         hint,
-        f"{_template(body.call_open, head_fields)} {seq} {close}",
+        f"{_template(body.call_open, head_fields, exact=exact)} {seq} {close}",
     )
 
 
@@ -358,6 +393,7 @@ def _json_body(
     *,
     hint: str,
     layout: ArgumentLayout = "free",
+    exact: bool = False,
 ) -> str:
     schema = tool.parameters
     codec: CodecName = "json-in-string" if body.arguments_as_string else "json"
@@ -365,8 +401,10 @@ def _json_body(
     args = conv.visit(schema, "", hint=f"{hint}-args")
     if body.arguments_as_string:
         args = f'"\\"" {args} "\\""'
-    ws = codec_for("json").ws(b)  # the envelope's whitespace stays free whatever the layout
-    colon = f'{ws} ":" {ws}'
+    # the envelope's whitespace is free unless exact (json.dumps: '": "' and '", "')
+    ws = '""' if exact else codec_for("json").ws(b)
+    colon = literal(": ") if exact else f'{ws} ":" {ws}'
+    comma = literal(", ") if exact else f'{ws} "," {ws}'
 
     def kv(key: str, value: str) -> str:
         return f"{literal(_q(key))} {colon} {value}"
@@ -383,7 +421,7 @@ def _json_body(
         pairs += named[::-1] if body.arguments_first else named
         if id_pair and not body.id_first:
             pairs.append(id_pair)
-    inner = f' {ws} "," {ws} '.join(pairs)
+    inner = f" {comma} ".join(pairs)
     return b.add(hint, f'"{{" {ws} {inner} {ws} "}}"')
 
 
@@ -395,6 +433,7 @@ def _element_body(
     *,
     hint: str,
     layout: ArgumentLayout = "free",
+    exact: bool = False,
 ) -> str:
     schema = tool.parameters
     conv = SchemaConverter(b, schema, codec=codec_for("json", layout))
@@ -410,20 +449,23 @@ def _element_body(
         if has_flag:
             alts = []
             for flag, only in (("true", True), ("false", False)):
-                pre = _template(pre_t, {"key": literal(key), "is_string": literal(flag)})
+                pre = _template(
+                    pre_t, {"key": literal(key), "is_string": literal(flag)}, exact=exact
+                )
                 alts.append(
                     f"{pre} "
                     + conv.element_value(sub, ptr, post, hint=f"{h}-{flag}", string_only=only)
                 )
             param = b.add(h, " | ".join(alts))
         else:
-            pre = _template(pre_t, {"key": literal(key)})
+            pre = _template(pre_t, {"key": literal(key)}, exact=exact)
             param = b.add(h, f"{pre} {conv.element_value(sub, ptr, post, hint=f'{h}-v')}")
         items.append((param, key in _required(schema)))
     seq = props_sequence(b, items, '""', hint=f"{hint}-args")
     return b.add(
         hint,
-        f"{_template(body.head, head_fields)} {seq} {optional_edges(body.tail) or chr(34) * 2}",
+        f"{_template(body.head, head_fields, exact=exact)} {seq} "
+        f"{_opt(body.tail, exact) or chr(34) * 2}",
     )
 
 
