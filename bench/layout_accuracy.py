@@ -1,7 +1,8 @@
-"""Accuracy of the canonical argument layout: BFCL cases with ``argument_layout="free"`` (fast-
-forward off, the old default) against ``"canonical"`` with fast-forward on, on one Llama.
+"""Accuracy of argument layouts and fast-forward: BFCL cases under several handler variants
+(``--variants``; the first is the baseline the others are compared with), on one Llama.
 
     python bench/layout_accuracy.py --per-category 3 --choices auto required --threads 1
+    python bench/layout_accuracy.py --variants canonical canonical+ff  # fast-forward agreement
 
 For each case and ``tool_choice`` the variants run back to back on the same prompt (the prompt
 is prefilled once, untimed, and reused, so seconds are decode time and load changes hit both
@@ -18,25 +19,59 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import argparse
+import contextlib
 import json
 import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from bench import bfcl_data, bfcl_score
 from bench.accuracy import N_CTX, _same_answer, calls_of_message, select_cases
 from bench.common import RESULTS, make_llama, quiet_stderr
 
-VARIANTS = {"free": ("free", False), "canonical+ff": ("canonical", True)}
+VARIANTS = {
+    "free": ("free", False),
+    "free+ff": ("free", True),
+    "canonical": ("canonical", False),
+    "canonical+ff": ("canonical", True),
+}
 """name -> (argument_layout, fast_forward)."""
 
 
+@contextlib.contextmanager
+def _one_token_evals(llm: Any) -> Iterator[None]:
+    """Decode generated batches one token at a time (a prompt, longer, stays one batch)."""
+    batched = llm.eval
+
+    def one_by_one(tokens: Any) -> None:
+        if len(tokens) > 64:
+            batched(tokens)
+            return
+        for t in tokens:
+            batched([t])
+
+    llm.eval = one_by_one
+    try:
+        yield
+    finally:
+        del llm.eval
+
+
 def run(
-    model: str, per_category: int, choices: list[str], threads: int | None, max_tokens: int
+    model: str,
+    per_category: int,
+    choices: list[str],
+    threads: int | None,
+    max_tokens: int,
+    variants: list[str],
+    *,
+    explain: bool = False,
+    only: Sequence[str] = (),
 ) -> dict[str, Any]:
     from tooldialect.handler import ToolChatHandler
 
     bfcl_data.fetch()
-    cases = select_cases(per_category)
+    cases = [c for c in select_cases(per_category) if not only or c.id in only]
     with quiet_stderr():
         llm = make_llama(model, "default", n_ctx=N_CTX)
     if threads:
@@ -46,7 +81,9 @@ def run(
     handlers = {
         name: ToolChatHandler(argument_layout=layout, fast_forward=ff)  # type: ignore[arg-type]
         for name, (layout, ff) in VARIANTS.items()
+        if name in variants
     }
+    base = variants[0]
     records = []
     for choice in choices:
         for case in cases:
@@ -54,7 +91,7 @@ def run(
                 continue
             row: dict[str, Any] = {"id": case.id, "category": case.category, "choice": choice}
             # prefill once, untimed: both variants then start from the same warm prompt
-            handlers["free"](
+            handlers[base](
                 llama=llm,
                 messages=case.messages,
                 tools=case.tools(),
@@ -87,7 +124,28 @@ def run(
                     "forced": int(res.forced_tokens) if res else 0,
                     "seconds": round(seconds, 3),
                 }
-            row["agree"] = _same_answer(row["free"], row["canonical+ff"])
+            row["agree"] = all(_same_answer(row[base], row[v]) for v in variants[1:])
+            if explain and not row["agree"]:
+                # the same fast-forwarded requests with every batch decoded token by token:
+                # agreeing then shows the difference came from batched logits, not from the
+                # forced tokens themselves
+                row["agree_one_by_one"] = {}
+                with _one_token_evals(llm):
+                    for name in variants[1:]:
+                        out = handlers[name](
+                            llama=llm,
+                            messages=case.messages,
+                            tools=case.tools(),
+                            tool_choice=choice,
+                            temperature=0.0,
+                            max_tokens=max_tokens,
+                        )
+                        message = out["choices"][0]["message"]  # type: ignore[index]
+                        again = {
+                            "content": message.get("content") or "",
+                            "calls": calls_of_message(message),
+                        }
+                        row["agree_one_by_one"][name] = _same_answer(row[base], again)
             records.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     summary: dict[str, Any] = {"model": model, "per_category": per_category, "choices": {}}
@@ -96,6 +154,9 @@ def run(
         summary["choices"][choice] = {
             "cases": len(rows),
             "agree": sum(r["agree"] for r in rows),
+            "agree_when_decoded_one_by_one": sum(
+                r["agree"] or all((r.get("agree_one_by_one") or {"": False}).values()) for r in rows
+            ),
             **{
                 name: {
                     "valid": sum(r[name]["valid"] for r in rows),
@@ -103,7 +164,7 @@ def run(
                     "forced": sum(r[name]["forced"] for r in rows),
                     "seconds": round(sum(r[name]["seconds"] for r in rows), 1),
                 }
-                for name in VARIANTS
+                for name in variants
             },
         }
     return {"summary": summary, "records": records}
@@ -116,9 +177,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--choices", nargs="+", default=["auto", "required"])
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument(
+        "--variants", nargs="+", default=["free", "canonical+ff"], choices=list(VARIANTS)
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="rerun each disagreement decoding every batch token by token",
+    )
+    parser.add_argument("--cases", nargs="*", default=[], help="only these case ids")
     args = parser.parse_args(argv)
-    result = run(args.model, args.per_category, args.choices, args.threads, args.max_tokens)
-    out = RESULTS / f"layout-accuracy-{args.model}.json"
+    result = run(
+        args.model,
+        args.per_category,
+        args.choices,
+        args.threads,
+        args.max_tokens,
+        args.variants,
+        explain=args.explain,
+        only=args.cases,
+    )
+    result["summary"]["variants"] = args.variants
+    tag = "-".join(v.replace("+", "_") for v in args.variants) + ("-cases" if args.cases else "")
+    out = RESULTS / f"layout-accuracy-{args.model}-{tag}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result["summary"], indent=1))

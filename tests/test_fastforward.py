@@ -117,3 +117,49 @@ def test_batched_fast_forward_streams_what_it_returns(llm: Any) -> None:
         for d in c["choices"][0]["delta"].get("tool_calls") or []
     )
     assert names.startswith("save_note")
+
+
+@pytest.mark.model
+def test_a_forced_call_is_fast_forwarded_from_its_first_token(llm: Any) -> None:
+    """SmolLM2's polyfilled opener holds no added token: it is decoded with the prompt."""
+    handler = ToolChatHandler(fast_forward=True)
+    out = handler(
+        llama=llm,
+        messages=MESSAGES,
+        tools=[NOTE],
+        tool_choice="required",
+        temperature=0,
+        max_tokens=40,
+    )
+    res = handler.last_result
+    assert res is not None
+    assert res.forced_positions[:3] == [1, 2, 3]
+    assert res.text.startswith('<tool_call>\n{"name": "save_note", "arguments": {"title": "')
+    assert res.last_prompt_eval_tokens >= 0
+    assert out["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "save_note"
+
+
+@pytest.mark.model
+def test_an_added_token_is_left_to_the_model(qwen_path: Path) -> None:
+    """Qwen's <tool_call> is an added token: the model writes it (whole or spelled) itself,
+    and fast-forward takes over after it."""
+    from llama_cpp import Llama
+
+    qwen = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False)
+    added = {int(t) for t in qwen.tokenize(b"<tool_call></tool_call>", add_bos=False, special=True)}
+    handler = ToolChatHandler(fast_forward=True)
+    out = handler(
+        llama=qwen,
+        messages=MESSAGES,
+        tools=[NOTE],
+        tool_choice={"type": "function", "function": {"name": "save_note"}},
+        temperature=0,
+        max_tokens=60,
+    )
+    res = handler.last_result
+    assert res is not None and res.forced_tokens > 0
+    assert 1 not in res.forced_positions
+    completion = [int(t) for t in qwen.input_ids[res.prompt_tokens : qwen.n_tokens]]
+    forced = {completion[p - 1] for p in res.forced_positions if p <= len(completion)}
+    assert not forced & added
+    assert out["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "save_note"

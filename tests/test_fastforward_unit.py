@@ -42,9 +42,9 @@ class FakeEngine:
     def trigger_arguments(self, grammar: Any) -> tuple[list[int], list[str]]:
         return [], list(grammar.trigger_patterns)
 
-    def added_prefixes(self) -> frozenset[str]:
-        """``<call>`` is an added token: its proper prefixes."""
-        return frozenset("<call>"[:k] for k in range(1, len("<call>")))
+    def added_tokens(self) -> tuple[frozenset[int], frozenset[str]]:
+        """``<call>`` is an added token."""
+        return frozenset({tok("<call>")}), frozenset("<call>"[:k] for k in range(1, 6))
 
 
 @dataclass(frozen=True)
@@ -116,12 +116,28 @@ def test_a_grammar_that_accepts_the_end_is_never_forced() -> None:
 
 def test_a_forced_grammar_is_forced_from_the_start() -> None:
     """Before the first sample: the opener, tokenized alone, minus the held-back last token."""
-    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    gbnf = 'root ::= "hi{\\"name\\": \\"" ("alpha" | "beta") "\\"}"'
+    grammar = Grammar(gbnf=gbnf, lazy=False, trigger_patterns=())
+    ff = FastForward.create(FakeEngine(), grammar)  # type: ignore[arg-type]
     assert ff is not None
     sampler = FakeSampler()
     forced = ff.start(sampler, room=10)  # type: ignore[arg-type]
-    assert [VOCAB[t] for t in forced] == [b"<call>", b'{"', b"name", b'":']
+    assert [VOCAB[t] for t in forced] == [b"hi", b'{"', b"name", b'":']
     assert sampler.accepted == forced
+
+
+def test_an_added_token_is_never_forced() -> None:
+    """The model writes ``<call>`` itself (whole or in pieces); forcing stops before it."""
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    assert ff is not None
+    assert ff.start(FakeSampler(), room=10) == []  # type: ignore[arg-type]
+    gbnf = 'root ::= "hi " "<call>" " beta"'
+    ff = FastForward.create(FakeEngine(), Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    assert ff is not None
+    # "hi", " " then the added token: both kept (nothing merges into an added token)
+    assert [VOCAB[t] for t in ff.start(FakeSampler(), room=10)] == [b"hi", b" "]  # type: ignore[arg-type]
+    ff.observe(tok("<call>"))
+    assert [VOCAB[t] for t in ff.extend(tok("<call>"), FakeSampler(), room=10)] == [b" ", b"beta"]  # type: ignore[arg-type]
     lazy = FastForward.create(FakeEngine(), Grammar())  # type: ignore[arg-type]
     assert lazy is not None
     assert lazy.start(FakeSampler(active=False), room=10) == []  # type: ignore[arg-type]

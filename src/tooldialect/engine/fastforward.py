@@ -6,9 +6,10 @@ text is tokenized *together with the token just sampled* and used only when the 
 stays the first token of that tokenization (the seam is then canonical: the model sees the
 tokens it would have produced itself); otherwise nothing is forced this step and the model
 writes the next token itself. The last forced token is held back too, unless the grammar ends
-right after it: it might merge with the free text that follows. Forced text also stops before a
-tail that may begin one of the vocab's added tokens (``<t`` of ``<tool_call>``). A forced
-grammar's opener is forced before the first token is sampled and decoded with the prompt.
+right after it: it might merge with the free text that follows. Forced text never holds one of
+the vocab's added tokens (``<tool_call>``; the model writes those itself, whole or spelled in
+pieces as it prefers) and stops before a tail that may begin one (``<t``). A forced grammar's
+opener is forced before the first token is sampled and decoded with the prompt.
 
 Every forced token is checked by llama.cpp's grammar sampler (``allows``) before it is
 accepted, so an automaton that disagrees with llama.cpp can only lose speed. With a lazy grammar
@@ -115,7 +116,15 @@ class FastForward:
             ids = ids[1:]
         if b"".join(engine.piece(t) for t in ids) != body:
             return []
-        if not complete:
+        added, _ = engine.added_tokens()
+        cut = next((i for i, t in enumerate(ids) if t in added), None)
+        if cut is not None:
+            # the model writes an added token itself, or spells its text in pieces: a small
+            # model that spells it would behave otherwise after the canonical token (Qwen2.5-
+            # Coder-0.5B starts calls with "<" "tool" "_call" ">" and, given "<tool_call>",
+            # goes on calling)
+            ids = ids[:cut]
+        elif not complete:
             ids = ids[:-1]  # may merge with the free text after it
         out: list[int] = []
         for t in ids[:room]:
@@ -129,7 +138,7 @@ class FastForward:
     def _stable(self, text: str) -> str:
         """``text`` up to where an added token (``<tool_call>``) might begin: forcing ``<`` of
         ``<t...`` as a token of its own would keep the model from its one ``<tool_call>``."""
-        prefixes = self._engine.added_prefixes()
+        _, prefixes = self._engine.added_tokens()
         if not prefixes:
             return text
         longest = max(map(len, prefixes))

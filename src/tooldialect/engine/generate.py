@@ -109,7 +109,7 @@ class Engine:
         self._pieces: dict[int, bytes] = {}
         self._buffer: CandidateBuffer | None = None
         self._piece_buf = ctypes.create_string_buffer(256)
-        self._added: frozenset[str] | None = None
+        self._added: tuple[frozenset[int], frozenset[str]] | None = None
         # One generation decodes at a time (llama.cpp contexts are not thread-safe): other threads
         # wait for it; in its own thread a newer request supersedes an unfinished older one.
         self._turn = threading.Condition()
@@ -139,19 +139,21 @@ class Engine:
         self._pieces[token] = data
         return data
 
-    def added_prefixes(self) -> frozenset[str]:
-        """Proper prefixes of the vocab's added tokens (``<tool_call>``, ``<think>``...): text
-        that ends with one may still become part of such a token, so forced text stops before it
-        (fast-forward's seam rule)."""
+    def added_tokens(self) -> tuple[frozenset[int], frozenset[str]]:
+        """The vocab's added tokens (``<tool_call>``, ``<think>``...: control and user-defined)
+        and their proper prefixes, for fast-forward's seam rules: forced text never holds one
+        and stops before a tail that may begin one."""
         if self._added is None:
             lib = self._lib
-            added = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_USER_DEFINED
+            kinds = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_USER_DEFINED
+            ids: set[int] = set()
             prefixes: set[str] = set()
             for tok in range(self.n_vocab):
-                if lib.llama_vocab_get_attr(self.vocab, tok) & added:
+                if lib.llama_vocab_get_attr(self.vocab, tok) & kinds:
+                    ids.add(tok)
                     text = self.piece(tok).decode("utf-8", "replace")
                     prefixes.update(text[:k] for k in range(1, len(text)))
-            self._added = frozenset(prefixes)
+            self._added = (frozenset(ids), frozenset(prefixes))
         return self._added
 
     def tokenize_prompt(self, prompt: str) -> list[int]:
@@ -375,7 +377,9 @@ class Engine:
             # the prompt, in the same batch; it is completion text all the same
             batch = ff.start(grammar, room=limit) if ff is not None and grammar is not None else []
             self._accept_forced(chain, batch, result, 0)
-            result.last_prompt_eval_tokens = self._decode_prompt(tokens + batch) - len(batch)
+            # (a KV cache that already holds the forced tokens too decodes fewer than them)
+            n_decoded = self._decode_prompt(tokens + batch)
+            result.last_prompt_eval_tokens = max(n_decoded - len(batch), 0)
             decoded = True
             while True:
                 stopped = False
