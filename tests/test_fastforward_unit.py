@@ -154,3 +154,16 @@ def test_forced_text_stops_before_a_possible_added_token() -> None:
     forced = ff.start(FakeSampler(), room=10)  # type: ignore[arg-type]
     assert [VOCAB[t] for t in forced] == [b"hi"]  # 'hi ' minus the held-back ' '
     assert b"<" not in b"".join(VOCAB[t] for t in forced)
+
+
+def test_a_spelled_added_token_is_finished_as_text() -> None:
+    """The model wrote "<" rather than the added token "<call>": the rest is plain text to it,
+    so it is forced in the tokens of its own spelling (then the held-back last one)."""
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    assert ff is not None
+    sampler = FakeSampler()
+    assert ff.start(sampler, room=10) == []  # type: ignore[arg-type]
+    ff.observe(tok("<"))
+    forced = ff.extend(tok("<"), sampler, room=20)  # type: ignore[arg-type]
+    assert b"".join(VOCAB[t] for t in forced) == b'call>{"name":'
+    assert tok("<call>") not in forced

@@ -109,20 +109,29 @@ class FastForward:
         engine = self._engine
         head = b"" if token is None else engine.piece(token)
         body = text.encode("utf-8")
-        ids = engine.llama.tokenize(head + body, add_bos=False, special=True)
+        added, _ = engine.added_tokens()
+        ids = self._tokenize(head + body)
+        cut: int | None = None
         if token is not None:
+            if ids and ids[0] != token and ids[0] in added and self._spells(head, ids[0]):
+                # The model is spelling an added token's text ("<" of "<tool_call>"): to it the
+                # rest is plain text. Tokenize it alone, up to the next added token.
+                body, was_cut = self._before_added(body, added)
+                ids = [token, *self._tokenize(body)]
+                if was_cut:
+                    cut = len(ids) - 1  # all of it: nothing merges into an added token
             if not ids or ids[0] != token:
                 return []  # the seam would not be canonical: let the model write on
             ids = ids[1:]
         if b"".join(engine.piece(t) for t in ids) != body:
             return []
-        added, _ = engine.added_tokens()
-        cut = next((i for i, t in enumerate(ids) if t in added), None)
+        if cut is None:
+            cut = next((i for i, t in enumerate(ids) if t in added), None)
         if cut is not None:
-            # the model writes an added token itself, or spells its text in pieces: a small
-            # model that spells it would behave otherwise after the canonical token (Qwen2.5-
-            # Coder-0.5B starts calls with "<" "tool" "_call" ">" and, given "<tool_call>",
-            # goes on calling)
+            # The model writes an added token itself, whole or spelled in pieces: a small model
+            # that spells it behaves otherwise after the canonical token (Qwen2.5-Coder-0.5B
+            # starts calls with "<" "tool" "_call" ">" and, given "<tool_call>", goes on
+            # calling). Nothing merges into an added token, so nothing is held back before it.
             ids = ids[:cut]
         elif not complete:
             ids = ids[:-1]  # may merge with the free text after it
@@ -146,3 +155,28 @@ class FastForward:
             if text[-k:] in prefixes:
                 return text[:-k]
         return text
+
+    def _tokenize(self, text: bytes) -> list[int]:
+        return list(self._engine.llama.tokenize(text, add_bos=False, special=True))
+
+    def _spells(self, head: bytes, added_token: int) -> bool:
+        """Whether ``head`` starts the added token's text at a token boundary of its spelling:
+        ``<`` + ``tool_call`` tokenizes as ``<`` then the tokens of ``tool_call`` alone."""
+        text = self._engine.piece(added_token)
+        if not text.startswith(head) or len(text) <= len(head) + 1:
+            return False
+        rest = text[len(head) : -1]  # without its last character it is no added token
+        whole = self._tokenize(head + rest)
+        return (
+            len(whole) > 1
+            and b"".join(self._engine.piece(t) for t in whole[:1]) == head
+            and whole[1:] == self._tokenize(rest)
+        )
+
+    def _before_added(self, body: bytes, added: frozenset[int]) -> tuple[bytes, bool]:
+        """``body`` up to the first added token in it, and whether it was cut there."""
+        ids = self._tokenize(body)
+        nxt = next((i for i, t in enumerate(ids) if t in added), None)
+        if nxt is None:
+            return body, False
+        return b"".join(self._engine.piece(t) for t in ids[:nxt]), True
