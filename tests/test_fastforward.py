@@ -163,3 +163,18 @@ def test_an_added_token_is_left_to_the_model(qwen_path: Path) -> None:
     forced = {completion[p - 1] for p in res.forced_positions if p <= len(completion)}
     assert not forced & added
     assert out["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "save_note"
+
+
+@pytest.mark.model
+def test_a_request_with_logprobs_samples_every_token(llm: Any) -> None:
+    """Forced tokens have no distribution: with logprobs nothing is fast-forwarded, and every
+    completion token has its own entry (fast-forward is on by default otherwise)."""
+    request = {"tools": [NOTE], "tool_choice": "required", "temperature": 0, "max_tokens": 30}
+    handler = ToolChatHandler()
+    handler(llama=llm, messages=MESSAGES, **request)
+    assert handler.last_result is not None and handler.last_result.forced_tokens > 0
+    out = handler(llama=llm, messages=MESSAGES, logprobs=True, top_logprobs=1, **request)
+    res = handler.last_result
+    assert res is not None and res.forced_tokens == 0
+    entries = out["choices"][0]["logprobs"]["content"]
+    assert len(entries) == res.completion_tokens
