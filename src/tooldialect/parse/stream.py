@@ -2,10 +2,10 @@
 
 Outside calls the parser scans for marker *cores* (the marker text without its surrounding
 whitespace, which is optional): reasoning open/close, ``strip`` markers and the openers of the
-spec's call formats. Only a suffix that could still become a marker is held back, so the work per
-chunk is proportional to the chunk. Once an opener is seen, a call reader (``calls.py``) takes
-over and holds the text until the call is certain; a call that fails before then is given back as
-content, unchanged.
+spec's call formats (planned once per spec, in ``stream_plan.py``). Only a suffix that could
+still become a marker is held back, so the work per chunk is proportional to the chunk. Once an
+opener is seen, a call reader (``calls.py``) takes over and holds the text until the call is
+certain; a call that fails before then is given back as content, unchanged.
 
 Whitespace rule (the same in ``parse_output``, which is this parser fed once): whitespace adjacent
 to a marker (reasoning open/close, a call emission, a ``strip`` marker) is dropped, so content
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..dialect.spec import DialectSpec, JsonBody, format_template
+from ..dialect.spec import DialectSpec, format_template
 from ..errors import ToolDialectError
 from ..tools import ToolDef, normalize_tools
 from .calls import (
@@ -33,158 +33,18 @@ from .calls import (
     Begin,
     Context,
     End,
-    FormatPlan,
     Reader,
     read_emission,
 )
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
 from .result import ParsedOutput, ToolCall
-from .templates import split_literal
-from .variants import listed_formats, read_whole, rebodied_formats, unwrapped_formats
+from .stream_plan import _CALL, _CLOSE, _OPEN, _plan
+from .variants import read_whole
 
 __all__ = ["StreamParser"]
 
 _WS = re.compile(r"\s+")
 _PLAIN_STOP = PLAIN_STRING_STOP.search
-_OPEN, _CLOSE, _STRIP, _CALL = range(4)
-
-
-@dataclass(frozen=True)
-class _Scan:
-    """Markers looked for in one mode (content or reasoning)."""
-
-    regex: re.Pattern[str] | None
-    first: re.Pattern[str] | None
-    actions: dict[str, tuple[int, tuple[int, ...]]]
-    prefixes: frozenset[str]
-    firsts: frozenset[str]
-    longest: int
-
-    @classmethod
-    def build(cls, actions: dict[str, tuple[int, tuple[int, ...]]]) -> _Scan:
-        cores = sorted(actions, key=len, reverse=True)
-        if not cores:
-            return cls(None, None, {}, frozenset(), frozenset(), 0)
-        firsts = frozenset(c[0] for c in cores)
-        return cls(
-            regex=re.compile("|".join(map(re.escape, cores))),
-            first=re.compile("[" + "".join(re.escape(c) for c in sorted(firsts)) + "]"),
-            actions=actions,
-            prefixes=frozenset(c[:k] for c in cores for k in range(1, len(c))),
-            firsts=firsts,
-            longest=len(cores[0]),
-        )
-
-    def held(self, buf: str, pos: int) -> int:
-        """Length of the longest suffix of ``buf[pos:]`` that may still grow into a marker."""
-        n = len(buf)
-        for k in range(min(self.longest - 1, n - pos), 0, -1):
-            if buf[n - k] in self.firsts and buf[n - k :] in self.prefixes:
-                return k
-        return 0
-
-
-@dataclass(frozen=True)
-class _Plan:
-    formats: tuple[FormatPlan, ...]
-    """The spec's formats, then the layouts the parser reads besides (``unwrapped_formats``,
-    ``rebodied_formats``, markerless calls inside prose)."""
-    content: _Scan
-    reasoning: _Scan
-    start: tuple[int, ...]
-    has_reasoning: bool
-    closes: re.Pattern[str] | None = None
-    """Any reasoning close marker (to decide whether a call opener in reasoning is quoted)."""
-    close_longest: int = 0
-    whole: frozenset[int] = frozenset()
-    """Formats read with ``read_whole`` (markerless calls inside prose)."""
-
-
-_PLANS: dict[str, _Plan] = {}
-
-
-def _plan(spec: DialectSpec) -> _Plan:
-    key = spec.model_dump_json()
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) > 256:
-            _PLANS.clear()
-        plan = _PLANS[key] = _build_plan(spec)
-    return plan
-
-
-def _build_plan(spec: DialectSpec) -> _Plan:
-    # a markerless dialect (Llama 3 JSON): its markerless calls must name an offered tool
-    markerless = not spec.primary.opener().strip()
-    formats = [
-        FormatPlan.build(f, known_names_only=markerless and not f.opener().strip())
-        for f in spec.formats
-    ]
-    content: dict[str, tuple[int, tuple[int, ...]]] = {}
-    reasoning: dict[str, tuple[int, tuple[int, ...]]] = {}
-    start: list[int] = []
-
-    def add(core: str, i: int) -> None:
-        _, prev = content.get(core, (_CALL, ()))
-        content[core] = (_CALL, (*prev, i))
-
-    for i, f in enumerate(spec.formats):
-        # the scan looks for the opener's first piece; the reader matches the rest, whitespace
-        # between pieces optional (``[TOOL_CALLS] [``)
-        pieces = split_literal(f.opener())
-        core = pieces[0] if pieces else ""
-        if f.at_start_only or not core:
-            start.append(i)  # markerless layouts are only looked for at the start of the reply
-            continue
-        add(core, i)
-    for f in spec.formats:
-        for v in unwrapped_formats(f) + rebodied_formats(f) + listed_formats(f):
-            if v.at_start_only:
-                start.append(len(formats))
-            else:
-                add(split_literal(v.opener())[0], len(formats))
-            formats.append(FormatPlan.build(v, known_names_only=markerless and v.at_start_only))
-    whole: list[int] = []
-    if markerless:  # calls inside prose, held until complete
-        for f in spec.formats:
-            if not f.opener().strip() and isinstance(f.body, JsonBody) and f.body.name_key:
-                whole.append(len(formats))
-                add("{", len(formats))
-                formats.append(FormatPlan.build(f, known_names_only=True))
-    for marker in spec.strip:
-        if marker.strip():
-            content.setdefault(marker.strip(), (_STRIP, ()))
-            reasoning.setdefault(marker.strip(), (_STRIP, ()))
-    r = spec.reasoning
-    has_reasoning = r is not None and bool(r.open.strip() and r.close.strip())
-    closes: list[str] = []
-    if r is not None and has_reasoning:
-        for marker in r.opens():
-            if marker.strip():
-                content[marker.strip()] = (_OPEN, ())
-        closes = sorted({c.strip() for c in r.closes() if c.strip()}, key=len, reverse=True)
-        for marker in closes:
-            reasoning[marker] = (_CLOSE, ())
-        if r.calls_end_unclosed:
-            # openers of the written layouts inside reasoning: a call only if the block is never
-            # closed (_scan). Parse-only variants' openers (``` fences, <response>) are common in
-            # reasoning text, and would hold its stream back until the close.
-            for core, (action, cands) in content.items():
-                written = [
-                    i for i in cands if i < len(spec.formats) and not spec.formats[i].parse_only
-                ]
-                if action == _CALL and written and core not in reasoning:
-                    reasoning[core] = (_CALL, cands)
-    return _Plan(
-        formats=tuple(formats),
-        content=_Scan.build(content),
-        reasoning=_Scan.build(reasoning),
-        start=tuple(start),
-        has_reasoning=has_reasoning,
-        closes=re.compile("|".join(map(re.escape, closes))) if closes else None,
-        close_longest=len(closes[0]) if closes else 0,
-        whole=frozenset(whole),
-    )
 
 
 @dataclass
@@ -609,10 +469,18 @@ class StreamParser:
             cid = self._spec.new_id(name=ev.name, index=index)
         self._current = call = _Call(index=index, id=cid, name=ev.name, parts=[])
         self._calls.append(call)
-        self._out.append({"tool_calls": [{
-            "index": index, "id": cid, "type": "function",
-            "function": {"name": ev.name, "arguments": ""},
-        }]})
+        self._out.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": ev.name, "arguments": ""},
+                    }
+                ]
+            }
+        )
 
 
 def _no_match(text: str) -> None:
@@ -630,7 +498,18 @@ class _Final:
 def _finish(call: _Call) -> ToolCall:
     text = "".join(call.parts) or "{}"
     if call.cut:
-        return ToolCall(id=call.id, name=call.name, arguments={}, arguments_json=text,
-                        index=call.index, truncated=True)
-    return ToolCall(id=call.id, name=call.name, arguments=json.loads(text), arguments_json=text,
-                    index=call.index)
+        return ToolCall(
+            id=call.id,
+            name=call.name,
+            arguments={},
+            arguments_json=text,
+            index=call.index,
+            truncated=True,
+        )
+    return ToolCall(
+        id=call.id,
+        name=call.name,
+        arguments=json.loads(text),
+        arguments_json=text,
+        index=call.index,
+    )

@@ -1,0 +1,143 @@
+"""Checks a derived spec must pass before it is returned: it reproduces the template's own renders.
+
+``render_call`` must write the probe call as the template does (modulo whitespace), two calls too
+where the template renders them; no sentinel may have ended up as literal marker text; the parser
+must read the template's render back, and ``render_call`` output with arguments of every JSON
+type must round-trip.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .derive_probe import (
+    _PLAIN,
+    _RICH_TOOLS,
+    _SYSTEM,
+    _TOOLS,
+    _USER,
+    PROBE_ARGS,
+    PROBE_IDS,
+    PROBE_NAME,
+    PROBE_RICH_ARGS,
+    _assistant,
+    _call,
+    _Probe,
+    _region,
+    _render,
+    _strip_empty_reasoning,
+)
+from .spec import DialectSpec, JsonBody, PythonBody
+
+__all__ = ["_validate"]
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _call_id_for(spec: DialectSpec, index: int) -> str | None:
+    body = spec.primary.body
+    writes_id = (isinstance(body, JsonBody) and body.id_key is not None) or "{id}" in getattr(
+        body, "head", ""
+    )
+    if writes_id and spec.id_format != "numeric":
+        return PROBE_IDS[index]
+    return None
+
+
+def _validate(spec: DialectSpec, probe: _Probe) -> bool:
+    """The spec reproduces the template's render of the probe call and reads its own output back."""
+    if _leaks_probe(spec):
+        return False
+    try:
+        mine = spec.render_call(PROBE_NAME, PROBE_ARGS, call_id=_call_id_for(spec, 0))
+    except Exception:
+        return False
+    theirs = _region(probe, probe.one).text
+    if isinstance(spec.primary.body, PythonBody):
+        theirs = theirs.replace("'", '"')  # Python literals: either quote
+    if _squash(mine) not in _squash(theirs):
+        return False
+    return (
+        _reads_own_render(spec, _region(probe, probe.one).text)
+        and _reproduces_two_calls(spec, probe)
+        and _round_trips(spec)
+    )
+
+
+def _reproduces_two_calls(spec: DialectSpec, probe: _Probe) -> bool:
+    """Where the template renders two calls, the spec writes them as it does: text that changes
+    from call to call (an index outside the body, ``<call id="0">``) cannot hide in a marker."""
+    if not spec.parallel_calls:
+        return True
+    two = _render(probe.renderer, probe.shape, _assistant(calls=[_call(0), _call(1)]))
+    if two is None:
+        return True
+    theirs = _strip_empty_reasoning(_region(probe, two).text, spec.reasoning)
+    calls = [(PROBE_NAME, PROBE_ARGS, _call_id_for(spec, i)) for i in range(2)]
+    try:
+        mine = spec.render_calls(calls)
+    except Exception:
+        return False
+    if isinstance(spec.primary.body, PythonBody):
+        theirs = theirs.replace("'", '"')
+    return _squash(mine) in _squash(theirs)
+
+
+_SENTINELS = (PROBE_NAME, *PROBE_IDS, *PROBE_ARGS, "zzword", _USER, _SYSTEM, _PLAIN)
+
+
+def _leaks_probe(spec: DialectSpec) -> bool:
+    """Whether a sentinel (the probe's name, ids, keys or values) ended up as literal marker text:
+    the template wrote it somewhere no spec field can stand for it (a whole ``tool_calls`` list
+    dumped as JSON, with each id outside the call's own object), so the spec would never match."""
+    fmt = spec.primary
+    body = fmt.body.model_dump()
+    texts = [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close, fmt.separator]
+    texts += [v for v in body.values() if isinstance(v, str)]
+    texts += [json.dumps(body.get("extra", {}))]
+    return any(s in t for s in _SENTINELS for t in texts)
+
+
+def _reads_own_render(spec: DialectSpec, theirs: str) -> bool:
+    """The parser built from ``spec`` reads the template's own render of the probe call (as the
+    template writes it, which may differ from ``render_call`` in spacing or quoting)."""
+    from ..parse import parse_output  # lazily: the parser imports the dialect package
+
+    try:
+        parsed = parse_output(theirs, spec, tools=_TOOLS)
+    except Exception:
+        return False
+    calls = list(parsed.tool_calls)
+    return len(calls) == 1 and calls[0].name == PROBE_NAME and _args_of(calls[0]) == PROBE_ARGS
+
+
+def _args_of(call: Any) -> Any:
+    args = call.arguments
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except ValueError:
+            return None
+    return args
+
+
+def _round_trips(spec: DialectSpec) -> bool:
+    """``render_call`` output, arguments of every JSON type, parses back to the probe call."""
+    from ..parse import parse_output  # lazily: the parser imports the dialect package
+
+    text = spec.render_call(PROBE_NAME, PROBE_RICH_ARGS, call_id=_call_id_for(spec, 0))
+    try:
+        parsed = parse_output(text, spec, tools=_RICH_TOOLS)
+    except Exception:
+        return False
+    calls = list(parsed.tool_calls)
+    if len(calls) != 1 or calls[0].name != PROBE_NAME:
+        return False
+    return bool(_args_of(calls[0]) == PROBE_RICH_ARGS)
