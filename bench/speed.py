@@ -4,7 +4,9 @@ Every figure is a ratio against its baseline measured in the same process, alter
 reporting the median of per-pair ratios over ``reps`` pairs (after one warm-up pair). Decode time
 is wall time minus llama.cpp's prompt-batch time (``llama_perf_context``), so prompt processing is
 left out on both sides; both sides decode the same prompt tokens, so after the warm-up the KV cache
-holds the prompt and only a token or two is re-decoded anyway.
+holds the prompt and only a token or two is re-decoded anyway. Inside a call (target 2) both
+sides are timed from their first decode instead: llama.cpp books fast-forwarded batches as
+prompt time.
 
 Run alone: ``python bench/speed.py --quick``.
 """
@@ -29,12 +31,34 @@ from bench.agent_turns import agent_multi_turn
 from bench.common import capture_generations, make_llama, median, quiet_stderr, read_perf
 
 
-def _timed(llm: Any, fn: Callable[[], Any]) -> tuple[Any, float, float]:
-    """(result, wall seconds, seconds spent in prompt batches)."""
+def _timed(
+    llm: Any, fn: Callable[[], Any], *, from_first_decode: bool = False
+) -> tuple[Any, float, float]:
+    """(result, wall seconds, seconds to leave out): llama.cpp's prompt-batch time, or with
+    ``from_first_decode`` everything before the request's first decode started. llama.cpp books
+    every multi-token batch as prompt time, fast-forwarded text included, so a request that
+    fast-forwards is timed from its first decode instead (the warm prompt's tail and any forced
+    opener then count as decoding, on both sides)."""
+    first: list[float] = []
+    if from_first_decode:
+        original = llm.eval
+
+        def timed_eval(tokens: Any) -> Any:
+            if not first:
+                first.append(time.perf_counter())
+            return original(tokens)
+
+        llm.eval = timed_eval
     before = read_perf(llm)
     start = time.perf_counter()
-    result = fn()
+    try:
+        result = fn()
+    finally:
+        if from_first_decode:
+            del llm.eval  # back to the class's method
     wall = time.perf_counter() - start
+    if from_first_decode:
+        return result, wall, (first[0] - start) if first else 0.0
     spent = read_perf(llm) - before
     return result, wall, spent.t_p_eval_ms / 1000.0
 
@@ -54,6 +78,7 @@ def ab_decode(
     *,
     reps: int,
     same_count: bool,
+    from_first_decode: bool = False,
 ) -> dict[str, Any]:
     """Alternate the handler ``request`` (A) with plain ``create_completion`` (B) on A's prompt.
 
@@ -72,11 +97,11 @@ def ab_decode(
     rows = []
     for i in range(reps):
         if i % 2 == 0:  # ABBA order, so a slow drift favours neither side
-            a, a_wall, a_prompt = _timed(llm, request)
-            b, b_wall, b_prompt = _timed(llm, plain)
+            a, a_wall, a_prompt = _timed(llm, request, from_first_decode=from_first_decode)
+            b, b_wall, b_prompt = _timed(llm, plain, from_first_decode=from_first_decode)
         else:
-            b, b_wall, b_prompt = _timed(llm, plain)
-            a, a_wall, a_prompt = _timed(llm, request)
+            b, b_wall, b_prompt = _timed(llm, plain, from_first_decode=from_first_decode)
+            a, a_wall, a_prompt = _timed(llm, request, from_first_decode=from_first_decode)
         a_n, b_n = a["usage"]["completion_tokens"], b["usage"]["completion_tokens"]
         a_tps, b_tps = a_n / (a_wall - a_prompt), b_n / (b_wall - b_prompt)
         rows.append(
@@ -142,7 +167,9 @@ def constrained_call(
                 max_tokens=max_tokens,
             )
 
-        result = ab_decode(llm, request, reps=reps, same_count=True)
+        # fast-forward (on by default) decodes forced text in multi-token batches, which
+        # llama.cpp books as prompt time: time both sides from their first decode instead
+        result = ab_decode(llm, request, reps=reps, same_count=True, from_first_decode=True)
         result.update(model=model, n_tools=n_tools)
         out.append(result)
     return out
