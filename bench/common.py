@@ -158,3 +158,52 @@ def quiet_stderr() -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+@dataclass
+class DecodeClock:
+    """When a request's first decode (``llm.eval``) started; ``None`` until it has."""
+
+    first: float | None = None
+
+
+@contextlib.contextmanager
+def first_decode(llm: Any) -> Iterator[DecodeClock]:
+    """Note when the block's first ``llm.eval`` starts (the warm prompt's tail, then the reply):
+    llama.cpp books every multi-token batch as prompt time, fast-forwarded ones included, so
+    decode time is measured from there instead."""
+    import time
+
+    clock = DecodeClock()
+    original = llm.eval
+
+    def timed(tokens: Any) -> Any:
+        if clock.first is None:
+            clock.first = time.perf_counter()
+        return original(tokens)
+
+    llm.eval = timed
+    try:
+        yield clock
+    finally:
+        del llm.eval  # back to the class's method
+
+
+@contextlib.contextmanager
+def one_token_evals(llm: Any, *, prompt_over: int = 64) -> Iterator[None]:
+    """Decode every batch one token at a time, except prompts (batches over ``prompt_over``
+    tokens): tells batched-logits effects from the forced tokens themselves."""
+    batched = llm.eval
+
+    def one_by_one(tokens: Any) -> None:
+        if len(tokens) > prompt_over:
+            batched(tokens)
+            return
+        for t in tokens:
+            batched([t])
+
+    llm.eval = one_by_one
+    try:
+        yield
+    finally:
+        del llm.eval

@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from bench import workload
-from bench.common import make_llama, median, quiet_stderr
+from bench.common import first_decode, make_llama, median, quiet_stderr
 
 QUESTION = "Save a note titled Lunch saying that we meet at noon, tagged food and team."
 MAX_TOKENS = 96
@@ -40,55 +40,35 @@ def _choice(choice: str) -> Any:
     return choice
 
 
-class _EvalClock:
-    """Wraps ``llm.eval`` to note when a request's first decode starts (prompt tail included)."""
-
-    def __init__(self, llm: Any) -> None:
-        self.first: float | None = None
-        self._eval = llm.eval
-
-        def timed(tokens: Any) -> None:
-            if self.first is None:
-                self.first = time.perf_counter()
-            self._eval(tokens)
-
-        llm.eval = timed
-        self._llm = llm
-
-    def close(self) -> None:
-        del self._llm.eval  # back to the class's method
-
-
 def _call(
     handler: Any, llm: Any, tools: list[Any], choice: str, *, max_tokens: int = MAX_TOKENS
 ) -> dict[str, Any]:
-    clock = _EvalClock(llm)
-    start = time.perf_counter()
-    opened: float | None = None
-    calls: dict[int, dict[str, str]] = {}
-    content = ""
-    for chunk in handler(
-        llama=llm,
-        messages=[{"role": "user", "content": QUESTION}],
-        tools=tools,
-        tool_choice=_choice(choice),
-        temperature=0,
-        max_tokens=max_tokens,
-        stream=True,
-    ):
-        delta = chunk["choices"][0]["delta"]
-        now = time.perf_counter()
-        if delta.get("tool_calls"):
-            if opened is None:
-                opened = now
-            for d in delta["tool_calls"]:
-                slot = calls.setdefault(d["index"], {"name": "", "arguments": ""})
-                fn = d.get("function") or {}
-                slot["name"] += fn.get("name") or ""
-                slot["arguments"] += fn.get("arguments") or ""
-        content += delta.get("content") or ""
-    end = time.perf_counter()
-    clock.close()
+    with first_decode(llm) as clock:
+        start = time.perf_counter()
+        opened: float | None = None
+        calls: dict[int, dict[str, str]] = {}
+        content = ""
+        for chunk in handler(
+            llama=llm,
+            messages=[{"role": "user", "content": QUESTION}],
+            tools=tools,
+            tool_choice=_choice(choice),
+            temperature=0,
+            max_tokens=max_tokens,
+            stream=True,
+        ):
+            delta = chunk["choices"][0]["delta"]
+            now = time.perf_counter()
+            if delta.get("tool_calls"):
+                if opened is None:
+                    opened = now
+                for d in delta["tool_calls"]:
+                    slot = calls.setdefault(d["index"], {"name": "", "arguments": ""})
+                    fn = d.get("function") or {}
+                    slot["name"] += fn.get("name") or ""
+                    slot["arguments"] += fn.get("arguments") or ""
+            content += delta.get("content") or ""
+        end = time.perf_counter()
     res = handler.last_result
     return {
         "wall_s": end - start,
@@ -106,12 +86,11 @@ def _call(
 def _plain(llm: Any, prompt: list[int], n: int) -> float:
     """Seconds per token of plain ``create_completion`` decoding (up to) ``n`` tokens, timed
     as the call is: from the first decode (the warm prompt's last token) to the end."""
-    clock = _EvalClock(llm)
     count = 0
-    for _ in llm.create_completion(prompt, max_tokens=n, temperature=0, stream=True):
-        count += 1
-    end = time.perf_counter()
-    clock.close()
+    with first_decode(llm) as clock:
+        for _ in llm.create_completion(prompt, max_tokens=n, temperature=0, stream=True):
+            count += 1
+        end = time.perf_counter()
     return (end - (clock.first or end)) / max(count, 1)
 
 

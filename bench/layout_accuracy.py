@@ -19,15 +19,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import argparse
-import contextlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from bench import bfcl_data, bfcl_score
 from bench.accuracy import N_CTX, _same_answer, calls_of_message, select_cases
-from bench.common import RESULTS, make_llama, quiet_stderr
+from bench.common import RESULTS, make_llama, one_token_evals, quiet_stderr
 
 VARIANTS = {
     "free": ("free", False),
@@ -36,25 +35,6 @@ VARIANTS = {
     "canonical+ff": ("canonical", True),
 }
 """name -> (argument_layout, fast_forward)."""
-
-
-@contextlib.contextmanager
-def _one_token_evals(llm: Any) -> Iterator[None]:
-    """Decode generated batches one token at a time (a prompt, longer, stays one batch)."""
-    batched = llm.eval
-
-    def one_by_one(tokens: Any) -> None:
-        if len(tokens) > 64:
-            batched(tokens)
-            return
-        for t in tokens:
-            batched([t])
-
-    llm.eval = one_by_one
-    try:
-        yield
-    finally:
-        del llm.eval
 
 
 def run(
@@ -130,7 +110,7 @@ def run(
                 # agreeing then shows the difference came from batched logits, not from the
                 # forced tokens themselves
                 row["agree_one_by_one"] = {}
-                with _one_token_evals(llm):
+                with one_token_evals(llm):
                     for name in variants[1:]:
                         out = handlers[name](
                             llama=llm,

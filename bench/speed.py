@@ -28,7 +28,14 @@ from typing import Any
 
 from bench import workload
 from bench.agent_turns import agent_multi_turn
-from bench.common import capture_generations, make_llama, median, quiet_stderr, read_perf
+from bench.common import (
+    capture_generations,
+    first_decode,
+    make_llama,
+    median,
+    quiet_stderr,
+    read_perf,
+)
 
 
 def _timed(
@@ -39,26 +46,16 @@ def _timed(
     every multi-token batch as prompt time, fast-forwarded text included, so a request that
     fast-forwards is timed from its first decode instead (the warm prompt's tail and any forced
     opener then count as decoding, on both sides)."""
-    first: list[float] = []
     if from_first_decode:
-        original = llm.eval
-
-        def timed_eval(tokens: Any) -> Any:
-            if not first:
-                first.append(time.perf_counter())
-            return original(tokens)
-
-        llm.eval = timed_eval
+        with first_decode(llm) as clock:
+            start = time.perf_counter()
+            result = fn()
+            wall = time.perf_counter() - start
+        return result, wall, (clock.first - start) if clock.first is not None else 0.0
     before = read_perf(llm)
     start = time.perf_counter()
-    try:
-        result = fn()
-    finally:
-        if from_first_decode:
-            del llm.eval  # back to the class's method
+    result = fn()
     wall = time.perf_counter() - start
-    if from_first_decode:
-        return result, wall, (first[0] - start) if first else 0.0
     spent = read_perf(llm) - before
     return result, wall, spent.t_p_eval_ms / 1000.0
 

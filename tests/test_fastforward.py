@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import ToolChatHandler
 
 NOTE = {
@@ -29,17 +30,6 @@ NOTE = {
                 "pinned": {"type": "boolean"},
             },
             "required": ["title", "body", "pinned"],
-        },
-    },
-}
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
         },
     },
 }

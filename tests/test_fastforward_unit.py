@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tooldialect.engine.fastforward import FastForward
+from tooldialect.engine.generate import AddedTokens
 
 WORDS = ["<call>", '{"', "name", '":', ' "', "alpha", "beta", '"}', "hi", " "]
 VOCAB = {i + 1: w.encode() for i, w in enumerate(WORDS)}
@@ -42,9 +43,10 @@ class FakeEngine:
     def trigger_arguments(self, grammar: Any) -> tuple[list[int], list[str]]:
         return [], list(grammar.trigger_patterns)
 
-    def added_tokens(self) -> tuple[frozenset[int], frozenset[str]]:
+    def added_tokens(self) -> AddedTokens:
         """``<call>`` is an added token."""
-        return frozenset({tok("<call>")}), frozenset("<call>"[:k] for k in range(1, 6))
+        prefixes = frozenset("<call>"[:k] for k in range(1, 6))
+        return AddedTokens(ids=frozenset({tok("<call>")}), prefixes=prefixes, longest_prefix=5)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import pytest
 
 import tooldialect
 from models.schema_check import schema_errors
+from tool_defs import WEATHER_UNITS as WEATHER
 from tooldialect.errors import (
     ContextOverflowError,
     MissingTemplateError,
@@ -23,21 +24,6 @@ from tooldialect.errors import (
 )
 from tooldialect.handler import ToolChatHandler, register
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-            },
-            "required": ["city"],
-        },
-    },
-}
 TIME = {
     "type": "function",
     "function": {

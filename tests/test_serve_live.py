@@ -19,26 +19,12 @@ import pytest
 
 import tooldialect
 from models.schema_check import schema_errors
+from tool_defs import WEATHER_UNITS as WEATHER
 from tooldialect.handler import ToolChatHandler
 from tooldialect.serve import INSTALL_HINT
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-            },
-            "required": ["city"],
-        },
-    },
-}
 TIME = {
     "type": "function",
     "function": {

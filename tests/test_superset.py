@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from models.schema_check import schema_errors
+from tool_defs import WEATHER
 from tooldialect import ToolChatHandler, UnsupportedSchemaError
 
 pytestmark = pytest.mark.model
@@ -32,18 +33,6 @@ FORMATS: list[tuple[str, dict[str, Any]]] = [
     ("json-schema", {"type": "json_schema", "json_schema": {"name": "City", "schema": CITY}}),
 ]
 ASK = [{"role": "user", "content": "Give me the capital of France as JSON."}]
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 GREEDY: dict[str, Any] = {"temperature": 0, "max_tokens": 48}
 
 

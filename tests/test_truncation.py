@@ -12,24 +12,13 @@ from typing import Any
 
 import pytest
 
+from tool_defs import WEATHER
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.generate import GenerationResult
 from tooldialect.handler import ToolChatHandler
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.response import finish_reason
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 CUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city":'
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import tooldialect
+from tool_defs import WEATHER
 
 pytestmark = pytest.mark.model
 
@@ -20,18 +21,6 @@ HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.
 pytest.importorskip("langchain_core", reason=HINT)
 pytest.importorskip("langchain_community", reason=HINT)
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 ASK = "What's the weather in Paris?"
 
 

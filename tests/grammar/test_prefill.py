@@ -6,22 +6,12 @@ from typing import Any
 
 import pytest
 
+from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import DialectSpec, build_grammar, parse_output
 from tooldialect.engine.grammar_check import grammar_accepts
 
 pytestmark = pytest.mark.model
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 @pytest.fixture(scope="module")

@@ -47,6 +47,7 @@ class FastForward:
         self._patterns: list[re.Pattern[str]] = []
         self._seen = ""  # text so far, while waiting for a trigger pattern
         self._eog = int(engine.llama.token_eos())
+        self._added = engine.added_tokens()
         if grammar.lazy:
             tokens, patterns = engine.trigger_arguments(grammar)
             self._trigger_tokens = set(tokens)
@@ -101,39 +102,37 @@ class FastForward:
         if not self.active or room <= 0 or self._automaton.failed:
             return []
         forced = self._automaton.forced()
-        text, complete = self._stable(forced.text), forced.complete
-        if len(text) < len(forced.text):
-            complete = False
+        text = self._stable(forced.text)
+        # nothing the model writes next can merge into the last forced token: the grammar ends
+        # right after it, or an added token follows
+        sealed = forced.complete and text == forced.text
         if not text or grammar.allows(self._eog):
             return []  # nothing forced, or llama.cpp's grammar is not (or no longer) constraining
         engine = self._engine
         head = b"" if token is None else engine.piece(token)
         body = text.encode("utf-8")
-        added, _ = engine.added_tokens()
+        added = self._added.ids
         ids = self._tokenize(head + body)
-        cut: int | None = None
         if token is not None:
             if ids and ids[0] != token and ids[0] in added and self._spells(head, ids[0]):
                 # The model is spelling an added token's text ("<" of "<tool_call>"): to it the
                 # rest is plain text. Tokenize it alone, up to the next added token.
-                body, was_cut = self._before_added(body, added)
-                ids = [token, *self._tokenize(body)]
-                if was_cut:
-                    cut = len(ids) - 1  # all of it: nothing merges into an added token
+                spelled, rest = self._before_added(body)
+                sealed = sealed or len(spelled) < len(body)  # an added token follows
+                body, ids = spelled, [token, *rest]
             if not ids or ids[0] != token:
                 return []  # the seam would not be canonical: let the model write on
             ids = ids[1:]
         if b"".join(engine.piece(t) for t in ids) != body:
             return []
-        if cut is None:
-            cut = next((i for i, t in enumerate(ids) if t in added), None)
+        cut = next((i for i, t in enumerate(ids) if t in added), None)
         if cut is not None:
             # The model writes an added token itself, whole or spelled in pieces: a small model
             # that spells it behaves otherwise after the canonical token (Qwen2.5-Coder-0.5B
             # starts calls with "<" "tool" "_call" ">" and, given "<tool_call>", goes on
             # calling). Nothing merges into an added token, so nothing is held back before it.
             ids = ids[:cut]
-        elif not complete:
+        elif not sealed:
             ids = ids[:-1]  # may merge with the free text after it
         out: list[int] = []
         for t in ids[:room]:
@@ -147,10 +146,7 @@ class FastForward:
     def _stable(self, text: str) -> str:
         """``text`` up to where an added token (``<tool_call>``) might begin: forcing ``<`` of
         ``<t...`` as a token of its own would keep the model from its one ``<tool_call>``."""
-        _, prefixes = self._engine.added_tokens()
-        if not prefixes:
-            return text
-        longest = max(map(len, prefixes))
+        prefixes, longest = self._added.prefixes, self._added.longest_prefix
         for k in range(min(longest, len(text)), 0, -1):
             if text[-k:] in prefixes:
                 return text[:-k]
@@ -173,10 +169,9 @@ class FastForward:
             and whole[1:] == self._tokenize(rest)
         )
 
-    def _before_added(self, body: bytes, added: frozenset[int]) -> tuple[bytes, bool]:
-        """``body`` up to the first added token in it, and whether it was cut there."""
+    def _before_added(self, body: bytes) -> tuple[bytes, list[int]]:
+        """``body`` up to the first added token in it, and its tokens (an added token is split
+        off before the rest is tokenized, so they are the tokens of the text before it)."""
         ids = self._tokenize(body)
-        nxt = next((i for i, t in enumerate(ids) if t in added), None)
-        if nxt is None:
-            return body, False
-        return b"".join(self._engine.piece(t) for t in ids[:nxt]), True
+        nxt = next((i for i, t in enumerate(ids) if t in self._added.ids), len(ids))
+        return b"".join(self._engine.piece(t) for t in ids[:nxt]), ids[:nxt]

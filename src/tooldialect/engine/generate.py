@@ -17,7 +17,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -96,6 +96,17 @@ class Generation:
             close()
 
 
+class AddedTokens(NamedTuple):
+    """A vocab's added tokens, as fast-forward's seam rules read them."""
+
+    ids: frozenset[int]
+    """Their ids: forced text never holds one."""
+    prefixes: frozenset[str]
+    """Their texts' proper prefixes: forced text stops before a tail that is one."""
+    longest_prefix: int
+    """The longest of ``prefixes`` (0 when there are none)."""
+
+
 class Engine:
     """Per-``Llama`` state: vocab handles, a token-piece cache, the slow-path candidate buffer."""
 
@@ -109,7 +120,7 @@ class Engine:
         self._pieces: dict[int, bytes] = {}
         self._buffer: CandidateBuffer | None = None
         self._piece_buf = ctypes.create_string_buffer(256)
-        self._added: tuple[frozenset[int], frozenset[str]] | None = None
+        self._added: AddedTokens | None = None
         # One generation decodes at a time (llama.cpp contexts are not thread-safe): other threads
         # wait for it; in its own thread a newer request supersedes an unfinished older one.
         self._turn = threading.Condition()
@@ -139,10 +150,9 @@ class Engine:
         self._pieces[token] = data
         return data
 
-    def added_tokens(self) -> tuple[frozenset[int], frozenset[str]]:
-        """The vocab's added tokens (``<tool_call>``, ``<think>``...: control and user-defined)
-        and their proper prefixes, for fast-forward's seam rules: forced text never holds one
-        and stops before a tail that may begin one."""
+    def added_tokens(self) -> AddedTokens:
+        """The vocab's added tokens (``<tool_call>``, ``<think>``...: control and user-defined),
+        read once per model, for fast-forward's seam rules."""
         if self._added is None:
             lib = self._lib
             kinds = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_USER_DEFINED
@@ -153,7 +163,11 @@ class Engine:
                     ids.add(tok)
                     text = self.piece(tok).decode("utf-8", "replace")
                     prefixes.update(text[:k] for k in range(1, len(text)))
-            self._added = (frozenset(ids), frozenset(prefixes))
+            self._added = AddedTokens(
+                ids=frozenset(ids),
+                prefixes=frozenset(prefixes),
+                longest_prefix=max(map(len, prefixes), default=0),
+            )
         return self._added
 
     def tokenize_prompt(self, prompt: str) -> list[int]:

@@ -1,0 +1,43 @@
+"""Tool definitions several test modules send (OpenAI's ``{"type": "function", ...}`` shape).
+
+The definitions go into prompts, so a module that needs another description or other
+properties builds its own with :func:`function_tool` rather than editing these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def function_tool(
+    name: str,
+    properties: dict[str, Any],
+    *,
+    required: list[str],
+    description: str | None = None,
+) -> dict[str, Any]:
+    """An OpenAI tool definition; keys in the order clients send them."""
+    function: dict[str, Any] = {"name": name}
+    if description is not None:
+        function["description"] = description
+    function["parameters"] = {"type": "object", "properties": properties, "required": required}
+    return {"type": "function", "function": function}
+
+
+CITY = {"city": {"type": "string"}}
+
+WEATHER = function_tool(
+    "get_weather", CITY, required=["city"], description="Get the current weather in a city"
+)
+"""One string argument, with a description."""
+
+WEATHER_BARE = function_tool("get_weather", CITY, required=["city"])
+"""The same without a description."""
+
+WEATHER_UNITS = function_tool(
+    "get_weather",
+    {**CITY, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+    required=["city"],
+    description="Get the current weather in a city",
+)
+"""With an optional enum argument."""
