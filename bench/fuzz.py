@@ -134,7 +134,7 @@ def _outputs_property(name: str, markers: list[str], per: int, seen: list[int]) 
 
 def fuzz_messages(budget: float, count: int | None) -> dict[str, Any]:
     from tooldialect import detect_dialect
-    from tooldialect.template import ChatTemplate
+    from tooldialect.prompt.template import ChatTemplate
 
     templates = sorted((fc.ROOT / "tests/fixtures/templates").glob("*.jinja"))
     strategy = fc.conversations()
@@ -173,7 +173,7 @@ def fuzz_templates() -> dict[str, Any]:
     sys.path.insert(0, str(fc.ROOT / "tests"))
     from test_template_budget import HOSTILE
     from tooldialect import RenderBudgetError
-    from tooldialect.template import ChatTemplate
+    from tooldialect.prompt.template import ChatTemplate
 
     stopped: dict[str, str] = {}
     findings: list[str] = []

@@ -14,7 +14,7 @@ import sys
 def main() -> None:
     import llama_cpp
 
-    from tooldialect.engine.grammar_check import grammar_accepts, validate_grammar, vocab_of
+    from grammar_check import grammar_accepts, validate_grammar, vocab_of
     from tooldialect.errors import GrammarError
 
     llama = llama_cpp.Llama(sys.argv[1], vocab_only=True, verbose=False)

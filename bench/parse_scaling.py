@@ -13,6 +13,7 @@ from bench.fuzz_cases import FUZZ_TOOLS, dialect_markers
 
 __all__ = ["adversarial_output", "parse_steps"]
 
+
 def adversarial_output(name: str, size: int) -> str:
     """``size`` characters of every marker of dialect ``name`` cut in half, each followed by an
     unclosed brace: many openers whose calls never close, the input a rescan makes quadratic."""

@@ -52,8 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="BFCL cases per category (default: quick sample or all)",
     )
-    parser.add_argument("--from-results", type=Path, default=None,
-                        help="rewrite the doc and chart from a saved bench/results/*.json")
+    parser.add_argument(
+        "--from-results",
+        type=Path,
+        default=None,
+        help="rewrite the doc and chart from a saved bench/results/*.json",
+    )
     args = parser.parse_args(argv)
     if args.from_results:
         return _rewrite(json.loads(args.from_results.read_text(encoding="utf-8")))

@@ -1,7 +1,8 @@
 """What one ``tooldialect serve`` instance sustains: sequential vs concurrent clients.
 
-Starts ``python -m tooldialect.serve`` on a free loopback port (or uses ``--url``), then sends the
-same tool-call request (``tool_choice="required"``, greedy) with the official ``openai`` client:
+Starts ``python -m tooldialect.apps.serve`` on a free loopback port (or uses ``--url``), then
+sends the same tool-call request (``tool_choice="required"``, greedy) with the official
+``openai`` client:
 ``--requests`` one after another, then the same number spread over ``--clients`` threads, for
 ``--rounds`` interleaved rounds. Prints
 and writes (``bench/results/serve-load.json``) requests/s, completion tokens/s and latency.
@@ -27,10 +28,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import MODEL_LABELS, N_THREADS, RESULTS, ROOT, model_path
 
-WEATHER = {"type": "function", "function": {
-    "name": "get_weather", "description": "Get the current weather in a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
 CITIES = ["Paris", "London", "Rome", "Berlin", "Madrid", "Oslo", "Tokyo", "Cairo"]
 
 
@@ -40,10 +49,26 @@ def start_server(model: Path) -> tuple[subprocess.Popen[bytes], str]:
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tooldialect.serve", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_threads", str(N_THREADS), "--n_ctx", "4096",
-         "--verbose", "false"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "tooldialect.apps.serve",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_threads",
+            str(N_THREADS),
+            "--n_ctx",
+            "4096",
+            "--verbose",
+            "false",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/v1"
     for _ in range(600):
@@ -62,8 +87,12 @@ def one_request(client: Any, i: int) -> tuple[float, int]:
     """Latency and completion tokens of one tool-call request."""
     t0 = time.perf_counter()
     r = client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": f"Weather in {CITIES[i % len(CITIES)]}?"}],
-        tools=[WEATHER], tool_choice="required", temperature=0, max_tokens=60,
+        model="m",
+        messages=[{"role": "user", "content": f"Weather in {CITIES[i % len(CITIES)]}?"}],
+        tools=[WEATHER],
+        tool_choice="required",
+        temperature=0,
+        max_tokens=60,
     )
     assert r.choices[0].message.tool_calls, r
     return time.perf_counter() - t0, r.usage.completion_tokens
@@ -111,13 +140,19 @@ def main() -> None:
             proc.wait(timeout=30)
     load = os.getloadavg()
     summary = {
-        str(n): {key: statistics.median(r[key] for r in rows if r["clients"] == n)
-                 for key in ("requests_per_s", "completion_tokens_per_s", "latency_mean_s")}
+        str(n): {
+            key: statistics.median(r[key] for r in rows if r["clients"] == n)
+            for key in ("requests_per_s", "completion_tokens_per_s", "latency_mean_s")
+        }
         for n in sorted({r["clients"] for r in rows})
     }
-    report = {"model": MODEL_LABELS[args.model], "cpus": os.cpu_count(),
-              "load_avg_1m_at_end": round(load[0], 2), "median_by_clients": summary,
-              "rows": rows}
+    report = {
+        "model": MODEL_LABELS[args.model],
+        "cpus": os.cpu_count(),
+        "load_avg_1m_at_end": round(load[0], 2),
+        "median_by_clients": summary,
+        "rows": rows,
+    }
     print(json.dumps(report, indent=2))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "serve-load.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -47,7 +47,7 @@ THREADS = 2
 def _servers(
     stack: ExitStack, count: int, *, parallel: int, extra: list[str] | None = None
 ) -> list[str]:
-    from tooldialect.server import LlamaServer
+    from tooldialect.engine.llama_server import LlamaServer
 
     threads = str(max(1, THREADS // count))
     urls = []

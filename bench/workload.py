@@ -191,8 +191,27 @@ def tool_result(name: str) -> str:
 
 
 _WORDS = [
-    "the", "keeper", "climbed", "stairs", "lamp", "storm", "light", "ship", "rocks", "night",
-    "wind", "sea", "tower", "glass", "oil", "watch", "wave", "harbour", "rope", "bell", "signal",
+    "the",
+    "keeper",
+    "climbed",
+    "stairs",
+    "lamp",
+    "storm",
+    "light",
+    "ship",
+    "rocks",
+    "night",
+    "wind",
+    "sea",
+    "tower",
+    "glass",
+    "oil",
+    "watch",
+    "wave",
+    "harbour",
+    "rope",
+    "bell",
+    "signal",
 ]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tooldialect import CallFinished, CallStarted, TextDelta, Tool, ToolSpecError
-from tooldialect.chat import Renderer, load_tool
+from tooldialect.apps.chat import Renderer, load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "agent.py"
@@ -148,7 +148,7 @@ def test_renderer_shows_calls_and_results() -> None:
 
 
 def test_chat_with_a_missing_model_fails_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
-    from tooldialect.cli import main
+    from tooldialect.apps.cli import main
 
     assert main(["chat", "/nonexistent/model.gguf", "--tools", "json:nothing"]) == 1
     assert "nothing" in capsys.readouterr().err
@@ -161,7 +161,7 @@ def test_chat_streams_calls_and_results_from_piped_stdin(qwen_path: Path) -> Non
         [
             sys.executable,
             "-m",
-            "tooldialect.cli",
+            "tooldialect.apps.cli",
             "chat",
             str(qwen_path),
             "--tools",

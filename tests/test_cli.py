@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tooldialect.cli import main
+from tooldialect.apps.cli import main
 
 
 @pytest.mark.model

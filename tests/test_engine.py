@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tooldialect.dialect.spec import Trigger
-from tooldialect.engine import Engine, SamplingParams, engine_for
-from tooldialect.engine.generate import _find_stop, _safe_emit
+from tooldialect.engine.in_process import Engine, SamplingParams, engine_for
+from tooldialect.engine.in_process.generate import _find_stop, _safe_emit
 from tooldialect.errors import ContextOverflowError, GrammarError
 from tooldialect.grammar.build import trigger_pattern
 
@@ -151,10 +151,12 @@ def test_lazy_grammar_constrains_after_trigger(engine: Engine) -> None:
 @pytest.mark.model
 def test_penalties_and_sampling_run(engine: Engine) -> None:
     params = SamplingParams(temperature=0.8, repeat_penalty=1.3, seed=7, logit_bias={0: -5.0})
-    one = engine.generate(PROMPT, sampling=params, max_tokens=12,
-                          grammar=Grammar(gbnf="root ::= [a-zA-Z ]+")).text()
-    two = engine.generate(PROMPT, sampling=params, max_tokens=12,
-                          grammar=Grammar(gbnf="root ::= [a-zA-Z ]+")).text()
+    one = engine.generate(
+        PROMPT, sampling=params, max_tokens=12, grammar=Grammar(gbnf="root ::= [a-zA-Z ]+")
+    ).text()
+    two = engine.generate(
+        PROMPT, sampling=params, max_tokens=12, grammar=Grammar(gbnf="root ::= [a-zA-Z ]+")
+    ).text()
     assert one == two  # same seed, same text
     assert one and all(c.isalpha() or c == " " for c in one)
 

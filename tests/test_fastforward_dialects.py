@@ -17,8 +17,8 @@ import pytest
 
 from conftest import model_path
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
-from tooldialect.engine.fastforward import FastForward
-from tooldialect.engine.generate import engine_for
+from tooldialect.engine.in_process.fastforward import FastForward
+from tooldialect.engine.in_process.generate import engine_for
 from tooldialect.grammar.build import build_grammar
 
 NOTE = {

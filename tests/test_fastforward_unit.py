@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tooldialect.engine.fastforward import FastForward
-from tooldialect.engine.generate import AddedTokens
+from tooldialect.engine.in_process.fastforward import FastForward
+from tooldialect.engine.in_process.generate import AddedTokens
 
 WORDS = ["<call>", '{"', "name", '":', ' "', "alpha", "beta", '"}', "hi", " "]
 VOCAB = {i + 1: w.encode() for i, w in enumerate(WORDS)}

@@ -38,7 +38,10 @@ def qwen_as_qwen3_coder(qwen_path: Path) -> Iterator[Any]:
     from llama_cpp import Llama
 
     llm = Llama(
-        str(qwen_path), n_threads=2, n_ctx=4096, verbose=False,
+        str(qwen_path),
+        n_threads=2,
+        n_ctx=4096,
+        verbose=False,
         chat_handler=ToolChatHandler(dialect="qwen3-coder"),
     )
     yield llm
@@ -52,8 +55,11 @@ def test_forced_element_dialect_on_real_decoder(qwen_as_qwen3_coder: Any, prompt
     llm = qwen_as_qwen3_coder
     handler = llm.chat_handler
     response = llm.create_chat_completion(
-        messages=[{"role": "user", "content": prompt}], tools=[FORECAST],
-        tool_choice="required", temperature=0, max_tokens=80,
+        messages=[{"role": "user", "content": prompt}],
+        tools=[FORECAST],
+        tool_choice="required",
+        temperature=0,
+        max_tokens=80,
     )
     choice = response["choices"][0]
     assert choice["finish_reason"] == "tool_calls"

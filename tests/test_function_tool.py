@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tooldialect import DialectSpec, Tool, ToolArgumentsError, ToolSpecError, tool
-from tooldialect.docstrings import parse_docstring
-from tooldialect.function_tool import check_unique, result_text
+from tooldialect.apps.docstrings import parse_docstring
+from tooldialect.apps.function_tool import check_unique, result_text
 from tooldialect.grammar import build_grammar
 from tooldialect.grammar.json_schema import schema_grammar
 from tooldialect.tools import normalize_tool_choice, normalize_tools
@@ -297,7 +297,7 @@ def test_generated_schemas_admit_what_pydantic_admits(fn: Any, good: Any, bad: A
     grammar accepts, and the grammar refuses what the tool refuses."""
     llama_cpp = pytest.importorskip("llama_cpp")
     from conftest import model_path
-    from tooldialect.engine.grammar_check import grammar_accepts
+    from grammar_check import grammar_accepts
 
     vocab = llama_cpp.Llama(str(model_path("smollm2")), vocab_only=True, verbose=False)
     t = Tool.from_function(fn)
@@ -337,7 +337,7 @@ def bad_type(thing: NotJson) -> str:
         (unannotated, None, ["'city'", "no type annotation"]),
         (bad_type, None, ["JSON Schema"]),
         (lambda x: x, None, ["lambda", "name="]),
-        (google, "quote\"d", ["name"]),
+        (google, 'quote"d', ["name"]),
         (42, None, ["function"]),
     ],
     ids=[

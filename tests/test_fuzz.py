@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from conftest import TEMPLATES, model_path
 from tooldialect import ToolChatHandler, ToolSpecError, detect_dialect
 from tooldialect.dialect.builtins import builtin_dialects
-from tooldialect.template import ChatTemplate
+from tooldialect.prompt.template import ChatTemplate
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = settings(
@@ -149,7 +149,7 @@ def test_malformed_messages_get_tool_spec_errors(name: str) -> None:
     ids=["image-part", "missing-role", "int-content", "int-arguments", "str-message", "dict"],
 )
 def test_tool_spec_error_names_index_and_field(messages: Any, field: str) -> None:
-    from tooldialect.messages import validate_messages
+    from tooldialect.prompt.messages import validate_messages
 
     with pytest.raises(ToolSpecError, match=field.replace("[", r"\[").replace("]", r"\]")):
         validate_messages(messages)

@@ -113,8 +113,11 @@ def collect(chunks: Iterator[dict[str, Any]]) -> tuple[dict[str, Any], str | Non
             slot["function"]["arguments"] += tc["function"].get("arguments", "")
     if calls:
         message["tool_calls"] = [
-            {"id": c["id"], "type": "function",
-             "function": {"name": c["name"], "arguments": c["function"]["arguments"]}}
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["function"]["arguments"]},
+            }
             for _, c in sorted(calls.items())
         ]
     return message, finish, seen
@@ -166,8 +169,11 @@ def test_stream_equals_non_stream(llm: Any, tool_choice: str) -> None:
     whole = chat(llm, prompt, tool_choice=tool_choice)["choices"][0]
     streamed, finish, chunks = collect(
         llm.create_chat_completion(
-            messages=[{"role": "user", "content": prompt}], tools=TOOLS,
-            tool_choice=tool_choice, stream=True, **GREEDY,
+            messages=[{"role": "user", "content": prompt}],
+            tools=TOOLS,
+            tool_choice=tool_choice,
+            stream=True,
+            **GREEDY,
         )
     )
     assert chunks[0]["choices"][0]["delta"] == {"role": "assistant"}
@@ -224,12 +230,29 @@ def test_second_turn_reuses_the_kv_cache(qwen: Any) -> None:
 
 BAD_INPUTS = [
     ({"tools": [{"type": "function", "function": {"name": "bad name!"}}]}, ToolSpecError),
-    ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}},
-     ToolSpecError),
+    (
+        {"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+        ToolSpecError,
+    ),
     ({"tools": TOOLS, "tool_choice": "sometimes"}, ToolSpecError),
-    ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"x": {"not": {"type": "string"}}}}}}],
-      "tool_choice": "required"}, UnsupportedSchemaError),
+    (
+        {
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"x": {"not": {"type": "string"}}},
+                        },
+                    },
+                }
+            ],
+            "tool_choice": "required",
+        },
+        UnsupportedSchemaError,
+    ),
     ({"messages": [{"role": "user", "content": "word " * 5000}]}, ContextOverflowError),
 ]
 
@@ -265,14 +288,21 @@ def test_register_makes_chat_format_work(smollm2_path: Path) -> None:
     assert register() is handler and tooldialect.register is register
     llm = load(smollm2_path, chat_format="tooldialect")
     response = llm.create_chat_completion(
-        messages=[{"role": "user", "content": PROMPTS[0]}], tools=[WEATHER],
-        tool_choice="required", **GREEDY,
+        messages=[{"role": "user", "content": PROMPTS[0]}],
+        tools=[WEATHER],
+        tool_choice="required",
+        **GREEDY,
     )
     assert valid_calls(response["choices"][0]["message"])
     # create_chat_completion passes no extra keywords; calling the handler directly does
     direct = handler(
-        llama=llm, messages=[{"role": "user", "content": PROMPTS[0]}], tools=[WEATHER],
-        tool_choice="required", parallel_tool_calls=False, chat_template_kwargs={"x": 1}, **GREEDY,
+        llama=llm,
+        messages=[{"role": "user", "content": PROMPTS[0]}],
+        tools=[WEATHER],
+        tool_choice="required",
+        parallel_tool_calls=False,
+        chat_template_kwargs={"x": 1},
+        **GREEDY,
     )
     assert isinstance(direct, dict)
     assert len(valid_calls(direct["choices"][0]["message"])) == 1

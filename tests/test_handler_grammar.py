@@ -67,7 +67,7 @@ TWO_CALLS = CALL + "\n" + CALL
 
 
 def _accepts(request: Any, text: str, llama: Any) -> bool:
-    from tooldialect.engine.grammar_check import grammar_accepts
+    from grammar_check import grammar_accepts
 
     g = request.grammar
     return grammar_accepts(g.gbnf, text, root=g.root, llama=llama)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tooldialect import ToolChatHandler
-from tooldialect.history import ReplyMemory
+from tooldialect.prompt.history import ReplyMemory
 
 CALL = {
     "role": "assistant",

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import model_path
 from tooldialect import EngineBusyError, ToolChatHandler
-from tooldialect.engine.generate import engine_for
+from tooldialect.engine.in_process.generate import engine_for
 
 pytestmark = pytest.mark.model
 

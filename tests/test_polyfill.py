@@ -126,10 +126,18 @@ def test_native_spec_has_no_polyfill() -> None:
     [
         ({"type": "object", "properties": {}}, {}),
         ({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 1}),
-        ({"type": "object", "properties": {"u": {"enum": ["c", "f"]}}, "required": ["u"]},
-         {"u": "c"}),
-        ({"type": "object", "properties": {"b": {"type": "boolean"}, "x": {}}, "required": ["b"]},
-         {"b": True}),
+        (
+            {"type": "object", "properties": {"u": {"enum": ["c", "f"]}}, "required": ["u"]},
+            {"u": "c"},
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"b": {"type": "boolean"}, "x": {}},
+                "required": ["b"],
+            },
+            {"b": True},
+        ),
     ],
     ids=["empty", "integer", "enum", "required-only"],
 )

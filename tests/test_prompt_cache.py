@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tooldialect import ToolChatHandler
-from tooldialect.engine.prompt_cache import PromptCaches, common_prefix
+from tooldialect.engine.in_process.prompt_cache import PromptCaches, common_prefix
 from tooldialect.errors import ToolDialectError
 
 

@@ -10,29 +10,35 @@ from typing import Any
 
 import pytest
 
-from tooldialect.handler import ToolChatHandler
-from tooldialect.serve import (
+from tooldialect.apps.serve import (
     INSTALL_HINT,
     RequestExtrasHandler,
     RequestRewrite,
     main,
     rewrite_chat_request,
 )
+from tooldialect.handler import ToolChatHandler
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 USER = {"role": "user", "content": "hi"}
 
 REWRITES = [
     (
-        {"messages": [USER], "response_format": {"type": "json_schema",
-                                                 "json_schema": {"name": "x", "schema": SCHEMA,
-                                                                 "strict": True}}},
+        {
+            "messages": [USER],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "x", "schema": SCHEMA, "strict": True},
+            },
+        },
         {"messages": [USER], "response_format": {"type": "json_object", "schema": SCHEMA}},
         {},
     ),
     (
-        {"messages": [USER],
-         "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
+        {
+            "messages": [USER],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "x"}},
+        },
         {"messages": [USER], "response_format": {"type": "json_object"}},
         {},
     ),
@@ -42,11 +48,19 @@ REWRITES = [
         {},
     ),
     (
-        {"messages": [USER], "chat_template_kwargs": {"enable_thinking": False},
-         "parallel_tool_calls": False, "reasoning_effort": "low", "temperature": 0},
+        {
+            "messages": [USER],
+            "chat_template_kwargs": {"enable_thinking": False},
+            "parallel_tool_calls": False,
+            "reasoning_effort": "low",
+            "temperature": 0,
+        },
         {"messages": [USER], "temperature": 0},
-        {"chat_template_kwargs": {"enable_thinking": False}, "parallel_tool_calls": False,
-         "reasoning_effort": "low"},
+        {
+            "chat_template_kwargs": {"enable_thinking": False},
+            "parallel_tool_calls": False,
+            "reasoning_effort": "low",
+        },
     ),
     (
         {"messages": [{"role": "developer", "content": "be brief"}, USER]},
@@ -59,8 +73,15 @@ REWRITES = [
         {},
     ),
     (
-        {"messages": [{"role": "tool", "tool_call_id": "c",
-                       "content": [{"type": "text", "text": "2"}, {"type": "text", "text": "4"}]}]},
+        {
+            "messages": [
+                {
+                    "role": "tool",
+                    "tool_call_id": "c",
+                    "content": [{"type": "text", "text": "2"}, {"type": "text", "text": "4"}],
+                }
+            ]
+        },
         {"messages": [{"role": "tool", "tool_call_id": "c", "content": "24"}]},
         {},
     ),
@@ -85,9 +106,18 @@ REWRITES = [
 @pytest.mark.parametrize(
     ("body", "expected", "extras"),
     REWRITES,
-    ids=["json-schema", "json-schema-no-schema", "json-object-kept", "extras-lifted",
-         "developer-role", "assistant-null-content", "tool-text-parts", "user-parts-kept",
-         "max-completion-tokens", "max-tokens-wins"],
+    ids=[
+        "json-schema",
+        "json-schema-no-schema",
+        "json-object-kept",
+        "extras-lifted",
+        "developer-role",
+        "assistant-null-content",
+        "tool-text-parts",
+        "user-parts-kept",
+        "max-completion-tokens",
+        "max-tokens-wins",
+    ],
 )
 def test_rewrite_chat_request(
     body: dict[str, Any], expected: dict[str, Any], extras: dict[str, Any]
@@ -104,8 +134,13 @@ def test_rewritten_body_passes_the_servers_request_model() -> None:
         "messages": [
             {"role": "developer", "content": "x"},
             USER,
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
             {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"}]},
         ],
         "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA}},
@@ -125,7 +160,7 @@ def run_asgi(body: bytes, *, path: str = "/v1/chat/completions", chunked: bool =
     seen: dict[str, Any] = {}
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        from tooldialect.serve import _request_extras
+        from tooldialect.apps.serve import _request_extras
 
         parts = []
         while True:
@@ -152,16 +187,23 @@ def run_asgi(body: bytes, *, path: str = "/v1/chat/completions", chunked: bool =
     async def send(message: Any) -> None:
         pass
 
-    scope = {"type": "http", "method": "POST", "path": path,
-             "headers": [(b"content-length", str(len(body)).encode())]}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "headers": [(b"content-length", str(len(body)).encode())],
+    }
     asyncio.run(RequestRewrite(app)(scope, receive, send))
     return seen
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["one-chunk", "two-chunks"])
 def test_middleware_rewrites_the_body_and_carries_extras(chunked: bool) -> None:
-    body = {"messages": [USER], "parallel_tool_calls": False,
-            "response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}}
+    body = {
+        "messages": [USER],
+        "parallel_tool_calls": False,
+        "response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}},
+    }
     seen = run_asgi(json.dumps(body).encode(), chunked=chunked)
     forwarded = json.loads(seen["body"])
     assert forwarded == rewrite_chat_request(body)[0]
@@ -172,8 +214,10 @@ def test_middleware_rewrites_the_body_and_carries_extras(chunked: bool) -> None:
 
 @pytest.mark.parametrize(
     ("path", "raw"),
-    [("/v1/completions", b'{"prompt": "x", "parallel_tool_calls": false}'),
-     ("/v1/chat/completions", b"not json")],
+    [
+        ("/v1/completions", b'{"prompt": "x", "parallel_tool_calls": false}'),
+        ("/v1/chat/completions", b"not json"),
+    ],
     ids=["other-route", "not-json"],
 )
 def test_middleware_leaves_other_requests_alone(path: str, raw: bytes) -> None:
@@ -186,8 +230,9 @@ def recording_handler() -> tuple[RequestExtrasHandler, list[dict[str, Any]]]:
     calls: list[dict[str, Any]] = []
 
     class Recorder(ToolChatHandler):
-        def __call__(self, *, llama: Any, messages: Any, temperature: float = 0.2,
-                     **kwargs: Any) -> Any:
+        def __call__(
+            self, *, llama: Any, messages: Any, temperature: float = 0.2, **kwargs: Any
+        ) -> Any:
             calls.append({"messages": messages, "temperature": temperature, **kwargs})
             return {}
 
@@ -198,20 +243,26 @@ def recording_handler() -> tuple[RequestExtrasHandler, list[dict[str, Any]]]:
     ("model_kwargs", "request_extras", "expected"),
     [
         ({}, None, {}),
-        ({"enable_thinking": False, "custom_flag": 1}, None,
-         {"chat_template_kwargs": {"enable_thinking": False, "custom_flag": 1}}),
-        ({"enable_thinking": False}, {"chat_template_kwargs": {"enable_thinking": True},
-                                      "parallel_tool_calls": False},
-         {"chat_template_kwargs": {"enable_thinking": True}, "parallel_tool_calls": False}),
+        (
+            {"enable_thinking": False, "custom_flag": 1},
+            None,
+            {"chat_template_kwargs": {"enable_thinking": False, "custom_flag": 1}},
+        ),
+        (
+            {"enable_thinking": False},
+            {"chat_template_kwargs": {"enable_thinking": True}, "parallel_tool_calls": False},
+            {"chat_template_kwargs": {"enable_thinking": True}, "parallel_tool_calls": False},
+        ),
         ({}, {"reasoning_effort": "low"}, {"reasoning_effort": "low"}),
     ],
     ids=["nothing", "model-template-kwargs-folded", "request-wins", "reasoning-effort"],
 )
 def test_extras_handler_merges_model_and_request_extras(
-    model_kwargs: dict[str, Any], request_extras: dict[str, Any] | None,
+    model_kwargs: dict[str, Any],
+    request_extras: dict[str, Any] | None,
     expected: dict[str, Any],
 ) -> None:
-    from tooldialect.serve import _request_extras
+    from tooldialect.apps.serve import _request_extras
 
     handler, calls = recording_handler()
     token = _request_extras.set(request_extras)
@@ -224,11 +275,14 @@ def test_extras_handler_merges_model_and_request_extras(
 
 def test_settings_default_chat_format_and_pass_through(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
-    from tooldialect.serve import build_parser, read_settings
+    from tooldialect.apps.serve import build_parser, read_settings
 
     parser = build_parser()
-    server, models = read_settings(parser.parse_args(
-        ["--model", "m.gguf", "--port", "9", "--n_ctx", "512", "--interrupt_requests", "false"]))
+    server, models = read_settings(
+        parser.parse_args(
+            ["--model", "m.gguf", "--port", "9", "--n_ctx", "512", "--interrupt_requests", "false"]
+        )
+    )
     assert (server.port, server.interrupt_requests) == (9, False)
     model = models[0]
     assert (model.model, model.n_ctx, model.chat_format) == ("m.gguf", 512, "tooldialect")
@@ -236,8 +290,14 @@ def test_settings_default_chat_format_and_pass_through(tmp_path: Path) -> None:
     assert models[0].chat_format == "chatml"
 
     config = tmp_path / "serve.json"
-    config.write_text(json.dumps({"port": 7, "models": [
-        {"model": "a.gguf"}, {"model": "b.gguf", "chat_format": "chatml"}]}))
+    config.write_text(
+        json.dumps(
+            {
+                "port": 7,
+                "models": [{"model": "a.gguf"}, {"model": "b.gguf", "chat_format": "chatml"}],
+            }
+        )
+    )
     server, models = read_settings(parser.parse_args(["--config_file", str(config)]))
     assert server.port == 7
     assert [m.chat_format for m in models] == ["tooldialect", "chatml"]
@@ -252,11 +312,11 @@ def test_missing_server_extra_prints_the_install_hint(
 
 
 def test_cli_dispatches_serve(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tooldialect.serve
-    from tooldialect.cli import main as cli_main
+    import tooldialect.apps.serve
+    from tooldialect.apps.cli import main as cli_main
 
     got: list[list[str]] = []
-    monkeypatch.setattr(tooldialect.serve, "main", lambda argv: got.append(list(argv)) or 0)
+    monkeypatch.setattr(tooldialect.apps.serve, "main", lambda argv: got.append(list(argv)) or 0)
     assert cli_main(["serve", "--model", "m.gguf", "--port", "1"]) == 0
     assert got == [["--model", "m.gguf", "--port", "1"]]
 
@@ -264,8 +324,10 @@ def test_cli_dispatches_serve(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("handled", [True, False], ids=["handler-reply", "no-handler-reply"])
 def test_non_streamed_reply_goes_out_as_the_handler_made_it(handled: bool) -> None:
     """The server trims replies to its TypedDict; the layer sends the handler's own dict."""
-    full = {"choices": [{"message": {"content": "x", "reasoning_content": "why"}}],
-            "usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 2}}}
+    full = {
+        "choices": [{"message": {"content": "x", "reasoning_content": "why"}}],
+        "usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 2}},
+    }
     trimmed = json.dumps({"choices": [{"message": {"content": "x"}}]}).encode()
 
     class Reply(ToolChatHandler):
@@ -276,8 +338,13 @@ def test_non_streamed_reply_goes_out_as_the_handler_made_it(handled: bool) -> No
         await receive()
         if handled:
             RequestExtrasHandler(Reply())(llama=None, messages=[])
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-length", str(len(trimmed)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", str(len(trimmed)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": trimmed[:5], "more_body": True})
         await send({"type": "http.response.body", "body": trimmed[5:]})
 

@@ -20,8 +20,8 @@ import pytest
 import tooldialect
 from models.schema_check import schema_errors
 from tool_defs import WEATHER_UNITS as WEATHER
+from tooldialect.apps.serve import INSTALL_HINT
 from tooldialect.handler import ToolChatHandler
-from tooldialect.serve import INSTALL_HINT
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -53,15 +53,29 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def base_url(qwen_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A running ``python -m tooldialect.serve`` (killed at the end); its ``/v1`` URL."""
+    """A running ``python -m tooldialect.apps.serve`` (killed at the end); its ``/v1`` URL."""
     pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
     port = free_port()
     log = tmp_path_factory.mktemp("serve") / "server.log"
     src = str(Path(tooldialect.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "tooldialect.serve", "--model", str(qwen_path),
-           "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "4096",
-           "--verbose", "false"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tooldialect.apps.serve",
+        "--model",
+        str(qwen_path),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_threads",
+        "2",
+        "--n_ctx",
+        "4096",
+        "--verbose",
+        "false",
+    ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}/v1"
@@ -108,8 +122,11 @@ def valid_calls(message: Any) -> list[tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize(
     ("tool_choice", "expected"),
-    [("auto", "get_weather"), ("required", "get_weather"),
-     ({"type": "function", "function": {"name": "get_time"}}, "get_time")],
+    [
+        ("auto", "get_weather"),
+        ("required", "get_weather"),
+        ({"type": "function", "function": {"name": "get_time"}}, "get_time"),
+    ],
     ids=["auto", "required", "named"],
 )
 def test_tool_choice(client: Any, tool_choice: Any, expected: str) -> None:
@@ -156,8 +173,11 @@ def test_tool_result_turn(client: Any) -> None:
     )
     sent = first.choices[0].message.model_dump(exclude_none=True)
     sent["content"] = None  # what OpenAI clients send for a call-only turn
-    result = {"role": "tool", "tool_call_id": sent["tool_calls"][0]["id"],
-              "content": "17 degrees celsius, light rain"}
+    result = {
+        "role": "tool",
+        "tool_call_id": sent["tool_calls"][0]["id"],
+        "content": "17 degrees celsius, light rain",
+    }
     second = client.chat.completions.create(
         model="qwen", messages=[*PARIS, sent, result], tools=TOOLS, **GREEDY
     )
@@ -177,8 +197,11 @@ def test_parallel_tool_calls_false_reaches_the_handler(client: Any) -> None:
     r = client.chat.completions.create(
         model="qwen",
         messages=[{"role": "user", "content": "Weather in Paris, in London and in Rome?"}],
-        tools=TOOLS, tool_choice="required", parallel_tool_calls=False,
-        temperature=0, max_tokens=120,
+        tools=TOOLS,
+        tool_choice="required",
+        parallel_tool_calls=False,
+        temperature=0,
+        max_tokens=120,
     )
     assert len(valid_calls(r.choices[0].message)) == 1
 
@@ -194,7 +217,7 @@ PERSON = {
 def handler_takes_response_format() -> bool:
     """Whether this handler build constrains ``response_format`` (issue 8 passes it to request
     preparation); before that the server forwards it and the handler ignores it."""
-    from tooldialect import request
+    from tooldialect.frontend import request
 
     prepares = [ToolChatHandler.prepare, getattr(request, "prepare_request", None)]
     return any(
@@ -206,9 +229,12 @@ def test_json_schema_response_format(client: Any) -> None:
     r = client.chat.completions.create(
         model="qwen",
         messages=[{"role": "user", "content": "Ann is 31. Describe her as JSON."}],
-        response_format={"type": "json_schema",
-                         "json_schema": {"name": "person", "schema": PERSON, "strict": True}},
-        temperature=0, max_tokens=80,
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "person", "schema": PERSON, "strict": True},
+        },
+        temperature=0,
+        max_tokens=80,
     )
     content = r.choices[0].message.content or ""
     assert content  # accepted (the server's own model rejects this shape) and answered

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import FIXTURES, TEMPLATES, read_template
 from tooldialect.errors import TemplateError, TemplateSecurityError
-from tooldialect.template import ChatTemplate, TemplateCapabilities, normalize_messages
+from tooldialect.prompt.template import ChatTemplate, TemplateCapabilities, normalize_messages
 
 RENDERS = FIXTURES / "renders"
 DATA: dict[str, Any] = json.loads((RENDERS / "conversations.json").read_text(encoding="utf-8"))

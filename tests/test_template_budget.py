@@ -15,9 +15,9 @@ import pytest
 
 from conftest import TEMPLATES
 from tooldialect import RenderBudget, RenderBudgetError, TemplateError, detect_dialect
-from tooldialect import template_budget as tb
-from tooldialect.template import ChatTemplate
-from tooldialect.template_budget import DEFAULT_BUDGET, RenderUsage, last_usage, using_budget
+from tooldialect.prompt import budget as tb
+from tooldialect.prompt.budget import DEFAULT_BUDGET, RenderUsage, last_usage, using_budget
+from tooldialect.prompt.template import ChatTemplate
 
 HANG_GUARD_S = 60.0
 """Only a hang detector: every case below stops in well under a second on an idle machine."""

@@ -18,11 +18,9 @@ import pytest
 
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.errors import TemplateError
+from tooldialect.frontend.response import client_ids, message_for
 from tooldialect.parse import parse_output
-from tooldialect.prompt import render_prompt
-from tooldialect.response import client_ids, message_for
-from tooldialect.template import ChatTemplate
-from tooldialect.template_compat import (
+from tooldialect.prompt.compat import (
     ALNUM9,
     alnum9_id,
     client_call_ids,
@@ -32,6 +30,8 @@ from tooldialect.template_compat import (
     name_tool_results,
     render_adapted,
 )
+from tooldialect.prompt.render import render_prompt
+from tooldialect.prompt.template import ChatTemplate
 
 TEMPLATES = Path(__file__).parent / "fixtures" / "templates"
 

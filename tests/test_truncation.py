@@ -14,10 +14,10 @@ import pytest
 
 from tool_defs import WEATHER
 from tooldialect.dialect.spec import DialectSpec
-from tooldialect.engine.generate import GenerationResult
+from tooldialect.engine.in_process.generate import GenerationResult
+from tooldialect.frontend.response import finish_reason
 from tooldialect.handler import ToolChatHandler
 from tooldialect.parse import StreamParser, parse_output
-from tooldialect.response import finish_reason
 
 CUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city":'
 
@@ -58,8 +58,12 @@ def test_the_same_text_ended_by_the_model_is_healed_as_before() -> None:
 
 @pytest.mark.parametrize(
     ("calls", "engine", "expected"),
-    [(True, "length", "length"), (False, "length", "length"), (True, "stop", "tool_calls"),
-     (False, "stop", "stop")],
+    [
+        (True, "length", "length"),
+        (False, "length", "length"),
+        (True, "stop", "tool_calls"),
+        (False, "stop", "stop"),
+    ],
     ids=["cut-with-calls", "cut-text", "calls", "text"],
 )
 def test_finish_reason_length_wins(calls: bool, engine: Any, expected: str) -> None:
@@ -70,8 +74,9 @@ def test_finish_reason_length_wins(calls: bool, engine: Any, expected: str) -> N
 def qwen(qwen_path: Path) -> Iterator[Any]:
     from llama_cpp import Llama
 
-    llm = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False,
-                chat_handler=ToolChatHandler())
+    llm = Llama(
+        str(qwen_path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=ToolChatHandler()
+    )
     yield llm
     llm.close()
 

@@ -9,7 +9,7 @@ touch ``llama_cpp``, and only when a model is used.
 
 from __future__ import annotations
 
-from .agent import (
+from .apps.agent import (
     Agent,
     AgentEvent,
     AgentResult,
@@ -22,6 +22,7 @@ from .agent import (
     StepFinished,
     TextDelta,
 )
+from .apps.function_tool import Tool, ToolArgumentsError, tool
 from .dialect import DialectSpec, builtin_dialects, detect_dialect
 from .dialect.derive import derive_dialect
 from .dialect.polyfill import apply_polyfill
@@ -42,15 +43,14 @@ from .errors import (
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
 )
-from .function_tool import Tool, ToolArgumentsError, tool
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
-from .prompt import render_prompt
-from .server import ServerClient
-from .template import ChatTemplate, TemplateCapabilities, normalize_messages
-from .template_budget import RenderBudget
+from .prompt.budget import RenderBudget
+from .prompt.render import render_prompt
+from .prompt.template import ChatTemplate, TemplateCapabilities, normalize_messages
+from .server_client import ServerClient
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 __version__ = "0.1.0"

@@ -20,17 +20,17 @@ from typing import Any
 from .dialect.builtins import get_builtin
 from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
-from .engine.generate import GenerationResult, engine_for
-from .engine.prompt_cache import PromptCacheOption, PromptCaches
-from .engine.sampling import SamplingParams
+from .engine.in_process.generate import GenerationResult, engine_for
+from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
+from .engine.in_process.sampling import SamplingParams
 from .errors import GrammarError, MissingTemplateError, ToolSpecError
-from .fallback_templates import FALLBACK_TEMPLATES, fallback_template
+from .frontend.request import ModelSetup, Request, prepare_request
+from .frontend.response import build_response, stream_chunks
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
-from .request import ModelSetup, Request, prepare_request
-from .response import build_response, stream_chunks
-from .template import ChatTemplate
-from .template_budget import RenderBudget, using_budget
+from .prompt.budget import RenderBudget, using_budget
+from .prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
+from .prompt.template import ChatTemplate
 
 __all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
 

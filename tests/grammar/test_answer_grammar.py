@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from conftest import model_path
+from grammar_check import grammar_accepts, validate_grammar, vocab_of
 from tooldialect import DialectSpec, UnsupportedSchemaError
-from tooldialect.engine.grammar_check import grammar_accepts, validate_grammar, vocab_of
 from tooldialect.grammar.answer import ANY_OBJECT, build_answer_grammar
 from tooldialect.tools import normalize_tools
 

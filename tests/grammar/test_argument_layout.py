@@ -191,7 +191,7 @@ def test_unknown_layout_is_refused() -> None:
 @pytest.mark.parametrize("variant", list(VARIANTS), ids=list(VARIANTS))
 def test_llama_cpp_agrees(vocab_llama: Any, variant: str) -> None:
     """llama.cpp's own grammar engine (the one decoding uses) reads the layout the same way."""
-    from tooldialect.engine.grammar_check import grammar_accepts
+    from grammar_check import grammar_accepts
 
     spec = get_builtin("hermes")
     canonical = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="canonical")

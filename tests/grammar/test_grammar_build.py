@@ -9,6 +9,12 @@ from typing import Any
 import pytest
 
 from conftest import model_path
+from grammar_check import (
+    grammar_accepts,
+    lazy_grammar_accepts,
+    validate_grammar,
+    vocab_of,
+)
 from tooldialect.dialect.builtins import builtin_dialects
 from tooldialect.dialect.spec import (
     CallFormat,
@@ -19,12 +25,6 @@ from tooldialect.dialect.spec import (
     ReasoningMarkers,
     TaggedBody,
     Trigger,
-)
-from tooldialect.engine.grammar_check import (
-    grammar_accepts,
-    lazy_grammar_accepts,
-    validate_grammar,
-    vocab_of,
 )
 from tooldialect.errors import UnsupportedToolChoiceError
 from tooldialect.grammar import build_grammar, trigger_pattern

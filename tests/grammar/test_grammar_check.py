@@ -1,5 +1,5 @@
 """grammar_check against llama.cpp 0.3.36's sampler, and the lazy-sampler facts documented in
-``tooldialect.engine.grammar_check`` (full match, first non-empty group, abort on misfit)."""
+``grammar_check`` (full match, first non-empty group, abort on misfit)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import model_path
-from tooldialect.engine.grammar_check import (
+from grammar_check import (
     grammar_accepts,
     lazy_grammar_accepts,
     validate_grammar,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conftest import model_path
-from tooldialect.engine.grammar_check import grammar_accepts, validate_grammar, vocab_of
+from grammar_check import grammar_accepts, validate_grammar, vocab_of
 from tooldialect.errors import UnsupportedSchemaError
 from tooldialect.grammar import json_schema_to_gbnf, schema_grammar
 

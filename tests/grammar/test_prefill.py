@@ -6,12 +6,11 @@ from typing import Any
 
 import pytest
 
+from grammar_check import grammar_accepts
 from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import DialectSpec, build_grammar, parse_output
-from tooldialect.engine.grammar_check import grammar_accepts
 
 pytestmark = pytest.mark.model
-
 
 
 @pytest.fixture(scope="module")

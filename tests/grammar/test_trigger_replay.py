@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from grammar_check import grammar_accepts
 from tooldialect import DialectSpec, build_grammar, builtin_dialects
-from tooldialect.engine.grammar_check import grammar_accepts
 
 pytestmark = pytest.mark.model
 

@@ -22,7 +22,8 @@ def schema_errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[s
     if kind is not None:
         kinds = kind if isinstance(kind, list) else [kind]
         ok = any(
-            isinstance(value, _TYPES[k]) and not (k in ("integer", "number") and value is True)
+            isinstance(value, _TYPES[k])
+            and not (k in ("integer", "number") and value is True)
             and not (k in ("integer", "number") and value is False)
             for k in kinds
         )

@@ -24,8 +24,26 @@ from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
 
 _WORDS = [
-    "the", "keeper", "climbed", "stairs", "lamp", "storm", "light", "ship", "rocks", "night",
-    "Zürich", "東京", "naïve", "café", "☀️", "emoji 🚀", "{braces}", "a < b", "x>y", "[list]",
+    "the",
+    "keeper",
+    "climbed",
+    "stairs",
+    "lamp",
+    "storm",
+    "light",
+    "ship",
+    "rocks",
+    "night",
+    "Zürich",
+    "東京",
+    "naïve",
+    "café",
+    "☀️",
+    "emoji 🚀",
+    "{braces}",
+    "a < b",
+    "x>y",
+    "[list]",
 ]
 QWEN = Path.home() / ".cache/tooldialect/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
@@ -143,8 +161,10 @@ def main() -> None:
         assert stream(spec, chunks) == calls
         secs = best(lambda chunks=chunks: stream(spec, chunks), args.reps)
         base = best(lambda chunks=chunks: noop(chunks), args.reps)
-        print(f"{name:>12}: {mb / secs:6.1f} MB/s  ({len(chunks)} chunks, "
-              f"{secs / len(chunks) * 1e6:.2f} us/feed; no-op feed {mb / base:.1f} MB/s)")
+        print(
+            f"{name:>12}: {mb / secs:6.1f} MB/s  ({len(chunks)} chunks, "
+            f"{secs / len(chunks) * 1e6:.2f} us/feed; no-op feed {mb / base:.1f} MB/s)"
+        )
     if args.profile:
         chunks = runs["4-char"]
         prof = cProfile.Profile()

@@ -93,8 +93,9 @@ def assemble(deltas: list[dict[str, Any]]) -> Assembled:
 
 
 def run_stream(case: Case, chunks: list[str]) -> tuple[ParsedOutput, Assembled]:
-    parser = StreamParser(case.spec, tools=case.tools, reasoning_open=case.reasoning_open,
-                          prefill=case.prefill)
+    parser = StreamParser(
+        case.spec, tools=case.tools, reasoning_open=case.reasoning_open, prefill=case.prefill
+    )
     deltas: list[dict[str, Any]] = []
     for chunk in chunks:
         deltas += parser.feed(chunk)
@@ -107,8 +108,10 @@ def comparable(result: ParsedOutput, *, ids: bool) -> tuple[Any, ...]:
     return (
         result.content,
         result.reasoning_content,
-        [(c.index, c.name, c.arguments, c.arguments_json, c.id if ids else None)
-         for c in result.tool_calls],
+        [
+            (c.index, c.name, c.arguments, c.arguments_json, c.id if ids else None)
+            for c in result.tool_calls
+        ],
     )
 
 

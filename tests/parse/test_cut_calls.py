@@ -10,16 +10,20 @@ from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.tools import normalize_tools
 
-TOOLS = normalize_tools([{
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}, "n": {"type": "integer"}},
-        },
-    },
-}])
+TOOLS = normalize_tools(
+    [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}, "n": {"type": "integer"}},
+                },
+            },
+        }
+    ]
+)
 ARGS = {"city": "Paris", "n": 3}
 GAP = "w12q w13q, then"
 
@@ -54,7 +58,9 @@ def test_text_after_a_cut_call_stays_content(name: str, where: str) -> None:
     stream.close()
     got = stream.result
     assert (got.content, [(c.name, c.arguments) for c in got.tool_calls]) == (
-        batch.content, [(c.name, c.arguments) for c in batch.tool_calls])
+        batch.content,
+        [(c.name, c.arguments) for c in batch.tool_calls],
+    )
 
 
 def test_value_cut_inside_its_closer_keeps_the_following_text() -> None:

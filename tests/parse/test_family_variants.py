@@ -19,7 +19,7 @@ from tooldialect.dialect.spec import (
 )
 from tooldialect.grammar.build import trigger_pattern
 from tooldialect.parse import StreamParser
-from tooldialect.prompt import prompt_opens_reasoning, prompt_prefill
+from tooldialect.prompt.render import prompt_opens_reasoning, prompt_prefill
 
 from .helpers import Case, check_consistent, comparable, run_stream
 
@@ -39,17 +39,29 @@ def _spec(*formats: CallFormat, reasoning: ReasoningMarkers | None = None) -> Di
 def _calls(text: str, spec: DialectSpec, **kw: object) -> tuple[object, ...]:
     """Batch result, checked against a one-character-per-chunk stream of the same text."""
     batch = parse_output(text, spec, tools=[TOOL], **kw)  # type: ignore[arg-type]
-    case = Case(id="x", spec=spec, text=text, expected={}, tools=[TOOL],
-                reasoning_open=bool(kw.get("reasoning_open", False)))
+    case = Case(
+        id="x",
+        spec=spec,
+        text=text,
+        expected={},
+        tools=[TOOL],
+        reasoning_open=bool(kw.get("reasoning_open", False)),
+    )
     streamed, assembled = run_stream(case, list(text))
     check_consistent(streamed, assembled)
     assert comparable(streamed, ids=False) == comparable(batch, ids=False)
-    return (batch.content, batch.reasoning_content,
-            [(c.name, c.arguments) for c in batch.tool_calls])
+    return (
+        batch.content,
+        batch.reasoning_content,
+        [(c.name, c.arguments) for c in batch.tool_calls],
+    )
 
 
 LIST = CallFormat(
-    section_open="<<go>>[", section_close="]<<stop>>", separator=", ", body=PythonBody(),
+    section_open="<<go>>[",
+    section_close="]<<stop>>",
+    separator=", ",
+    body=PythonBody(),
     optional_markers=["<<stop>>"],
 )
 
@@ -62,16 +74,24 @@ LIST = CallFormat(
         ('<<go>>[lookup(q="a")]\nafter', ("after", None, [("lookup", {"q": "a"})])),
         ('<<go>>[lookup(q="a"), ]<<stop>>', (None, None, [("lookup", {"q": "a"})])),
     ],
-    ids=["closed", "optional-marker-missing-at-end", "optional-marker-missing-then-text",
-         "trailing-separator"],
+    ids=[
+        "closed",
+        "optional-marker-missing-at-end",
+        "optional-marker-missing-then-text",
+        "trailing-separator",
+    ],
 )
 def test_optional_close_marker(text: str, expected: tuple[object, ...]) -> None:
     assert _calls(text, _spec(LIST)) == expected
 
 
 def test_optional_marker_in_a_head_literal() -> None:
-    fmt = CallFormat(call_open="<c>", call_close="</c>",
-                     body=TaggedBody(head="fn::{name}=>"), optional_markers=["fn::"])
+    fmt = CallFormat(
+        call_open="<c>",
+        call_close="</c>",
+        body=TaggedBody(head="fn::{name}=>"),
+        optional_markers=["fn::"],
+    )
     spec = _spec(fmt)
     both = '<c>fn::lookup=>{"q": "a"}</c><c>lookup=>{"q": "b"}</c>'
     assert _calls(both, spec)[2] == [("lookup", {"q": "a"}), ("lookup", {"q": "b"})]
@@ -79,15 +99,25 @@ def test_optional_marker_in_a_head_literal() -> None:
 
 
 def test_alt_separators_and_arguments_aliases() -> None:
-    fmt = CallFormat(section_open="@@", separator=" | ", alt_separators=[";", ""],
-                     body=JsonBody(arguments_key="params", arguments_aliases=["args"]))
-    text = ('@@{"name": "lookup", "params": {"q": "a"}}; {"name": "lookup", "args": {"q": "b"}}'
-            '\n{"name": "lookup", "params": {"q": "c"}}')
+    fmt = CallFormat(
+        section_open="@@",
+        separator=" | ",
+        alt_separators=[";", ""],
+        body=JsonBody(arguments_key="params", arguments_aliases=["args"]),
+    )
+    text = (
+        '@@{"name": "lookup", "params": {"q": "a"}}; {"name": "lookup", "args": {"q": "b"}}'
+        '\n{"name": "lookup", "params": {"q": "c"}}'
+    )
     assert _calls(text, _spec(fmt))[2] == [
-        ("lookup", {"q": "a"}), ("lookup", {"q": "b"}), ("lookup", {"q": "c"})
+        ("lookup", {"q": "a"}),
+        ("lookup", {"q": "b"}),
+        ("lookup", {"q": "c"}),
     ]
-    assert _spec(fmt).render_calls([("lookup", {"q": "a"}, None), ("lookup", {"q": "b"}, None)]) \
+    assert (
+        _spec(fmt).render_calls([("lookup", {"q": "a"}, None), ("lookup", {"q": "b"}, None)])
         == '@@{"name": "lookup", "params": {"q": "a"}} | {"name": "lookup", "params": {"q": "b"}}'
+    )
 
 
 def test_parse_only_formats_are_read_but_never_triggered() -> None:
@@ -113,11 +143,17 @@ ONE = '<<calls>>{"name": "lookup", "arguments": {"q": "a"}}'
         ("<t>plan " + ONE, (None, "plan", [("lookup", {"q": "a"})])),
         ("<t>plan " + ONE + " more</t>done", ("done", "plan " + ONE + " more", [])),
         ("<t>the marker <<calls>> is special", (None, "the marker <<calls>> is special", [])),
-        ('<t>cut <<calls>>{"name": "lookup", "arguments": {"q": "a',
-         (None, 'cut <<calls>>{"name": "lookup", "arguments": {"q": "a', [])),
+        (
+            '<t>cut <<calls>>{"name": "lookup", "arguments": {"q": "a',
+            (None, 'cut <<calls>>{"name": "lookup", "arguments": {"q": "a', []),
+        ),
     ],
-    ids=["never-closed-call-ends-it", "closed-later-stays-reasoning", "not-a-call",
-         "truncated-call-stays-reasoning"],
+    ids=[
+        "never-closed-call-ends-it",
+        "closed-later-stays-reasoning",
+        "not-a-call",
+        "truncated-call-stays-reasoning",
+    ],
 )
 def test_unclosed_reasoning_ended_by_a_call(text: str, expected: tuple[object, ...]) -> None:
     assert _calls(text, _spec(CALL, reasoning=THINK)) == expected
@@ -128,8 +164,9 @@ def test_unclosed_reasoning_rule_can_be_turned_off() -> None:
     assert _calls("<t>plan " + ONE, spec) == (None, "plan " + ONE, [])
 
 
-PHRASE = ReasoningMarkers(open="<t>", close="</t>", alt_open=["Steps first:"],
-                          alt_close=["== ANSWER =="])
+PHRASE = ReasoningMarkers(
+    open="<t>", close="</t>", alt_open=["Steps first:"], alt_close=["== ANSWER =="]
+)
 
 
 def test_reasoning_opened_by_a_phrase() -> None:
@@ -154,8 +191,13 @@ def test_triggers_wait_for_any_reasoning_close() -> None:
 
 
 def test_offered_names_only_layouts_need_an_offered_tool() -> None:
-    weak = CallFormat(call_open="<r>", call_close="</r>", body=JsonBody(), parse_only=True,
-                      offered_names_only=True)
+    weak = CallFormat(
+        call_open="<r>",
+        call_close="</r>",
+        body=JsonBody(),
+        parse_only=True,
+        offered_names_only=True,
+    )
     spec = _spec(CallFormat(call_open="<c>", body=JsonBody()), weak)
     unknown = '<r>{"name": "Bob", "arguments": {}}</r>'
     assert _calls(unknown, spec) == (unknown, None, [])
@@ -166,8 +208,9 @@ def test_offered_names_only_layouts_need_an_offered_tool() -> None:
 
 
 def test_parse_only_openers_do_not_hold_reasoning_back() -> None:
-    fenced = CallFormat(section_open="```\n", section_close="\n```", body=JsonBody(),
-                        parse_only=True)
+    fenced = CallFormat(
+        section_open="```\n", section_close="\n```", body=JsonBody(), parse_only=True
+    )
     spec = _spec(CALL, fenced, reasoning=THINK)
     parser = StreamParser(spec, tools=[TOOL])
     deltas = parser.feed("<t>code:\n```\nprint(1)\n```\nand more thinking ")

@@ -24,9 +24,14 @@ def test_fixtures_found() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_parse_output_matches_golden(case: Case) -> None:
-    result = parse_output(case.text, case.spec, tools=case.tools,
-                          reasoning_open=case.reasoning_open, prefill=case.prefill,
-                          truncated=case.truncated)
+    result = parse_output(
+        case.text,
+        case.spec,
+        tools=case.tools,
+        reasoning_open=case.reasoning_open,
+        prefill=case.prefill,
+        truncated=case.truncated,
+    )
     exp = case.expected
     assert result.content == exp["content"]
     assert result.reasoning_content == exp.get("reasoning_content")
@@ -48,9 +53,14 @@ def test_parse_output_matches_golden(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_stream_whole_and_per_char(case: Case) -> None:
-    batch = parse_output(case.text, case.spec, tools=case.tools,
-                         reasoning_open=case.reasoning_open, prefill=case.prefill,
-                         truncated=case.truncated)
+    batch = parse_output(
+        case.text,
+        case.spec,
+        tools=case.tools,
+        reasoning_open=case.reasoning_open,
+        prefill=case.prefill,
+        truncated=case.truncated,
+    )
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     for chunks in ([case.text], list(case.text)):
         result, assembled = run_stream(case, chunks)
@@ -69,9 +79,14 @@ def _chunked(draw: st.DrawFn, text: str) -> list[str]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_chunking_parses_the_same(case: Case, data: st.DataObject) -> None:
-    batch = parse_output(case.text, case.spec, tools=case.tools,
-                         reasoning_open=case.reasoning_open, prefill=case.prefill,
-                         truncated=case.truncated)
+    batch = parse_output(
+        case.text,
+        case.spec,
+        tools=case.tools,
+        reasoning_open=case.reasoning_open,
+        prefill=case.prefill,
+        truncated=case.truncated,
+    )
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     chunks = data.draw(_chunked(case.text))
     assert "".join(chunks) == case.text

@@ -8,7 +8,7 @@ import pytest
 from tooldialect.dialect.spec import CallFormat, DialectSpec, ElementBody, JsonBody, PythonBody
 from tooldialect.errors import ToolSpecError
 from tooldialect.parse import StreamParser, parse_output
-from tooldialect.parse.templates import split_literal
+from tooldialect.parse.markers import split_literal
 from tooldialect.parse.variants import rebodied_formats, unwrapped_formats
 from tooldialect.tools import normalize_tools
 
@@ -25,8 +25,16 @@ from tooldialect.tools import normalize_tools
         ("</function>\n</tool_call>", ("</function>", "</tool_call>")),
         ("functions.", ("functions.",)),
     ],
-    ids=["list-after-tag", "tag-after-bracket", "indent-dropped", "words", "attribute",
-         "tag-start-kept", "two-tags", "plain-word"],
+    ids=[
+        "list-after-tag",
+        "tag-after-bracket",
+        "indent-dropped",
+        "words",
+        "attribute",
+        "tag-start-kept",
+        "two-tags",
+        "plain-word",
+    ],
 )
 def test_split_literal(literal: str, pieces: tuple[str, ...]) -> None:
     assert split_literal(literal) == pieces
@@ -56,8 +64,9 @@ def test_tool_names_of_any_script_are_accepted(name: str) -> None:
     assert tool.name == name
 
 
-@pytest.mark.parametrize("name", [" x", "a\"b", "f(x)", ""], ids=["lead-space", "quote", "parens",
-                                                                   "empty"])
+@pytest.mark.parametrize(
+    "name", [" x", 'a"b', "f(x)", ""], ids=["lead-space", "quote", "parens", "empty"]
+)
 def test_tool_names_that_would_break_markers_are_refused(name: str) -> None:
     with pytest.raises(ToolSpecError, match=r"function\.name"):
         normalize_tools([{"type": "function", "function": {"name": name}}])

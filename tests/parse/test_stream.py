@@ -17,12 +17,29 @@ from .helpers import assemble
 
 HERMES = DialectSpec.builtin("hermes")
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {
-            "city": {"type": "string"}, "n": {"type": "integer"}, "ok": {"type": "boolean"},
-            "tags": {"type": "array"}, "obj": {"type": "object"}}}}},
-    {"type": "function", "function": {"name": "search", "parameters": {
-        "type": "object", "properties": {"q": {"type": "string"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "n": {"type": "integer"},
+                    "ok": {"type": "boolean"},
+                    "tags": {"type": "array"},
+                    "obj": {"type": "object"},
+                },
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+        },
+    },
 ]
 ARGS_1 = {"city": "Paris", "n": 3, "ok": True, "tags": ["a", "b"], "obj": {"k": None}}
 ARGS_2 = {"q": 'x"y</tool_call>'}
@@ -33,7 +50,8 @@ def test_render_then_parse_round_trips(name: str) -> None:
     spec = get_builtin(name)
     ids = [spec.new_id(name="get_weather", index=0), spec.new_id(name="search", index=1)]
     calls: list[tuple[str, dict[str, Any], str]] = [
-        ("get_weather", ARGS_1, ids[0]), ("search", ARGS_2, ids[1])
+        ("get_weather", ARGS_1, ids[0]),
+        ("search", ARGS_2, ids[1]),
     ]
     if not spec.parallel_calls:
         calls = calls[:1]
@@ -59,7 +77,7 @@ def _feed_all(parser: StreamParser, chunks: list[str]) -> list[list[dict[str, An
 
 def test_partial_marker_is_held_back_not_leaked() -> None:
     parser = StreamParser(HERMES)
-    out = _feed_all(parser, ["Hello <tool_", "call>\n{\"name\": \"search\", ", '"arguments": {}}'])
+    out = _feed_all(parser, ["Hello <tool_", 'call>\n{"name": "search", ', '"arguments": {}}'])
     assert out[0] == [{"content": "Hello"}]
     assert out[1] == []
     assert out[2][0]["tool_calls"][0]["function"]["name"] == "search"
@@ -76,8 +94,14 @@ def test_held_prefix_that_is_not_a_marker_comes_back() -> None:
 
 def test_json_arguments_stream_before_the_call_ends() -> None:
     parser = StreamParser(HERMES)
-    out = _feed_all(parser, ['<tool_call>\n{"name": "search", "arguments": {"q": "hel', 'lo wor',
-                             'ld"}}\n</tool_call>'])
+    out = _feed_all(
+        parser,
+        [
+            '<tool_call>\n{"name": "search", "arguments": {"q": "hel',
+            "lo wor",
+            'ld"}}\n</tool_call>',
+        ],
+    )
     first, second = out[0], out[1]
     assert first[0]["tool_calls"][0]["function"] == {"name": "search", "arguments": ""}
     assert first[1]["tool_calls"][0]["function"]["arguments"] == '{"q": "hel'
@@ -133,17 +157,28 @@ def test_tooldefs_and_openai_dicts_both_accepted() -> None:
 @pytest.mark.parametrize(
     ("text", "content"),
     [
-        ('Sure.\n<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>\nDone.',
-         "Sure.\nDone."),
+        (
+            'Sure.\n<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>\nDone.',
+            "Sure.\nDone.",
+        ),
         ('Sure. <tool_call>{"name": "search", "arguments": {}}</tool_call>Done.', "Sure.\nDone."),
         ('<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>\nDone.', "Done."),
         ('Sure.\n<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>\n', "Sure."),
-        ('A <tool_call>{"name": "search", "arguments": {}}</tool_call> B '
-         '<tool_call>{"name": "search", "arguments": {}}</tool_call> C', "A\nB\nC"),
+        (
+            'A <tool_call>{"name": "search", "arguments": {}}</tool_call> B '
+            '<tool_call>{"name": "search", "arguments": {}}</tool_call> C',
+            "A\nB\nC",
+        ),
         ("A <think>r</think> B", "AB"),
     ],
-    ids=["around-call", "no-newlines-written", "nothing-before", "nothing-after", "two-blocks",
-         "reasoning-is-not-a-call"],
+    ids=[
+        "around-call",
+        "no-newlines-written",
+        "nothing-before",
+        "nothing-after",
+        "two-blocks",
+        "reasoning-is-not-a-call",
+    ],
 )
 def test_content_around_calls_is_joined_with_one_newline(text: str, content: str) -> None:
     assert parse_output(text, HERMES).content == content
@@ -174,8 +209,11 @@ def test_prefill_is_read_but_never_emitted() -> None:
     ]
 
 
-@pytest.mark.parametrize("prefill", [">>>", ">>>all\n", "Sure, ", "<tool_call>\n"],
-                         ids=["call-opener", "strip-marker", "plain-text", "hermes-opener"])
+@pytest.mark.parametrize(
+    "prefill",
+    [">>>", ">>>all\n", "Sure, ", "<tool_call>\n"],
+    ids=["call-opener", "strip-marker", "plain-text", "hermes-opener"],
+)
 def test_prefill_text_never_reaches_the_content(prefill: str) -> None:
     spec = HERMES if "tool_call" in prefill else FUNCTIONARY
     text = "!!! not a call"
@@ -185,13 +223,22 @@ def test_prefill_text_never_reaches_the_content(prefill: str) -> None:
     assert parse_output(text, spec, prefill=prefill).content == parser.result.content
 
 
-@pytest.mark.parametrize("text", ["I think.</think>Answer.", " I think. </think> Answer.",
-                                  'Hmm.</think>\n<tool_call>{"name": "search", "arguments": {}}'
-                                  "</tool_call>", "never closed"],
-                         ids=["closed", "spaces", "call-after", "unclosed"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think.</think>Answer.",
+        " I think. </think> Answer.",
+        'Hmm.</think>\n<tool_call>{"name": "search", "arguments": {}}</tool_call>',
+        "never closed",
+    ],
+    ids=["closed", "spaces", "call-after", "unclosed"],
+)
 def test_reasoning_open_is_prefill_of_the_open_marker(text: str) -> None:
     assert HERMES.reasoning is not None
     a = parse_output(text, HERMES, reasoning_open=True)
     b = parse_output(text, HERMES, prefill=HERMES.reasoning.open)
     assert (a.content, a.reasoning_content, [c.arguments for c in a.tool_calls]) == (
-        b.content, b.reasoning_content, [c.arguments for c in b.tool_calls])
+        b.content,
+        b.reasoning_content,
+        [c.arguments for c in b.tool_calls],
+    )

@@ -12,7 +12,8 @@ from tooldialect.parse import parse_output
 from .helpers import Case, load_cases
 
 CASES = [
-    c for c in load_cases()
+    c
+    for c in load_cases()
     if not c.truncated and any(not t.get("truncated") for t in c.expected.get("tool_calls", []))
 ]
 
@@ -25,9 +26,14 @@ def test_sweep_has_cases() -> None:
 def test_a_cut_call_is_never_complete(case: Case) -> None:
     whole = [(c["name"], c["arguments"]) for c in case.expected["tool_calls"]]
     for cut in range(1, len(case.text)):
-        out = parse_output(case.text[:cut], case.spec, tools=case.tools,
-                           reasoning_open=case.reasoning_open, prefill=case.prefill,
-                           truncated=True)
+        out = parse_output(
+            case.text[:cut],
+            case.spec,
+            tools=case.tools,
+            reasoning_open=case.reasoning_open,
+            prefill=case.prefill,
+            truncated=True,
+        )
         for i, call in enumerate(out.tool_calls):
             if not call.truncated:
                 assert i < len(whole) and (call.name, call.arguments) == whole[i], (

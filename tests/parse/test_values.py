@@ -34,8 +34,9 @@ COERCE = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "schema", "is_string", "want"),
-                         [c[1:] for c in COERCE], ids=[c[0] for c in COERCE])
+@pytest.mark.parametrize(
+    ("raw", "schema", "is_string", "want"), [c[1:] for c in COERCE], ids=[c[0] for c in COERCE]
+)
 def test_coerce_value(raw: str, schema: Any, is_string: str | None, want: Any) -> None:
     got = coerce_value(raw, schema, root=ROOT, is_string=is_string)
     assert got == want and type(got) is type(want)

@@ -91,7 +91,9 @@ class FakeServer:
                         self.close_connection = True
                         return
                     event: dict[str, Any] = {
-                        "content": piece, "stop": False, "tokens_predicted": i + 1
+                        "content": piece,
+                        "stop": False,
+                        "tokens_predicted": i + 1,
                     }
                     if b.probs:
                         alt = {"token": piece, "logprob": -0.5, "bytes": list(piece.encode())}

@@ -6,12 +6,11 @@ import socket
 
 import pytest
 
-from tooldialect import ServerError
+from tooldialect import ServerClient, ServerError
 from tooldialect.dialect.spec import DialectSpec
-from tooldialect.engine.sampling import SamplingParams
+from tooldialect.engine.in_process.sampling import SamplingParams
+from tooldialect.engine.llama_server.engine import completion_body, spec_markers
 from tooldialect.grammar import build_grammar
-from tooldialect.server import ServerClient
-from tooldialect.server.engine import completion_body, spec_markers
 from tooldialect.tools import normalize_tool_choice, normalize_tools
 
 from .fake import FakeServer
@@ -64,8 +63,11 @@ def test_a_conversation_sticks_to_its_server_and_slot() -> None:
         other = b if home is a else a
         other.behaviour.busy_slots = 0
         home.behaviour.busy_slots = 1  # busier now, but it holds the prefix
-        follow = [*first, {"role": "assistant", "content": "Hello there"},
-                  {"role": "user", "content": "and the mountains?"}]
+        follow = [
+            *first,
+            {"role": "assistant", "content": "Hello there"},
+            {"role": "user", "content": "and the mountains?"},
+        ]
         _ask(client, follow)
         assert len(home.requests) == 2 and not other.requests
         assert home.requests[1]["id_slot"] == 0
@@ -112,8 +114,19 @@ def test_client_errors_are_not_retried() -> None:
 
 
 TOOLS = normalize_tools(
-    [{"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
 )
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tooldialect import ServerClient, ToolChatHandler
-from tooldialect.server import LlamaServer, find_llama_server
-from tooldialect.server.launch import BUILD_HINT
+from tooldialect.engine.llama_server import LlamaServer, find_llama_server
+from tooldialect.engine.llama_server.launch import BUILD_HINT
 
 pytestmark = pytest.mark.model
 

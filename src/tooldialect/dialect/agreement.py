@@ -65,7 +65,7 @@ def reads_own_call(
     ``None`` when the template renders no call to check against (no tool support, or calls kept
     in content). Never raises for a bad template."""
     from ..parse import parse_output  # lazily: the parser imports the dialect package
-    from ..prompt import prompt_prefill
+    from ..prompt.render import prompt_prefill
 
     renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
     if not renderer.ok:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import RenderBudgetError
-from ..template import ChatTemplate
+from ..prompt.template import ChatTemplate
 
 __all__ = ["ProbeRenderer"]
 
@@ -29,8 +29,9 @@ def _fixed_now() -> datetime:
 class ProbeRenderer:
     """Renders one template for probing; remembers variables it had to fill.
 
-    Rendering goes through :class:`~tooldialect.template.ChatTemplate`, so probes see exactly what
-    prompts will contain (including its choice of passing arguments as an object or a JSON string).
+    Rendering goes through :class:`~tooldialect.prompt.template.ChatTemplate`, so probes see
+    exactly what prompts will contain
+    (including its choice of passing arguments as an object or a JSON string).
     """
 
     def __init__(self, source: str, *, bos_token: str = "", eos_token: str = "") -> None:

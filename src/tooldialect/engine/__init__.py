@@ -1,15 +1,5 @@
-"""The engine: one-pass decoding on llama-cpp-python with llama.cpp's own (lazy) grammar sampler.
+"""Engines: what decodes. ``in_process`` runs llama-cpp-python with llama.cpp's own (lazy)
+grammar sampler; ``llama_server`` sends the same prepared request to llama.cpp's server.
 
-Only this package and ``tooldialect.handler`` import ``llama_cpp``, and only when called.
+Only the engines and ``tooldialect.handler`` import ``llama_cpp``, and only when called.
 """
-
-from .generate import Engine, Generation, GenerationResult, engine_for
-from .sampling import SamplingParams
-
-__all__ = [
-    "Engine",
-    "Generation",
-    "GenerationResult",
-    "SamplingParams",
-    "engine_for",
-]

@@ -41,9 +41,7 @@ from ..dialect.spec import (
 from .element_body import read_element_body
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
-from .pydict import read_python_dict
-from .raw_args import read_raw_call
-from .templates import (
+from .markers import (
     Segment,
     Source,
     closes_after,
@@ -57,12 +55,25 @@ from .templates import (
     stop_before,
     without_markers,
 )
+from .pydict import read_python_dict
+from .raw_args import read_raw_call
 from .values import parse_gemma4_kwargs, parse_python_kwargs
 
 __all__ = [
-    "BROKEN", "FAIL", "OK", "Args", "Begin", "Context", "End", "Event", "FormatPlan", "Reader",
-    "Wait", "read_emission",
+    "BROKEN",
+    "FAIL",
+    "OK",
+    "Args",
+    "Begin",
+    "Context",
+    "End",
+    "Event",
+    "FormatPlan",
+    "Reader",
+    "Wait",
+    "read_emission",
 ]
+
 
 @dataclass(frozen=True)
 class FormatPlan:
@@ -176,12 +187,23 @@ def _json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Patt
         return None, None
     # elements: (regex, literal or None); literals get partial alternatives in the prefix regex
     parts: list[tuple[str, str | None]] = [
-        (_JSON_WS, None), ("{", "{"), (_JSON_WS, None),
-        (json.dumps(body.name_key), json.dumps(body.name_key)), (_JSON_WS, None), (":", ":"),
-        (_JSON_WS, None), ('"', '"'), (f"({_PLAIN_NAME})", None), ('"', '"'), (_JSON_WS, None),
-        (",", ","), (_JSON_WS, None),
-        (json.dumps(body.arguments_key), json.dumps(body.arguments_key)), (_JSON_WS, None),
-        (":", ":"), (_JSON_WS, None),
+        (_JSON_WS, None),
+        ("{", "{"),
+        (_JSON_WS, None),
+        (json.dumps(body.name_key), json.dumps(body.name_key)),
+        (_JSON_WS, None),
+        (":", ":"),
+        (_JSON_WS, None),
+        ('"', '"'),
+        (f"({_PLAIN_NAME})", None),
+        ('"', '"'),
+        (_JSON_WS, None),
+        (",", ","),
+        (_JSON_WS, None),
+        (json.dumps(body.arguments_key), json.dumps(body.arguments_key)),
+        (_JSON_WS, None),
+        (":", ":"),
+        (_JSON_WS, None),
     ]
     head = "".join(re.escape(lit) if lit is not None else rx for rx, lit in parts) + r"(?=\{)"
     rest = ""
@@ -295,7 +317,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
                 return p, BROKEN
             args_json = ""
             q = yield from skip_ws(src, p)
-            c = src.buf[q:q + 1]
+            c = src.buf[q : q + 1]
             if c == "}":
                 yield End()
                 return q + 1, OK
@@ -316,7 +338,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
     while True:
         p = yield from skip_ws(src, p)
         buf = src.buf
-        if first and not committed and buf[p:p + 1] == "'":  # a Python dict (Hermes 2 Pro)
+        if first and not committed and buf[p : p + 1] == "'":  # a Python dict (Hermes 2 Pro)
             return (yield from read_python_dict(src, brace, plan, body, ctx, _ARGS_KEYS))
         if p < len(buf) and buf[p] == "}" and first:
             p += 1
@@ -339,7 +361,7 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
         )
         if body.name_key is None and is_args:
             name = key
-        if is_args and can_stream and name is not None and not committed and buf[p:p + 1] == "{":
+        if is_args and can_stream and name is not None and not committed and buf[p : p + 1] == "{":
             if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
                 return p, FAIL
             committed = True
@@ -378,10 +400,10 @@ def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Conte
         q = yield from skip_ws(src, p)
         buf = src.buf
         first = False
-        if buf[q:q + 1] == ",":
+        if buf[q : q + 1] == ",":
             p = q + 1
             continue
-        if buf[q:q + 1] == "}":
+        if buf[q : q + 1] == "}":
             p = q + 1
             if committed:
                 yield End()
@@ -409,7 +431,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     if q < 0:
         q = p  # the arguments' opener is missing: the "{" below decides
     p = yield from skip_ws(src, q)
-    if src.buf[p:p + 1] != "{":
+    if src.buf[p : p + 1] != "{":
         return (yield from read_raw_call(src, q, plan, ctx, fields))
     yield Begin(fields["name"], fields.get("id"), fields.get("index"))
     p, complete = yield from _stream_args(src, p, ctx)
@@ -440,9 +462,7 @@ def _probe_fence(src: Source, p: int) -> Generator[None, None, int]:
         yield None
 
 
-def _python_body(
-    src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context
-) -> Reader:
+def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context) -> Reader:
     p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0 or not plan.tail:
         return p, FAIL
@@ -482,16 +502,21 @@ def _python_body(
             if depth == 0 and buf.startswith(close, i):
                 inner = buf[start:i]
                 if gemma:
-                    args = parse_gemma4_kwargs(inner, assign=body.assign,
-                                               separator=body.arg_separator)
+                    args = parse_gemma4_kwargs(
+                        inner, assign=body.assign, separator=body.arg_separator
+                    )
                 elif body.assign.strip() == "=":
                     args = parse_python_kwargs(inner)
                 else:
                     args = None
                 if args is None:
                     return i, FAIL
-                yield from certain(fields["name"], fields.get("id"), fields.get("index"),
-                                    json.dumps(args, ensure_ascii=False))
+                yield from certain(
+                    fields["name"],
+                    fields.get("id"),
+                    fields.get("index"),
+                    json.dumps(args, ensure_ascii=False),
+                )
                 return i + len(close), OK
             if depth == 0 and n - i < len(close) and close.startswith(buf[i:]) and not src.final:
                 break

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import ElementBody
 from .events import FAIL, OK, Reader, certain
-from .templates import (
+from .markers import (
     Segment,
     Source,
     find_literal,
@@ -193,8 +193,9 @@ def read_element_body(
             value = _unescape(value)
         args[key] = value
         p = q
-    yield from certain(name, fields.get("id"), fields.get("index"),
-                        json.dumps(args, ensure_ascii=False))
+    yield from certain(
+        name, fields.get("id"), fields.get("index"), json.dumps(args, ensure_ascii=False)
+    )
     return p, OK
 
 

@@ -46,7 +46,6 @@ carries on from the scanner's state."""
 Reader = Generator[Event | Wait, None, tuple[int, int]]
 
 
-
 def certain(name: str, cid: str | None, index: str | None, args_json: str) -> Generator[Event]:
     yield Begin(name, cid, index)
     yield Args(args_json)

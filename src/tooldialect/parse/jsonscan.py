@@ -24,7 +24,7 @@ _STR_RUN = re.compile(r'[^"\\\x00-\x1f]+')
 PLAIN_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
 """A character that ends a run of plain string text (see ``JsonScanner.in_open_string``)."""
 _ESC = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
-_ESC_PREFIX = re.compile(r'\\(?:u[0-9a-fA-F]{0,3})?\Z')
+_ESC_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
 _NUM_EXTENT = re.compile(r"[-+0-9.eE]+")
 _NUM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?\Z")
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
@@ -36,8 +36,19 @@ _VALUE, _ARR_FIRST, _OBJ_FIRST, _OBJ_KEY, _COLON, _AFTER, _STR = range(7)
 class JsonScanner:
     """Scans one JSON value starting at ``pos`` of a growing buffer."""
 
-    __slots__ = ("_closers", "_in_key", "_safe_heal", "_safe_n", "_stack", "_state", "_status",
-                 "pieces", "pos", "safe_pos", "start")
+    __slots__ = (
+        "_closers",
+        "_in_key",
+        "_safe_heal",
+        "_safe_n",
+        "_stack",
+        "_state",
+        "_status",
+        "pieces",
+        "pos",
+        "safe_pos",
+        "start",
+    )
 
     def __init__(self, pos: int) -> None:
         self.start = pos

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..dialect.spec import JsonBody
 from .events import FAIL, OK, Reader, certain
-from .templates import Source
+from .markers import Source
 from .values import literal_value
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import TaggedBody
 from .events import FAIL, OK, Reader, certain
-from .templates import Source, find_literal, probe_closer
+from .markers import Source, find_literal, probe_closer
 
 if TYPE_CHECKING:
     from .calls import Context, FormatPlan

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..dialect.spec import DialectSpec, JsonBody
 from .calls import FormatPlan
-from .templates import split_literal
+from .markers import split_literal
 from .variants import listed_formats, rebodied_formats, unwrapped_formats
 
 __all__ = ["_CALL", "_CLOSE", "_OPEN", "_STRIP", "_Plan", "_Scan", "_plan"]

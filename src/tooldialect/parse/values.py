@@ -14,7 +14,11 @@ from typing import Any
 from ..dialect.spec import GEMMA4_QUOTE
 
 __all__ = [
-    "coerce_value", "literal_value", "parse_gemma4_kwargs", "parse_python_kwargs", "schema_types",
+    "coerce_value",
+    "literal_value",
+    "parse_gemma4_kwargs",
+    "parse_python_kwargs",
+    "schema_types",
 ]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -158,7 +162,12 @@ class _NotLiteral(Exception):
 
 
 _NAMED_CONSTANTS: dict[str, Any] = {
-    "True": True, "False": False, "None": None, "true": True, "false": False, "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+    "true": True,
+    "false": False,
+    "null": None,
 }
 
 

@@ -12,7 +12,7 @@ from ..dialect.spec import CallFormat, JsonBody, PythonBody
 from .calls import Context, FormatPlan, read_emission
 from .events import FAIL, OK, End, Event, Reader
 from .jsonscan import JsonScanner
-from .templates import Source, split_literal
+from .markers import Source, split_literal
 
 __all__ = ["listed_formats", "read_whole", "rebodied_formats", "unwrapped_formats"]
 
@@ -110,14 +110,25 @@ def listed_formats(fmt: CallFormat) -> list[CallFormat]:
         # a section of calls that is not a list already (``[TOOL_CALLS][``, ``functools[``)
         if fmt.call_open.strip() or fmt.call_close.strip() or fmt.separator.strip() == ",":
             return []
-        return [fmt.model_copy(update={
-            "section_open": fmt.section_open + "[", "section_close": "]" + fmt.section_close,
-            **plain,
-        })]
+        return [
+            fmt.model_copy(
+                update={
+                    "section_open": fmt.section_open + "[",
+                    "section_close": "]" + fmt.section_close,
+                    **plain,
+                }
+            )
+        ]
     if fmt.call_open.strip():
-        return [fmt.model_copy(update={
-            "section_open": fmt.call_open + "[", "section_close": "]" + fmt.call_close, **plain,
-        })]
+        return [
+            fmt.model_copy(
+                update={
+                    "section_open": fmt.call_open + "[",
+                    "section_close": "]" + fmt.call_close,
+                    **plain,
+                }
+            )
+        ]
     if fmt.at_start_only:
         return [fmt.model_copy(update={"section_open": "[", "section_close": "]", **plain})]
     return []

@@ -286,8 +286,9 @@ def llama_3() -> DialectSpec:
                 triggers=[LLAMA3_TRIGGER],
                 alt_separators=[""],
             ),
-            CallFormat(body=body, section_open="<|python_tag|>", separator="; ",
-                       alt_separators=[""]),
+            CallFormat(
+                body=body, section_open="<|python_tag|>", separator="; ", alt_separators=[""]
+            ),
             # Llama 3.1 built-in tools: <|python_tag|>brave_search.call(query="...")
             CallFormat(
                 section_open="<|python_tag|>",

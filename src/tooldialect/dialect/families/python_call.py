@@ -161,8 +161,13 @@ def gemma4() -> DialectSpec:
             )
         ],
         reasoning=ReasoningMarkers(open="<|channel>thought", close="<channel|>"),
-        strip=["<|channel>final", "<|channel>answer", "<|channel>response", "<channel|>",
-               "<turn|>"],
+        strip=[
+            "<|channel>final",
+            "<|channel>answer",
+            "<|channel>response",
+            "<channel|>",
+            "<turn|>",
+        ],
         stop=["<|tool_response>"],
     )
 

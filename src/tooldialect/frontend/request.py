@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .dialect.spec import DialectSpec
-from .errors import TemplateError, UnsupportedToolChoiceError
-from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT
-from .history import ReplyMemory
-from .messages import validate_messages
-from .prompt import prompt_prefill, render_prompt
-from .template_compat import client_call_ids
-from .tools import (
+from ..dialect.spec import DialectSpec
+from ..errors import TemplateError, UnsupportedToolChoiceError
+from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
+from ..prompt.compat import client_call_ids
+from ..prompt.history import ReplyMemory
+from ..prompt.messages import validate_messages
+from ..prompt.render import prompt_prefill, render_prompt
+from ..tools import (
     ToolChoice,
     ToolDef,
     normalize_response_format,
@@ -29,10 +29,10 @@ from .tools import (
 )
 
 if TYPE_CHECKING:
-    from .engine.sampling import GrammarLike
-    from .gguf import ModelInfo
-    from .grammar.codec import ArgumentLayout
-    from .template import ChatTemplate
+    from ..engine.in_process.sampling import GrammarLike
+    from ..gguf import ModelInfo
+    from ..grammar.codec import ArgumentLayout
+    from ..prompt.template import ChatTemplate
 
 __all__ = ["ModelSetup", "Request", "prepare_request"]
 
@@ -232,7 +232,7 @@ def grammar_for(
     if key in setup.grammars:
         return setup.grammars[key]
     if answering:
-        from .grammar.answer import build_answer_grammar
+        from ..grammar.answer import build_answer_grammar
 
         setup.grammars[key] = build_answer_grammar(
             spec,
@@ -243,7 +243,7 @@ def grammar_for(
             argument_layout=layout,
         )
     else:
-        from .grammar import build_grammar
+        from ..grammar import build_grammar
 
         setup.grammars[key] = build_grammar(
             spec,

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import ToolSpecError
+from ..errors import ToolSpecError
 
 __all__ = ["validate_messages"]
 

@@ -1,7 +1,7 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
-``tooldialect chat model.gguf --tools module:function``: see ``tooldialect.chat``.
-``tooldialect serve ...``: the OpenAI-compatible server, see ``tooldialect.serve``.
+``tooldialect chat model.gguf --tools module:function``: see ``tooldialect.apps.chat``.
+``tooldialect serve ...``: the OpenAI-compatible server, see ``tooldialect.apps.serve``.
 
 Reads only the GGUF header (no weights are loaded).
 """
@@ -13,10 +13,10 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .dialect.detect import detect_dialect
-from .errors import ToolDialectError
-from .fallback_templates import fallback_template
-from .gguf import read_gguf_metadata
+from ..dialect.detect import detect_dialect
+from ..errors import ToolDialectError
+from ..gguf import read_gguf_metadata
+from ..prompt.fallbacks import fallback_template
 
 __all__ = ["main"]
 
@@ -39,7 +39,7 @@ def inspect_model(path: str) -> dict[str, object]:
         "named_templates": sorted(info.chat_templates),
     }
     if source is not None:
-        from .template import ChatTemplate
+        from ..prompt.template import ChatTemplate
 
         template = ChatTemplate(source, bos_token=info.bos_token, eos_token=info.eos_token)
         summary["capabilities"] = template.capabilities.model_dump()
@@ -51,7 +51,7 @@ def inspect_model(path: str) -> dict[str, object]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tooldialect`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["serve"]:  # its flags are llama_cpp.server's, parsed by tooldialect.serve
+    if argv[:1] == ["serve"]:  # its flags are llama_cpp.server's, parsed by tooldialect.apps.serve
         from . import serve
 
         return serve.main(argv[1:])

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .errors import ToolSpecError
+from ..errors import ToolSpecError
 from .function_tool import Tool, ToolArgumentsError, check_unique, result_text, run_to_completion
 
 __all__ = [
@@ -314,7 +314,7 @@ class Agent:
 
     def _complete(self, messages: list[dict[str, Any]], choice: Any) -> Iterator[dict[str, Any]]:
         """One streamed completion; the handler's extras go through when it is ours."""
-        from .handler import ToolChatHandler, create_chat_completion
+        from ..handler import ToolChatHandler, create_chat_completion
 
         request: dict[str, Any] = {
             "messages": list(messages),  # the loop appends to its own list afterwards

@@ -13,10 +13,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..dialect.spec import DialectSpec
-from ..engine.generate import Generation, GenerationResult
-from ..engine.sampling import GrammarLike, SamplingParams
-from ..errors import ContextOverflowError, ServerError
+from ...dialect.spec import DialectSpec
+from ...errors import ContextOverflowError, ServerError
+from ..in_process.generate import Generation, GenerationResult
+from ..in_process.sampling import GrammarLike, SamplingParams
 from .http import HttpStatusError, Unreachable, open_post, read_sse
 from .pool import Backend, ServerPool
 

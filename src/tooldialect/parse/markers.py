@@ -103,8 +103,10 @@ def compile_template(template: str, *, optional: Sequence[str] = ()) -> tuple[Se
     if "".join(lit):
         out.append(Segment("".join(lit)))
     if optional:
-        out = [Segment(s.text, s.field, without_markers(s.core, optional)) if not s.field else s
-               for s in out]
+        out = [
+            Segment(s.text, s.field, without_markers(s.core, optional)) if not s.field else s
+            for s in out
+        ]
     return tuple(out)
 
 
@@ -222,9 +224,7 @@ def probe_closer(src: Source, p: int, core: str) -> Wait:
     return len(src.buf) if _cut_literal(src.buf, p, core) else -1
 
 
-def probe_closers(
-    src: Source, p: int, core: str, alts: Mapping[str, tuple[str, ...]]
-) -> Wait:
+def probe_closers(src: Source, p: int, core: str, alts: Mapping[str, tuple[str, ...]]) -> Wait:
     """``probe_closer`` of ``core``, else of its variants ``alts[core]`` (optional markers left
     out)."""
     q = yield from probe_closer(src, p, core)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import ServerError
+from ...errors import ServerError
 from .http import HttpStatusError, Unreachable, get_json
 
 __all__ = ["LlamaServer", "find_llama_server"]

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine.generate import GenerationResult
-    from .parse import ParsedOutput
+    from ..engine.in_process.generate import GenerationResult
+    from ..parse import ParsedOutput
     from .request import Request
 
 __all__ = ["build_response", "client_ids", "logprobs_of", "message_for", "stream_chunks"]
@@ -24,7 +24,7 @@ def parse_reply(request: Request, text: str, *, truncated: bool = False) -> Pars
     """The reply parsed as the request allows (under ``tool_choice="none"`` a call stays text).
     ``truncated``: the token limit cut it, so a cut-off call is never completed
     (docs/parsing.md)."""
-    from .parse import ParsedOutput, parse_output
+    from ..parse import ParsedOutput, parse_output
 
     parsed = parse_output(
         text,
@@ -124,7 +124,7 @@ def build_response(
 
 def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
     """``chat.completion.chunk`` dicts for a running generation, calls streamed as deltas."""
-    from .parse import StreamParser
+    from ..parse import StreamParser
 
     parser = StreamParser(
         request.setup.spec,

@@ -25,7 +25,7 @@ import codecs
 import re
 from typing import TYPE_CHECKING
 
-from ..grammar.forced import GbnfAutomaton, GbnfSyntaxError
+from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
 
 if TYPE_CHECKING:
     from .generate import Engine

@@ -118,7 +118,9 @@ class ServerPool:
         usable = [
             b
             for b in self.backends
-            if b not in exclude and b.down_until <= now and self.props(b) is not None
+            if b not in exclude
+            and b.down_until <= now
+            and self.props(b) is not None
             and _serves(b, self.model)
         ]
         with self._lock:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .dialect.polyfill import apply_polyfill
-from .dialect.spec import DialectSpec
+from ..dialect.polyfill import apply_polyfill
+from ..dialect.spec import DialectSpec
+from ..tools import ToolDef, normalize_tools
+from .compat import render_adapted, template_variables
 from .template import ChatTemplate
-from .template_compat import render_adapted, template_variables
-from .tools import ToolDef, normalize_tools
 
 __all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
 

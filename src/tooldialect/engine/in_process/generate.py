@@ -21,11 +21,11 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from ..dialect.spec import Trigger
-from ..errors import ContextOverflowError, EngineBusyError, GrammarError
-from ..grammar.build import trigger_pattern
+from ...dialect.spec import Trigger
+from ...errors import ContextOverflowError, EngineBusyError, GrammarError
+from ...grammar.build import trigger_pattern
 from .fastforward import FastForward
-from .observe import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
+from .hooks import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
 from .prompt_cache import restore_prompt, save_prompt
 from .sampling import (
     CandidateBuffer,

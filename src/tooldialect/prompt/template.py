@@ -35,9 +35,9 @@ import jinja2.utils
 from jinja2.exceptions import SecurityError
 from pydantic import BaseModel, ConfigDict
 
-from .errors import RenderBudgetError, TemplateError, TemplateSecurityError
-from .template_budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
-from .tools import ToolDef
+from ..errors import RenderBudgetError, TemplateError, TemplateSecurityError
+from ..tools import ToolDef
+from .budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
 
 __all__ = ["ArgumentForm", "ChatTemplate", "TemplateCapabilities", "normalize_messages"]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ToolDialectError
+from ...errors import ToolDialectError
 
 __all__ = [
     "PromptCacheOption",

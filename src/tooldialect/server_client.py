@@ -13,20 +13,20 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..dialect.builtins import get_builtin
-from ..dialect.detect import detect_dialect
-from ..dialect.spec import DialectSpec
-from ..engine.generate import GenerationResult
-from ..engine.sampling import SamplingParams
-from ..errors import MissingTemplateError, ServerError, ToolSpecError
-from ..gguf import ModelInfo
-from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
-from ..request import ModelSetup, Request, prepare_request
-from ..response import build_response, stream_chunks
-from ..template import ChatTemplate
-from .engine import RemoteEngine, completion_body
-from .http import HttpStatusError, Unreachable, open_post, read_json
-from .pool import ServerPool
+from .dialect.builtins import get_builtin
+from .dialect.detect import detect_dialect
+from .dialect.spec import DialectSpec
+from .engine.in_process.generate import GenerationResult
+from .engine.in_process.sampling import SamplingParams
+from .engine.llama_server.engine import RemoteEngine, completion_body
+from .engine.llama_server.http import HttpStatusError, Unreachable, open_post, read_json
+from .engine.llama_server.pool import ServerPool
+from .errors import MissingTemplateError, ServerError, ToolSpecError
+from .frontend.request import ModelSetup, Request, prepare_request
+from .frontend.response import build_response, stream_chunks
+from .gguf import ModelInfo
+from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
+from .prompt.template import ChatTemplate
 
 __all__ = ["ServerClient"]
 
@@ -199,6 +199,3 @@ def _adds_bos(url: str) -> bool:
         return len(with_bos.get("tokens", [])) > len(without.get("tokens", []))
     except (Unreachable, HttpStatusError, ValueError, AttributeError):
         return False
-
-
-

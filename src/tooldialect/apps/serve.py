@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMappi
 from contextvars import ContextVar
 from typing import Any
 
-from .handler import ToolChatHandler
+from ..handler import ToolChatHandler
 
 __all__ = [
     "RequestExtrasHandler",
@@ -101,8 +101,10 @@ def _rewrite_message(message: Mapping[str, Any]) -> dict[str, Any]:
     content = out.get("content")
     if out.get("role") == "assistant" and content is None:
         out.pop("content", None)  # OpenAI's tool-call turn; the server wants a string or nothing
-    elif out.get("role") != "user" and isinstance(content, list) and all(
-        isinstance(p, Mapping) and p.get("type") == "text" for p in content
+    elif (
+        out.get("role") != "user"
+        and isinstance(content, list)
+        and all(isinstance(p, Mapping) and p.get("type") == "text" for p in content)
     ):
         out["content"] = "".join(str(p.get("text", "")) for p in content)
     return out
@@ -188,8 +190,9 @@ def _untrimmed(replies: list[dict[str, Any]], send: Send) -> Send:
         nonlocal body
         if message["type"] == "http.response.start" and message.get("status") == 200 and replies:
             body = json.dumps(replies[-1]).encode("utf-8")
-            headers = [(k, v) for k, v in message.get("headers", [])
-                       if k.lower() != b"content-length"]
+            headers = [
+                (k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"
+            ]
             headers.append((b"content-length", str(len(body)).encode("ascii")))
             await send({**message, "headers": headers})
             return
@@ -239,7 +242,7 @@ def register_served_handler(
     """Register ``name`` with llama-cpp-python: a ``ToolChatHandler`` that takes request extras."""
     from llama_cpp import llama_chat_format
 
-    from .handler import register
+    from ..handler import register
 
     served = RequestExtrasHandler(register(name, **handler_options))
     registry_cls: Any = llama_chat_format.LlamaChatCompletionHandlerRegistry
@@ -300,7 +303,7 @@ def build_app(server_settings: Any, model_settings: list[Any]) -> RequestRewrite
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``tooldialect serve`` and ``python -m tooldialect.serve``."""
+    """Entry point of ``tooldialect serve`` and ``python -m tooldialect.apps.serve``."""
     try:
         import uvicorn
         from llama_cpp.server import app as _app  # noqa: F401  (fastapi, sse-starlette...)

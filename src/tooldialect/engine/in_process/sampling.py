@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import GrammarError
+from ...errors import GrammarError
 
 __all__ = [
     "CandidateBuffer",
@@ -206,7 +206,7 @@ class GrammarSampler:
             raise GrammarError(
                 f"llama.cpp rejected the grammar (root {grammar.root!r}); it starts with "
                 f"{grammar.gbnf[:200]!r}. Check the GBNF with "
-                "tooldialect.engine.grammar_check.validate_grammar."
+                "grammar_check.validate_grammar."
             )
         self.ptr = ptr
         self.lazy = grammar.lazy

@@ -23,9 +23,9 @@ from typing import Any, cast, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import to_json
 
+from ..errors import ToolSpecError
+from ..tools import ToolDef, normalize_tools
 from .docstrings import parse_docstring
-from .errors import ToolSpecError
-from .tools import ToolDef, normalize_tools
 
 __all__ = ["Tool", "ToolArgumentsError", "check_unique", "result_text", "run_to_completion", "tool"]
 

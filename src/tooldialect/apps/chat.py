@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
+from ..errors import ToolDialectError, ToolSpecError
 from .agent import (
     Agent,
     AgentEvent,
@@ -27,7 +28,6 @@ from .agent import (
     ReasoningDelta,
     TextDelta,
 )
-from .errors import ToolDialectError, ToolSpecError
 from .function_tool import Tool
 
 __all__ = ["add_chat_command", "load_tool", "main", "run_chat"]
@@ -151,7 +151,7 @@ def run_chat(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
         tools = [load_tool(s) for s in args.tools]
         from llama_cpp import Llama
 
-        from .handler import ToolChatHandler
+        from ..handler import ToolChatHandler
 
         options: dict[str, Any] = {"n_ctx": args.n_ctx, "verbose": False}
         if args.n_threads:
@@ -208,7 +208,7 @@ def run_chat(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tooldialect.chat``."""
+    """``python -m tooldialect.apps.chat``."""
     parser = argparse.ArgumentParser(prog="tooldialect chat", description=__doc__.splitlines()[0])
     configure_parser(parser)
     return run_chat(parser.parse_args(argv))

@@ -41,7 +41,7 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import _PassArg, generate_lorem_ipsum, pass_context
 
-from .errors import RenderBudgetError
+from ..errors import RenderBudgetError
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -230,9 +230,7 @@ def render_budgeted(
     try:
         # Template.render, minus the traceback rewrite on budget errors: rewriting a deep stack
         # (a recursive macro stopped at max_depth) costs more than the render did.
-        return environment.concat(
-            template.root_render_func(template.new_context(dict(context)))
-        )
+        return environment.concat(template.root_render_func(template.new_context(dict(context))))
     except RenderBudgetError:
         raise
     except Exception:

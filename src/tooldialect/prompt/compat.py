@@ -30,7 +30,7 @@ from typing import Any
 
 from jinja2 import meta
 
-from .errors import TemplateError
+from ..errors import TemplateError
 from .template import ChatTemplate
 
 __all__ = [

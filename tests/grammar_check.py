@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import GrammarError
+from tooldialect.errors import GrammarError
 
 __all__ = ["grammar_accepts", "lazy_grammar_accepts", "validate_grammar", "vocab_of"]
 
