@@ -26,6 +26,7 @@ from ..tools import (
     normalize_response_format,
     normalize_tool_choice,
     normalize_tools,
+    tools_key,
 )
 
 if TYPE_CHECKING:
@@ -219,7 +220,7 @@ def grammar_for(
         spec = spec.model_copy(update={"reasoning": None})
     # the cache lives on the setup, whose spec is fixed: the key need not name the spec
     key = (
-        json.dumps([t.model_dump() for t in tools], sort_keys=True),
+        tools_key(tools),
         choice.mode,
         choice.name,
         parallel,
