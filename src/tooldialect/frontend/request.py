@@ -18,7 +18,7 @@ from ..errors import TemplateError, UnsupportedToolChoiceError
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
-from ..prompt.messages import validate_messages
+from ..prompt.messages import canonical_messages
 from ..prompt.render import prompt_prefill, render_prompt
 from ..tools import (
     ToolChoice,
@@ -109,9 +109,9 @@ def prepare_request(
 
     ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
     ``parallel_tool_calls``, ``chat_template_kwargs`` and template keywords in ``kwargs`` win.
-    Messages are validated first (``messages.validate_messages``), whatever the engine.
+    Messages are validated first (``messages.canonical_messages``), whatever the engine.
     """
-    validate_messages(messages)
+    messages = canonical_messages(messages)
     if functions is not None and tools is None:
         tools = [{"type": "function", "function": f} for f in functions]
     if function_call is not None and tool_choice is None:
