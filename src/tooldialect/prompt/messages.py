@@ -219,7 +219,7 @@ def _check_function(function: object, where: str) -> None:
     if isinstance(arguments, str):
         try:
             decoded = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ToolSpecError(
                 f"{where}.arguments is not JSON ({exc.msg} at character {exc.pos}): "
                 f"{_kind(arguments)}; send the arguments as a JSON object, as text or as an object"
