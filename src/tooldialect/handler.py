@@ -213,7 +213,7 @@ class ToolChatHandler:
             logit_bias={int(k): float(v) for k, v in (logit_bias or {}).items()},
         )
         stops = [stop] if isinstance(stop, str) else list(stop or [])
-        stops += request.setup.spec.stop
+        stops += [*request.setup.spec.stop, *request.stop]
         gen = request.setup.engine.generate(
             request.prompt,
             grammar=request.grammar,

@@ -165,7 +165,7 @@ class ServerClient:
             grammar=prepared.grammar,
             sampling=sampling,
             max_tokens=max_tokens,
-            stop=[*stops, *spec.stop],
+            stop=[*stops, *spec.stop, *prepared.stop],
             n_probs=max(1, top_logprobs or 0) if logprobs else 0,
         )
         gen = self.engine.generate(
