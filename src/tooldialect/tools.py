@@ -7,7 +7,7 @@ and never re-inspects the raw request.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeGuard, cast
+from typing import Any, Literal, Protocol, TypeAlias, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,6 +16,7 @@ from .errors import ToolSpecError
 __all__ = [
     "ToolChoice",
     "ToolDef",
+    "ToolLike",
     "normalize_response_format",
     "normalize_tool_choice",
     "normalize_tools",
@@ -57,6 +58,17 @@ class ToolDef(BaseModel):
         return {"type": "function", "function": fn}
 
 
+class SupportsOpenAI(Protocol):
+    """An object that knows its OpenAI tool form, such as ``tooldialect.Tool``."""
+
+    def to_openai(self) -> Mapping[str, Any]: ...
+
+
+ToolLike: TypeAlias = Mapping[str, Any] | ToolDef | SupportsOpenAI
+"""What every public entry point takes as a tool: an OpenAI dict (or a legacy bare function dict),
+a ``ToolDef`` already validated, or an object with ``to_openai()``."""
+
+
 _Mode = Literal["auto", "none", "required", "named"]
 
 
@@ -76,56 +88,65 @@ class ToolChoice(BaseModel):
         return self.mode in ("required", "named")
 
 
-def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
+def normalize_tools(tools: Sequence[ToolLike] | None) -> list[ToolDef]:
     """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts, or objects with a
-    ``to_openai()`` method such as ``tooldialect.Tool``) into ``ToolDef`` s."""
+    ``to_openai()`` method such as ``tooldialect.Tool``) into ``ToolDef`` s.
+
+    The one normalisation: every public entry point that takes tools calls this, and everything
+    below it takes ``list[ToolDef]``. ``ToolDef`` s pass through as they are (already valid).
+    """
     if tools is None:
         return []
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
         raise ToolSpecError(f"tools must be a list of tool objects, got {tools!r}")
     out: list[ToolDef] = []
     seen: set[str] = set()
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, Mapping) and callable(getattr(tool, "to_openai", None)):
-            tool = tool.to_openai()  # a tooldialect.Tool (or anything shaped like one)
-        if not isinstance(tool, Mapping):
-            raise ToolSpecError(f"tools[{i}] must be an object, got {tool!r}")
-        kind = tool.get("type", "function")
-        if kind != "function":
-            raise ToolSpecError(f"tools[{i}].type must be 'function', got {kind!r}")
-        fn = tool.get("function", tool if "name" in tool else None)
-        if not isinstance(fn, Mapping):
-            raise ToolSpecError(f"tools[{i}] needs a 'function' object, got {tool!r}")
-        name = fn.get("name")
-        if not _valid_name(name):
-            raise ToolSpecError(
-                f"tools[{i}].function.name must be a non-empty string of letters, digits, "
-                f"'_', '-', '.', ':' or inner spaces, got {name!r}"
-            )
-        if name in seen:
-            raise ToolSpecError(f"tools[{i}]: duplicate function name {name!r}")
-        seen.add(name)
-        params = fn.get("parameters")
-        if params is None:
-            params = {"type": "object", "properties": {}}
-        if not isinstance(params, Mapping):
-            raise ToolSpecError(
-                f"tools[{i}].function.parameters must be a JSON Schema object, got {params!r}"
-            )
-        if params.get("type", "object") != "object":
-            raise ToolSpecError(
-                f"tools[{i}].function.parameters must describe an object, "
-                f"got type {params.get('type')!r}"
-            )
-        desc = fn.get("description") or ""
-        if not isinstance(desc, str):
-            raise ToolSpecError(f"tools[{i}].function.description must be a string, got {desc!r}")
-        out.append(
-            ToolDef(
-                name=name, description=desc, parameters=dict(params), strict=bool(fn.get("strict"))
-            )
-        )
+    for i, item in enumerate(tools):
+        tool = item if isinstance(item, ToolDef) else _tool_def(i, item)
+        if tool.name in seen:
+            raise ToolSpecError(f"tools[{i}]: duplicate function name {tool.name!r}")
+        seen.add(tool.name)
+        out.append(tool)
     return out
+
+
+def _tool_def(i: int, item: object) -> ToolDef:
+    """``tools[i]`` (a dict, or an object with ``to_openai()``) validated."""
+    tool = item
+    if not isinstance(item, Mapping) and callable(getattr(item, "to_openai", None)):
+        tool = cast(SupportsOpenAI, item).to_openai()  # a tooldialect.Tool (or alike)
+    if not isinstance(tool, Mapping):
+        raise ToolSpecError(f"tools[{i}] must be an object, got {tool!r}")
+    kind = tool.get("type", "function")
+    if kind != "function":
+        raise ToolSpecError(f"tools[{i}].type must be 'function', got {kind!r}")
+    fn = tool.get("function", tool if "name" in tool else None)
+    if not isinstance(fn, Mapping):
+        raise ToolSpecError(f"tools[{i}] needs a 'function' object, got {tool!r}")
+    name = fn.get("name")
+    if not _valid_name(name):
+        raise ToolSpecError(
+            f"tools[{i}].function.name must be a non-empty string of letters, digits, "
+            f"'_', '-', '.', ':' or inner spaces, got {name!r}"
+        )
+    params = fn.get("parameters")
+    if params is None:
+        params = {"type": "object", "properties": {}}
+    if not isinstance(params, Mapping):
+        raise ToolSpecError(
+            f"tools[{i}].function.parameters must be a JSON Schema object, got {params!r}"
+        )
+    if params.get("type", "object") != "object":
+        raise ToolSpecError(
+            f"tools[{i}].function.parameters must describe an object, "
+            f"got type {params.get('type')!r}"
+        )
+    desc = fn.get("description") or ""
+    if not isinstance(desc, str):
+        raise ToolSpecError(f"tools[{i}].function.description must be a string, got {desc!r}")
+    return ToolDef(
+        name=name, description=desc, parameters=dict(params), strict=bool(fn.get("strict"))
+    )
 
 
 _CHOICE_FORMS = (

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..dialect.polyfill import apply_polyfill
 from ..dialect.spec import DialectSpec
-from ..tools import ToolDef, normalize_tools
+from ..tools import ToolDef, ToolLike, normalize_tools
 from .compat import render_adapted, template_variables
 from .template import ChatTemplate
 
@@ -24,7 +24,7 @@ def render_prompt(
     spec: DialectSpec,
     messages: Sequence[Mapping[str, Any]],
     *,
-    tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
+    tools: Sequence[ToolLike] | None = None,
     add_generation_prompt: bool = True,
     **template_kwargs: Any,
 ) -> str:
@@ -37,7 +37,7 @@ def render_prompt(
     Raises ``TemplateError`` when the template raises, ``ToolSpecError`` for malformed tools.
     """
     tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
-    defs = _tool_defs(tools)
+    defs = normalize_tools(tools)
     # OpenAI lets an assistant message that calls tools leave out `content`; templates read it
     # unconditionally, so it goes in as null (shallow copies: the caller's dicts stay untouched).
     messages = [
@@ -102,12 +102,3 @@ def _openai_tool(tool: ToolDef) -> dict[str, Any]:
         fn["description"] = tool.description
     fn["parameters"] = tool.parameters
     return {"type": "function", "function": fn}
-
-
-def _tool_defs(tools: Sequence[Mapping[str, Any] | ToolDef] | None) -> list[ToolDef]:
-    if not tools:
-        return []
-    if all(isinstance(t, ToolDef) for t in tools):
-        return [t for t in tools if isinstance(t, ToolDef)]
-    raw = [t.to_openai() if isinstance(t, ToolDef) else t for t in tools]
-    return normalize_tools(raw)
