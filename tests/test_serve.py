@@ -316,7 +316,12 @@ def test_cli_dispatches_serve(monkeypatch: pytest.MonkeyPatch) -> None:
     from tooldialect.apps.cli import main as cli_main
 
     got: list[list[str]] = []
-    monkeypatch.setattr(tooldialect.apps.serve, "main", lambda argv: got.append(list(argv)) or 0)
+
+    def fake_main(argv: list[str]) -> int:
+        got.append(list(argv))
+        return 0
+
+    monkeypatch.setattr(tooldialect.apps.serve, "main", fake_main)
     assert cli_main(["serve", "--model", "m.gguf", "--port", "1"]) == 0
     assert got == [["--model", "m.gguf", "--port", "1"]]
 

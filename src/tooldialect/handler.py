@@ -15,7 +15,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .dialect.builtins import get_builtin
 from .dialect.detect import detect_dialect
@@ -31,6 +31,12 @@ from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget, using_budget
 from .prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
 from .prompt.template import ChatTemplate
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import (
+        CreateChatCompletionResponse,
+        CreateChatCompletionStreamResponse,
+    )
 
 __all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
 
@@ -183,8 +189,13 @@ class ToolChatHandler:
         logprobs: bool | None = None,
         top_logprobs: int | None = None,
         **kwargs: Any,
-    ) -> dict[str, Any] | Iterator[dict[str, Any]]:
-        """One chat completion (a response dict, or an iterator of chunks when ``stream``)."""
+    ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
+        """One chat completion (a response dict, or an iterator of chunks when ``stream``).
+
+        Typed as llama-cpp-python's own response types, so ``Llama(chat_handler=...)`` type-checks
+        for users; what is returned is a superset of them (``reasoning_content``, usage details),
+        which their closed TypedDicts cannot state, hence the casts.
+        """
         request = self.prepare(
             llama=llama,
             messages=messages,
@@ -229,11 +240,13 @@ class ToolChatHandler:
         self.last_result = gen.result
         name = model or str(getattr(llama, "model_path", "") or "")
         if stream:
-            return stream_chunks(request, gen, name)
+            return cast(
+                "Iterator[CreateChatCompletionStreamResponse]", stream_chunks(request, gen, name)
+            )
         text = gen.text()
         response = build_response(request, text, gen.result, name)
         request.setup.replies.remember(response["choices"][0]["message"], text)
-        return response
+        return cast("CreateChatCompletionResponse", response)
 
     def prepare(
         self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
@@ -262,7 +275,7 @@ def create_chat_completion(
     messages: Sequence[Mapping[str, Any]],
     handler: ToolChatHandler | None = None,
     **request: Any,
-) -> dict[str, Any] | Iterator[dict[str, Any]]:
+) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
     """``llama.create_chat_completion`` plus per-request extras.
 
     llama-cpp-python's ``create_chat_completion`` has a fixed signature and drops unknown

@@ -32,9 +32,15 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..handler import ToolChatHandler
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import (
+        CreateChatCompletionResponse,
+        CreateChatCompletionStreamResponse,
+    )
 
 __all__ = [
     "RequestExtrasHandler",
@@ -218,7 +224,9 @@ class RequestExtrasHandler:
         self.handler = handler
         self._named = set(inspect.signature(handler.__call__).parameters) - {"kwargs"}
 
-    def __call__(self, **kwargs: Any) -> dict[str, Any] | Iterator[dict[str, Any]]:
+    def __call__(
+        self, **kwargs: Any
+    ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
         extras = dict(_request_extras.get() or {})
         template = {
             key: kwargs.pop(key)
@@ -232,7 +240,7 @@ class RequestExtrasHandler:
         reply = self.handler(**{**kwargs, **extras})
         replies = _handler_replies.get()
         if replies is not None and isinstance(reply, dict):
-            replies.append(reply)
+            replies.append(cast("dict[str, Any]", reply))
         return reply
 
 
