@@ -8,8 +8,9 @@ import pytest
 
 from tooldialect import ServerClient, ServerError
 from tooldialect.dialect.spec import DialectSpec
-from tooldialect.engine.in_process.sampling import SamplingParams
-from tooldialect.engine.llama_server.engine import completion_body, spec_markers
+from tooldialect.engine.base import GenerationRequest, SamplingParams
+from tooldialect.engine.llama_server.engine import completion_body
+from tooldialect.frontend.frontend import resolve_triggers, spec_markers
 from tooldialect.grammar import build_grammar
 from tooldialect.tools import normalize_tool_choice, normalize_tools
 
@@ -134,9 +135,16 @@ TOOLS = normalize_tools(
 def test_completion_body_carries_the_grammar_and_triggers(mode: str) -> None:
     spec = DialectSpec.builtin("hermes")
     grammar = build_grammar(spec, TOOLS, tool_choice=normalize_tool_choice(mode, TOOLS))
-    body = completion_body(
-        "p", spec=spec, grammar=grammar, sampling=SamplingParams(), max_tokens=5, stop=["x", "x"]
+    job = GenerationRequest(
+        prompt="p",
+        grammar=grammar,
+        triggers=resolve_triggers(grammar),
+        sampling=SamplingParams(),
+        max_tokens=5,
+        stop=("x", "x"),
+        markers=tuple(spec_markers(spec)),
     )
+    body = completion_body(job)
     assert body["grammar"] == grammar.gbnf and body["n_predict"] == 5 and body["stop"] == ["x"]
     assert "<tool_call>" in body["preserved_tokens"]
     if mode == "auto":
