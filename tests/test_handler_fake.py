@@ -231,7 +231,7 @@ def test_invalid_utf8_is_replaced_and_the_reply_goes_on() -> None:
     message = out["choices"][0]["message"]
     assert message["content"] == "café \ufffdx\ufffd!"
     assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
-    content, calls, finish, chunks = _collect(
+    content, calls, finish, _ = _collect(
         handler(llama=llama, messages=ASK, tools=[WEATHER], stream=True)
     )
     assert content == message["content"] and finish == "tool_calls"
