@@ -47,7 +47,7 @@ from .codec import ArgumentLayout, CodecName, codec_for
 from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
-__all__ = ["ToolGrammar", "build_grammar", "trigger_pattern"]
+__all__ = ["ToolGrammar", "build_grammar", "ensure_forcible", "trigger_pattern", "word_pattern"]
 
 _ID_RULES = {"openai": "[a-zA-Z0-9_-]{1,40}", "alnum9": "[a-zA-Z0-9]{9}", "numeric": "[0-9]{1,6}"}
 _INDEX_RULE = "[0-9]{1,4}"
@@ -76,9 +76,20 @@ class ToolGrammar(BaseModel):
 
     def lazy_patterns(self) -> list[str]:
         """All triggers as full-match patterns (words escaped), for engines that use no tokens."""
-        return [
-            trigger_pattern(Trigger(kind="word", value=w), None) for w in self.trigger_words
-        ] + list(self.trigger_patterns)
+        return [word_pattern(w) for w in self.trigger_words] + list(self.trigger_patterns)
+
+
+def ensure_forcible(spec: DialectSpec, choice: ToolChoice) -> None:
+    """Raise ``UnsupportedToolChoiceError`` when ``choice`` forces a call that ``spec`` cannot
+    constrain from the first token (the one copy of this check: the front end asks it before
+    rendering, ``build_grammar`` before building)."""
+    if choice.forced and not spec.forcible:
+        raise UnsupportedToolChoiceError(
+            f"dialect {spec.id!r} cannot force tool_choice={choice.mode!r}"
+            + (f" ({choice.name!r})" if choice.name else "")
+            + f": {spec.unforcible_reason or 'its calls cannot be constrained from token one'}; "
+            "use tool_choice='auto'"
+        )
 
 
 def build_grammar(
@@ -111,13 +122,7 @@ def build_grammar(
     if choice.mode == "none" or not defs:
         return None
     forced = choice.forced
-    if forced and not spec.forcible:
-        raise UnsupportedToolChoiceError(
-            f"dialect {spec.id!r} cannot force tool_choice={choice.mode!r}"
-            + (f" ({choice.name!r})" if choice.name else "")
-            + f": {spec.unforcible_reason or 'its calls cannot be constrained from token one'}; "
-            "use tool_choice='auto'"
-        )
+    ensure_forcible(spec, choice)
     selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
     parallel_tool_calls = parallel_tool_calls and spec.parallel_calls
     b = GbnfBuilder()
@@ -201,6 +206,12 @@ def _any(markers: Sequence[str]) -> str:
     """ECMAScript alternation of literal ``markers`` (one marker: just it, escaped)."""
     alts = [_esc(m) for m in markers if m]
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def word_pattern(word: str) -> str:
+    """A word trigger as the full-match pattern llama.cpp's lazy sampler takes (any text, then
+    the word, which starts the grammar), for an engine that cannot make it a trigger token."""
+    return trigger_pattern(Trigger(kind="word", value=word), None)
 
 
 def trigger_pattern(
