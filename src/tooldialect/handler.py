@@ -20,6 +20,7 @@ from typing import Any
 from .dialect.builtins import get_builtin
 from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
+from .dialect.vocabulary import Vocabulary
 from .engine.in_process.generate import GenerationResult, engine_for
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .engine.in_process.sampling import SamplingParams
@@ -114,7 +115,10 @@ class ToolChatHandler:
             )
             with using_budget(self.render_budget):
                 spec = self.dialect or detect_dialect(
-                    source, bos_token=info.bos_token, eos_token=info.eos_token
+                    source,
+                    bos_token=info.bos_token,
+                    eos_token=info.eos_token,
+                    vocabulary=Vocabulary.of_llama(llama),
                 )
             made = ModelSetup(
                 info=info,
