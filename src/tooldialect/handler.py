@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .dialect.spec import DialectSpec
+from .dialect.vocabulary import Vocabulary
 from .engine.base import Engine, GenerationResult, SamplingParams
 from .engine.in_process.generate import engine_for
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
@@ -118,7 +119,9 @@ class ToolChatHandler:
             if cached is not None:
                 return cached
             made = self.frontend.resolve(
-                ModelInfo.from_llama(llama), engine if engine is not None else engine_for(llama)
+                ModelInfo.from_llama(llama),
+                engine if engine is not None else engine_for(llama),
+                vocabulary=Vocabulary.of_llama(llama),
             )
             self._setups[llama] = made
             return made
