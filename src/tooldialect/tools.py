@@ -6,6 +6,9 @@ and never re-inspects the raw request.
 
 from __future__ import annotations
 
+import functools
+import json
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeAlias, TypeGuard, cast
 
@@ -20,6 +23,7 @@ __all__ = [
     "normalize_response_format",
     "normalize_tool_choice",
     "normalize_tools",
+    "tools_key",
 ]
 
 _NAME_PUNCT = frozenset("_-.: ")
@@ -49,6 +53,11 @@ class ToolDef(BaseModel):
     """JSON Schema of the arguments object."""
     strict: bool = False
     """OpenAI's ``strict`` flag (the grammar is always strict; kept for round-tripping)."""
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """The tool as canonical JSON (keys sorted): equal tools, equal text. Computed once."""
+        return json.dumps(self.model_dump(), sort_keys=True, ensure_ascii=False, default=repr)
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI ``{"type": "function", "function": {...}}`` form."""
@@ -88,17 +97,61 @@ class ToolChoice(BaseModel):
         return self.mode in ("required", "named")
 
 
+def tools_key(tools: Sequence[ToolDef]) -> tuple[str, ...]:
+    """A hashable key naming ``tools`` by content (for caches of what is built from them)."""
+    return tuple(t.fingerprint for t in tools)
+
+
+_RECENT_CAPACITY = 8
+_recent: OrderedDict[tuple[str, ...], tuple[list[Any], list[ToolDef]]] = OrderedDict()
+"""Tool names -> (a copy of the raw tools, their ToolDefs): agents send the same tools each turn."""
+
+
 def normalize_tools(tools: Sequence[ToolLike] | None) -> list[ToolDef]:
     """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts, or objects with a
     ``to_openai()`` method such as ``tooldialect.Tool``) into ``ToolDef`` s.
 
     The one normalisation: every public entry point that takes tools calls this, and everything
     below it takes ``list[ToolDef]``. ``ToolDef`` s pass through as they are (already valid).
+
+    Tools equal to a recent call's give that call's ``ToolDef`` objects again, so what was built
+    from them (template forms, grammars, their keys) is found without being rebuilt.
     """
     if tools is None:
         return []
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
         raise ToolSpecError(f"tools must be a list of tool objects, got {tools!r}")
+    names = _recent_names(tools)
+    if names is None:
+        return _validate_tools(tools)
+    hit = _recent.get(names)
+    # `==` is deep and in C; a copy (not the caller's objects) is what it compares with
+    if hit is not None and hit[0] == list(tools):
+        return list(hit[1])
+    out = _validate_tools(tools)
+    try:
+        copy = json.loads(json.dumps(list(tools)))
+    except (TypeError, ValueError):  # not JSON (a callable default, a NaN...): not cached
+        return out
+    _recent[names] = (copy, list(out))
+    while len(_recent) > _RECENT_CAPACITY:
+        _recent.pop(next(iter(_recent)), None)
+    return out
+
+
+def _recent_names(tools: Sequence[Any]) -> tuple[str, ...] | None:
+    """Each tool's name, or ``None`` when the tools are not plain JSON dicts (never cached)."""
+    names: list[str] = []
+    for tool in tools:
+        fn = tool.get("function", tool) if type(tool) is dict else None
+        name = fn.get("name") if type(fn) is dict else None
+        if not isinstance(name, str):
+            return None
+        names.append(name)
+    return tuple(names)
+
+
+def _validate_tools(tools: Sequence[Any]) -> list[ToolDef]:
     out: list[ToolDef] = []
     seen: set[str] = set()
     for i, item in enumerate(tools):
