@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from test_agent import ScriptedLlama, calls, text
 
+from test_agent import ScriptedLlama, calls, text
 from tooldialect import (
     Agent,
     AgentEvent,
