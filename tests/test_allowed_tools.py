@@ -122,3 +122,33 @@ def test_unknown_subset_names_are_refused_by_name(setup: ModelSetup) -> None:
         prepare_request(
             setup, messages=USER, tools=TOOLS, tool_choice=allowed("auto", "search", "lookup")
         )
+
+
+STRICT = {
+    "type": "object",
+    "properties": {"a": {"type": ["string", "null"]}, "b": {"type": "integer"}},
+    "required": ["a", "b"],
+    "additionalProperties": False,
+}
+LOOSE = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "args", "ok"),
+    [
+        (STRICT, {"a": None, "b": 1}, True),  # strict's nullable form
+        (STRICT, {"a": "x", "b": 2}, True),
+        (STRICT, {"b": 3}, False),  # every property required
+        (STRICT, {"a": "x", "b": 2, "c": 0}, False),
+        (LOOSE, {"b": 3}, True),  # not listed in required: optional, strict or not
+        (LOOSE, {"a": "x", "c": 0}, False),  # additionalProperties absent: closed
+    ],
+)
+def test_strict_schemas_are_enforced_as_written(
+    setup: ModelSetup, schema: dict[str, Any], args: dict[str, Any], ok: bool
+) -> None:
+    """docs/structured-output.md's table: ``strict`` is kept, the schema is what is enforced."""
+    tool = {"type": "function", "function": {"name": "f", "parameters": schema, "strict": True}}
+    req = prepare_request(setup, messages=USER, tools=[tool], tool_choice="required")
+    assert req.tools[0].strict
+    assert accepts(req.grammar, setup.spec.render_call("f", args)) is ok
