@@ -222,6 +222,7 @@ def grammar_for(
         tools_key(tools),
         choice.mode,
         choice.name,
+        choice.allowed,
         parallel,
         reasoning_open,
         prefill,
@@ -237,7 +238,7 @@ def grammar_for(
         setup.grammars[key] = build_answer_grammar(
             spec,
             answer_schema,
-            tools=tools if calls else None,
+            tools=choice.callable_tools(tools) if calls else None,
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
             argument_layout=layout,

@@ -123,7 +123,13 @@ def build_grammar(
         return None
     forced = choice.forced
     ensure_forcible(spec, choice)
-    selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
+    # the prompt shows every tool; a call may name only the chosen (or allowed_tools) ones
+    selected = choice.callable_tools(defs)
+    if not selected:
+        raise UnsupportedToolChoiceError(
+            f"tool_choice allows {choice.name or list(choice.allowed or ())}, none of which is in "
+            f"tools ({[t.name for t in defs]}); name tools the request passes"
+        )
     parallel_tool_calls = parallel_tool_calls and spec.parallel_calls
     b = GbnfBuilder()
     root = b.name("root")
