@@ -11,7 +11,7 @@ import pytest
 
 from tooldialect.dialect.spec import Trigger
 from tooldialect.engine.in_process import Engine, SamplingParams, engine_for
-from tooldialect.engine.in_process.generate import _find_stop, _safe_emit
+from tooldialect.engine.text import find_stop, safe_emit
 from tooldialect.errors import ContextOverflowError, GrammarError
 from tooldialect.grammar.build import trigger_pattern
 
@@ -59,12 +59,12 @@ def test_word_pattern_is_full_match_with_group_at_word(word: str) -> None:
     ids=["partial-word", "no-overlap", "partial-marker", "empty"],
 )
 def test_safe_emit_holds_back_stop_prefixes(pending: str, stops: list[str], expected: int) -> None:
-    assert _safe_emit(pending, stops, max(len(s) for s in stops) - 1) == expected
+    assert safe_emit(pending, stops, max(len(s) for s in stops) - 1) == expected
 
 
 def test_find_stop_takes_earliest() -> None:
-    assert _find_stop("a STOP b END", ["END", "STOP"]) == (2, "STOP")
-    assert _find_stop("nothing", ["END"]) is None
+    assert find_stop("a STOP b END", ["END", "STOP"]) == (2, "STOP")
+    assert find_stop("nothing", ["END"]) is None
 
 
 # ---- on a model -----------------------------------------------------------------------------

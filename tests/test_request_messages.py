@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from conftest import read_template
+from fake_engine import FakeEngine, fake_handler
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.errors import ToolSpecError
 from tooldialect.frontend.request import ModelSetup
 from tooldialect.gguf import ModelInfo
-from tooldialect.handler import ToolChatHandler
 from tooldialect.prompt.messages import canonical_messages
 from tooldialect.prompt.render import render_prompt
 from tooldialect.prompt.template import ChatTemplate
@@ -33,7 +33,7 @@ WEATHER = {
 
 def _call(
     name: str = "get_weather", call_id: str | None = "call_1", args: Any = '{"city": "Oslo"}'
-):
+) -> dict[str, Any]:
     call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": args}}
     if call_id is not None:
         call["id"] = call_id
@@ -174,19 +174,18 @@ def _setup(source: str, spec: Any = None) -> ModelSetup:
         template=template,
         template_origin="user",
         spec=spec or detect_dialect(source),
-        engine=None,
+        engine=FakeEngine(),
     )
 
 
 def _handler_prepare(setup: ModelSetup, messages: list[dict[str, Any]]) -> Any:
-    handler = ToolChatHandler()
-    handler.setup = lambda llama: setup  # type: ignore[method-assign]
-    return handler.prepare(llama=None, messages=messages, tools=[WEATHER])
+    handler, llama, _ = fake_handler(setup.template.source)
+    return handler.prepare(llama=llama, messages=messages, tools=[WEATHER])
 
 
 def _server_prepare(setup: ModelSetup, messages: list[dict[str, Any]]) -> Any:
     client = ServerClient("http://127.0.0.1:9")
-    client.setup = lambda: setup  # type: ignore[method-assign]
+    setattr(client, "setup", lambda: setup)  # noqa: B010 - no server: the setup is given
     return client.prepare(messages=messages, tools=[WEATHER])
 
 

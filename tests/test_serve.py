@@ -21,6 +21,13 @@ from tooldialect.handler import ToolChatHandler
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 USER = {"role": "user", "content": "hi"}
+ALLOWED = {
+    "type": "allowed_tools",
+    "allowed_tools": {
+        "mode": "required",
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+    },
+}
 
 REWRITES = [
     (
@@ -100,6 +107,26 @@ REWRITES = [
         {"messages": [USER], "max_tokens": 3},
         {},
     ),
+    (
+        {"messages": [USER], "tool_choice": ALLOWED},
+        {"messages": [USER]},
+        {"tool_choice": ALLOWED},
+    ),
+    (
+        {"messages": [USER], "tool_choice": {"type": "function", "name": "f"}},
+        {"messages": [USER]},
+        {"tool_choice": {"type": "function", "name": "f"}},
+    ),
+    (
+        {"messages": [USER], "tool_choice": {"type": "function", "function": {"name": "f"}}},
+        {"messages": [USER], "tool_choice": {"type": "function", "function": {"name": "f"}}},
+        {},
+    ),
+    (
+        {"messages": [USER], "tool_choice": "required"},
+        {"messages": [USER], "tool_choice": "required"},
+        {},
+    ),
 ]
 
 
@@ -117,6 +144,10 @@ REWRITES = [
         "user-parts-kept",
         "max-completion-tokens",
         "max-tokens-wins",
+        "allowed-tools-lifted",
+        "responses-named-choice-lifted",
+        "named-choice-kept",
+        "required-kept",
     ],
 )
 def test_rewrite_chat_request(
@@ -151,6 +182,8 @@ def test_rewritten_body_passes_the_servers_request_model() -> None:
     rewritten, _ = rewrite_chat_request(body)
     kwargs = types.CreateChatCompletionRequest.model_validate(rewritten).model_dump()
     assert kwargs["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    with pytest.raises(ValueError):  # why allowed_tools is carried beside the body
+        types.CreateChatCompletionRequest.model_validate({**rewritten, "tool_choice": ALLOWED})
     assert kwargs["max_tokens"] == 5
     assert [m["role"] for m in kwargs["messages"]] == ["system", "user", "assistant", "tool"]
 
@@ -316,7 +349,12 @@ def test_cli_dispatches_serve(monkeypatch: pytest.MonkeyPatch) -> None:
     from tooldialect.apps.cli import main as cli_main
 
     got: list[list[str]] = []
-    monkeypatch.setattr(tooldialect.apps.serve, "main", lambda argv: got.append(list(argv)) or 0)
+
+    def fake_main(argv: list[str]) -> int:
+        got.append(list(argv))
+        return 0
+
+    monkeypatch.setattr(tooldialect.apps.serve, "main", fake_main)
     assert cli_main(["serve", "--model", "m.gguf", "--port", "1"]) == 0
     assert got == [["--model", "m.gguf", "--port", "1"]]
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conftest import read_template
+from fake_engine import FakeEngine, fake_handler
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.frontend.request import ModelSetup, prepare_request
 from tooldialect.gguf import ModelInfo
@@ -16,7 +19,7 @@ VENDORED = [
     ("SmolLM2-135M-Instruct.jinja", ("<|im_end|>",)),
     ("meta-llama-Llama-3.1-8B-Instruct.jinja", ("<|eot_id|>",)),
     ("google-gemma-2-2b-it.jinja", ("<end_of_turn>",)),
-    ("deepseek-ai-DeepSeek-V3.1.jinja", ("<｜end▁of▁sentence｜>",)),
+    ("deepseek-ai-DeepSeek-V3.1.jinja", ("<\uff5cend\u2581of\u2581sentence\uff5c>",)),
     ("ibm-granite-granite-4.0.jinja", ("<|end_of_text|>",)),
     ("MiniMax-M2.jinja", ("[e~[",)),
     # gpt-oss: <|end|> also closes the analysis channel inside a turn; <|return|> is the EOS
@@ -75,7 +78,24 @@ def test_prepared_requests_carry_the_markers_as_stop_strings() -> None:
         template=ChatTemplate(source),
         template_origin="user",
         spec=detect_dialect(source),
-        engine=None,
+        engine=FakeEngine(),
     )
     request = prepare_request(setup, messages=[{"role": "user", "content": "hi"}])
     assert request.stop == ("<|im_end|>",)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
+def test_the_marker_written_as_text_ends_the_reply_and_stays_out_of_content(stream: bool) -> None:
+    """The engine gets the marker as a stop string, whatever the caller's own stops."""
+    template = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")
+    script = ["The answer", " is 4.<|im", "_end|>\n<|im_start|>user\nmore"]
+    handler, llama, engine = fake_handler(template, script)
+    reply: Any = handler(
+        llama=llama, messages=[{"role": "user", "content": "2+2?"}], stop=["###"], stream=stream
+    )
+    if stream:
+        content = "".join(c["choices"][0]["delta"].get("content") or "" for c in reply)
+    else:
+        content = reply["choices"][0]["message"]["content"]
+    assert content == "The answer is 4."
+    assert {"###", "<|im_end|>"} <= set(engine.jobs[0].stop)

@@ -15,6 +15,8 @@ the layer rewrites the first into forms it takes and carries the second to the h
 * ``role: "developer"`` messages become ``role: "system"``; an assistant tool-call turn's
   ``content: null`` is dropped; text-part lists in system, assistant and tool messages are joined;
 * ``max_completion_tokens`` becomes ``max_tokens`` (when that is absent);
+* a ``tool_choice`` the server's model rejects (``allowed_tools``, ``"any"``, the Responses
+  API's ``{"type": "function", "name": ...}``) is carried to the handler like the extras below;
 * ``chat_template_kwargs``, ``parallel_tool_calls`` and ``reasoning_effort`` are lifted out of the
   body and reach the handler through a context variable (``RequestExtrasHandler``);
 * a non-streamed reply goes out as the handler made it (the server's response model would drop
@@ -23,6 +25,9 @@ the layer rewrites the first into forms it takes and carries the second to the h
   choice the dialect cannot force: ``CLIENT_ERRORS``) is answered 400 with the error's text, as
   an OpenAI ``invalid_request_error``, where the server would answer 500. Messages are checked
   before the server sees them, so a streamed request gets its 400 too.
+
+``/v1/responses`` (OpenAI's Responses API) is a route of its own on the same app
+(``apps.responses``): it converts to a chat request for the same handler and back.
 
 It is an HTTP front for one in-process model, one request at a time; see docs/serve.md.
 """
@@ -36,7 +41,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import (
     ContextOverflowError,
@@ -46,6 +51,12 @@ from ..errors import (
 )
 from ..handler import ToolChatHandler
 from ..prompt.messages import validate_messages
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import (
+        CreateChatCompletionResponse,
+        CreateChatCompletionStreamResponse,
+    )
 
 __all__ = [
     "RequestExtrasHandler",
@@ -106,6 +117,9 @@ def rewrite_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
             if isinstance(schema, Mapping)
             else {"type": "json_object"}
         )
+    choice = out.get("tool_choice")
+    if choice is not None and not _server_takes_choice(choice):
+        extras["tool_choice"] = out.pop("tool_choice")  # allowed_tools, "any", a Responses form
     messages = out.get("messages")
     if isinstance(messages, list):
         out["messages"] = [_rewrite_message(m) if isinstance(m, Mapping) else m for m in messages]
@@ -114,6 +128,19 @@ def rewrite_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
         if out.get("max_tokens") is None:
             out["max_tokens"] = limit
     return out, extras
+
+
+def _server_takes_choice(choice: Any) -> bool:
+    """Whether the server's request model takes this ``tool_choice`` (it rejects the others)."""
+    if isinstance(choice, str):
+        return choice in ("none", "auto", "required")
+    fn = choice.get("function") if isinstance(choice, Mapping) else None
+    return (
+        isinstance(fn, Mapping)
+        and set(choice) <= {"type", "function"}
+        and choice.get("type") == "function"
+        and isinstance(fn.get("name"), str)
+    )
 
 
 def _rewrite_message(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -297,7 +324,9 @@ class RequestExtrasHandler:
         self.handler = handler
         self._named = set(inspect.signature(handler.__call__).parameters) - {"kwargs"}
 
-    def __call__(self, **kwargs: Any) -> dict[str, Any] | Iterator[dict[str, Any]]:
+    def __call__(
+        self, **kwargs: Any
+    ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
         extras = dict(_request_extras.get() or {})
         template = {
             key: kwargs.pop(key)
@@ -317,7 +346,7 @@ class RequestExtrasHandler:
             raise
         replies = _handler_replies.get()
         if replies is not None and isinstance(reply, dict):
-            replies.append(reply)
+            replies.append(cast("dict[str, Any]", reply))
         return reply
 
 
@@ -379,11 +408,15 @@ def read_settings(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
 
 def build_app(server_settings: Any, model_settings: list[Any]) -> RequestRewrite:
-    """llama-cpp-python's app (models loaded) behind ``RequestRewrite``, handler registered."""
+    """llama-cpp-python's app (models loaded) behind ``RequestRewrite``, handler registered,
+    with OpenAI's Responses API mounted at ``/v1/responses`` (``apps.responses``)."""
     from llama_cpp.server.app import create_app
+
+    from .responses import mount_responses
 
     register_served_handler()
     app = create_app(server_settings=server_settings, model_settings=model_settings)
+    mount_responses(app)
     return RequestRewrite(app)
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import DialectSpec
-from ..errors import TemplateError, UnsupportedToolChoiceError
+from ..errors import TemplateError
+from ..grammar.build import ensure_forcible
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
@@ -29,9 +30,10 @@ from ..tools import (
     normalize_tools,
     tools_key,
 )
+from .grammar_cache import GrammarCache
 
 if TYPE_CHECKING:
-    from ..engine.in_process.sampling import GrammarLike
+    from ..engine.base import Engine, GrammarLike
     from ..gguf import ModelInfo
     from ..grammar.codec import ArgumentLayout
     from ..prompt.template import ChatTemplate
@@ -51,10 +53,11 @@ class ModelSetup:
     template_origin: str
     """``user``, ``gguf`` or ``fallback:<file>``."""
     spec: DialectSpec
-    engine: Any
-    """What generates: the in-process ``engine.Engine``, or the server engine's
-    ``RemoteEngine`` (their ``generate`` signatures differ; each caller knows its own)."""
-    grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
+    engine: Engine
+    """What generates (``engine.base.Engine``): the in-process engine of the ``Llama``, or the
+    server engine's ``RemoteEngine``."""
+    grammars: GrammarCache = field(default_factory=GrammarCache)
+    """Grammars by request shape (``grammar_for``), least recently used dropped first."""
     replies: ReplyMemory = field(default_factory=ReplyMemory)
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
 
@@ -127,11 +130,7 @@ def prepare_request(
     choice = normalize_tool_choice(tool_choice, defs)
     answer = normalize_response_format(response_format)
     spec = setup.spec
-    if choice.forced and not spec.forcible:
-        raise UnsupportedToolChoiceError(
-            f"dialect {spec.id!r} cannot force tool_choice={tool_choice!r}: "
-            f"{spec.unforcible_reason or 'no grammar can enforce it'}; use tool_choice='auto'"
-        )
+    ensure_forcible(spec, choice)
     # a named tool_choice means one call of that function (vLLM's named tool choice does the same)
     parallel = bool(kwargs.pop("parallel_tool_calls", default_parallel)) and choice.mode != "named"
     render_kwargs = dict(default_template_kwargs or {})
@@ -227,6 +226,7 @@ def grammar_for(
         tools_key(tools),
         choice.mode,
         choice.name,
+        choice.allowed,
         parallel,
         reasoning_open,
         prefill,
@@ -242,7 +242,7 @@ def grammar_for(
         setup.grammars[key] = build_answer_grammar(
             spec,
             answer_schema,
-            tools=tools if calls else None,
+            tools=choice.callable_tools(tools) if calls else None,
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
             argument_layout=layout,

@@ -13,7 +13,7 @@ from typing import Any
 from ..dialect.polyfill import apply_polyfill
 from ..dialect.spec import DialectSpec
 from ..errors import ToolSpecError
-from ..tools import ToolDef, normalize_tools
+from ..tools import ToolLike, normalize_tools
 from .compat import SYSTEM_ROLES, fold_system_turns, render_adapted, template_variables
 from .coverage import lost_messages
 from .messages import canonical_messages
@@ -28,7 +28,7 @@ def render_prompt(
     spec: DialectSpec,
     messages: Sequence[Mapping[str, Any]],
     *,
-    tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
+    tools: Sequence[ToolLike] | None = None,
     add_generation_prompt: bool = True,
     **template_kwargs: Any,
 ) -> str:
@@ -47,12 +47,13 @@ def render_prompt(
     a message the template does not render.
     """
     tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
-    defs = _tool_defs(tools)
+    defs = normalize_tools(tools)
     # OpenAI lets an assistant message that calls tools leave out `content`; templates read it
     # unconditionally, so it goes in as null (shallow copies: the caller's dicts stay untouched).
     messages = [
         {**m, "content": None} if isinstance(m, Mapping) and "content" not in m else m
-        for m in canonical_messages(messages)  # legacy function calling as tool calls
+        # legacy function calling as tool calls; binding is checked where requests are prepared
+        for m in canonical_messages(messages, strict=False)
     ]
     # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
     # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
@@ -131,12 +132,3 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
 def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:
     """Whether the prompt leaves the model inside a reasoning block (ends with the open marker)."""
     return spec.reasoning is not None and prompt_prefill(prompt, spec) in spec.reasoning.opens()
-
-
-def _tool_defs(tools: Sequence[Mapping[str, Any] | ToolDef] | None) -> list[ToolDef]:
-    if not tools:
-        return []
-    if all(isinstance(t, ToolDef) for t in tools):
-        return [t for t in tools if isinstance(t, ToolDef)]
-    raw = [t.to_openai() if isinstance(t, ToolDef) else t for t in tools]
-    return normalize_tools(raw)
