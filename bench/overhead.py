@@ -60,7 +60,8 @@ def _build(spec: Any, tools: list[dict[str, Any]]) -> Any:
 
 TOOL_COUNTS = (10, 50, 250)
 BASELINE_SRC = "/work/main/src"
-"""The main branch's checkout, measured side by side when present (``--baseline``)."""
+"""Sources measured side by side by default with ``--baseline`` (the main branch's checkout);
+``--baseline PATH`` names others (e.g. ``git archive <old commit> src`` unpacked)."""
 
 
 def _cached_child(n_tools: int, reps: int) -> dict[str, float]:
@@ -129,27 +130,27 @@ def _cold_child(n_tools: int) -> dict[str, float]:
     return out
 
 
-def _sides(baseline: bool) -> dict[str, str | None]:
+def _sides(baseline: str | None) -> dict[str, str | None]:
     from pathlib import Path
 
     sides: dict[str, str | None] = {"new": None}
-    if baseline and Path(BASELINE_SRC).is_dir():
-        sides["main"] = BASELINE_SRC
+    if baseline and Path(baseline).is_dir():
+        sides["main"] = baseline
     return sides
 
 
-def request_pipeline(n_tools: int, *, reps: int, baseline: bool = False) -> dict[str, Any]:
+def request_pipeline(n_tools: int, *, reps: int, baseline: str | None = None) -> dict[str, Any]:
     """Cached timings (ms), in a child per side; with ``baseline`` the main checkout too,
     alternating, and the ratio main / new of each figure."""
     return _alternate(["--cached", str(n_tools), "--reps", str(reps)], 3, baseline)
 
 
-def cold_pipeline(n_tools: int, *, reps: int, baseline: bool = False) -> dict[str, Any]:
+def cold_pipeline(n_tools: int, *, reps: int, baseline: str | None = None) -> dict[str, Any]:
     """Median over ``reps`` fresh processes of the cold timings (ms)."""
     return _alternate(["--cold", str(n_tools)], reps, baseline)
 
 
-def _alternate(args: list[str], runs: int, baseline: bool) -> dict[str, Any]:
+def _alternate(args: list[str], runs: int, baseline: str | None) -> dict[str, Any]:
     sides = _sides(baseline)
     rows: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
     for _ in range(runs):
@@ -159,7 +160,7 @@ def _alternate(args: list[str], runs: int, baseline: bool) -> dict[str, Any]:
     if "main" in rows:
         main = {k: median([r[k] for r in rows["main"]]) for k in rows["main"][0]}
         out["main"] = main
-        out["speedup_vs_main"] = {
+        out["main_over_new"] = {
             k: round(main[k] / out[k], 2) for k in out if k in main and isinstance(out[k], float)
         }
     return out
@@ -296,7 +297,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cold", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--cached", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--only-overhead", action="store_true", help="skip parser and memory")
-    parser.add_argument("--baseline", action="store_true", help=f"also measure {BASELINE_SRC}")
+    parser.add_argument(
+        "--baseline",
+        nargs="?",
+        const=BASELINE_SRC,
+        default=None,
+        help=f"also measure these tooldialect sources (default {BASELINE_SRC}), side by side",
+    )
     parser.add_argument("--memory", choices=["handler", "plain"], help=argparse.SUPPRESS)
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args(argv)

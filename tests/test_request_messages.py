@@ -11,9 +11,11 @@ from conftest import read_template
 from fake_engine import FakeEngine, fake_handler
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.detect import detect_dialect
+from tooldialect.engine.base import SamplingParams
 from tooldialect.errors import ToolSpecError
 from tooldialect.frontend.request import ModelSetup
 from tooldialect.gguf import ModelInfo
+from tooldialect.handler import ToolChatHandler
 from tooldialect.prompt.messages import canonical_messages
 from tooldialect.prompt.render import render_prompt
 from tooldialect.prompt.template import ChatTemplate
@@ -314,3 +316,29 @@ def test_system_turns_are_folded_into_the_first_user_turn(
     assert prompt.index(SYSTEM["content"]) < prompt.index(USER["content"])
     if role == "system":  # a template may render developer turns as they are (drops-with-tools)
         assert f"<|im_start|>{role}" not in prompt
+
+
+# ---- with a model -----------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_qwen_answers_a_legacy_function_result_it_can_see(qwen_path: Any) -> None:
+    """The result Qwen2.5's template used to drop is in the prompt the model decodes, and the
+    reply ends at the template's end-of-turn marker, which never reaches content."""
+    from llama_cpp import Llama
+
+    handler = ToolChatHandler()
+    llm = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler)
+    history = [
+        {"role": "system", "content": "Answer in one short sentence."},
+        *FUNCTION_HISTORY,
+    ]
+    assert RESULT in handler.prepare(llama=llm, messages=history, tools=[WEATHER]).prompt
+    reply: Any = llm.create_chat_completion(
+        messages=history, tools=[WEATHER], temperature=0.0, max_tokens=48
+    )
+    message = reply["choices"][0]["message"]
+    assert "<|im_end|>" not in (message.get("content") or "")
+    prepared = handler.prepare(llama=llm, messages=history, tools=[WEATHER])
+    job = handler.frontend.generation_request(prepared, sampling=SamplingParams())
+    assert "<|im_end|>" in job.stop
