@@ -328,7 +328,7 @@ def test_qwen_answers_a_legacy_function_result_it_can_see(qwen_path: Any) -> Non
     from llama_cpp import Llama
 
     handler = ToolChatHandler()
-    llm = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler)
+    llm: Any = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler)
     history = [
         {"role": "system", "content": "Answer in one short sentence."},
         *FUNCTION_HISTORY,
