@@ -342,3 +342,21 @@ def test_qwen_answers_a_legacy_function_result_it_can_see(qwen_path: Any) -> Non
     prepared = handler.prepare(llama=llm, messages=history, tools=[WEATHER])
     job = handler.frontend.generation_request(prepared, sampling=SamplingParams())
     assert "<|im_end|>" in job.stop
+
+
+@pytest.mark.parametrize(
+    ("name", "turn"),
+    [
+        # no branch for developer: it becomes the system turn (replacing the default one)
+        (
+            "Qwen2.5-Coder-0.5B-Instruct.jinja",
+            "<|im_start|>system\nAnswer like a pirate.<|im_end|>",
+        ),
+        # developer is a role of its own there: kept as the template renders it
+        ("openai-gpt-oss-120b.jinja", "<|start|>developer<|message|># Instructions\n\nAnswer like"),
+    ],
+)
+def test_a_developer_turn_reaches_the_prompt(name: str, turn: str) -> None:
+    source = read_template(name)
+    messages = [{"role": "developer", "content": SYSTEM["content"]}, USER]
+    assert turn in render_prompt(source, detect_dialect(source), messages)

@@ -7,6 +7,7 @@ template, normalised.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -83,16 +84,22 @@ def render_prompt(
 
     # a template without a place for system turns gets their text in the first user turn
     fold = not tmpl.capabilities.system_role
-    prompt = pipeline(messages, fold=fold)
-    lost = lost_messages(
-        tmpl, f"{spec.id}|{fold}", messages, prompt, lambda m: pipeline(m, fold=fold)
+    renamed = [{**m, "role": "system"} if m.get("role") == "developer" else m for m in messages]
+    # a system turn the template leaves out (a developer turn it has no branch for, a system
+    # prompt it drops when tools are given) is tried as a system turn, then folded
+    attempts = (
+        [(messages, fold)] if fold else [(messages, False), (renamed, False), (messages, True)]
     )
-    if lost and not fold and any(messages[i].get("role") in SYSTEM_ROLES for i in lost):
-        fold = True  # it renders system turns, but not these (e.g. not with tools): fold them
-        prompt = pipeline(messages, fold=True)
+    lost: list[int] = []
+    for msgs, folds in attempts:
+        if msgs is renamed and not any(messages[i].get("role") == "developer" for i in lost):
+            continue
+        prompt = pipeline(msgs, fold=folds)
         lost = lost_messages(
-            tmpl, f"{spec.id}|True", messages, prompt, lambda m: pipeline(m, fold=True)
+            tmpl, f"{spec.id}|{folds}", msgs, prompt, functools.partial(pipeline, fold=folds)
         )
+        if not any(messages[i].get("role") in SYSTEM_ROLES for i in lost):
+            break
     if lost:
         raise ToolSpecError(_lost_error(messages, lost))
     return prompt
