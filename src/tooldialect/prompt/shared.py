@@ -12,6 +12,7 @@ computed once (:func:`shared_json`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -72,7 +73,8 @@ def tool_form(tool: ToolDef) -> dict[str, Any]:
     """The shared template form of ``tool``; never mutate it (renders get it uncopied)."""
     entry = _forms.get(id(tool))
     if entry is not None and entry[0] is tool:
-        _forms.move_to_end(id(tool))
+        with contextlib.suppress(KeyError):  # another thread evicted it meanwhile
+            _forms.move_to_end(id(tool))
         return entry[1]
     # OpenAI's own key order (name, description, parameters): templates print tools with tojson,
     # so the order is visible to the model
@@ -86,18 +88,21 @@ def tool_form(tool: ToolDef) -> dict[str, Any]:
         _shared_ids[key] = _shared_ids.get(key, 0) + 1
     _forms[id(tool)] = (tool, form, ids)
     while len(_forms) > _CAPACITY:
-        _forget(_forms.popitem(last=False)[1][2])
+        try:
+            _forget(_forms.popitem(last=False)[1][2])
+        except KeyError:  # emptied by another thread
+            break
     return form
 
 
 def _forget(ids: list[int]) -> None:
     for key in ids:
-        left = _shared_ids.pop(key) - 1
+        left = _shared_ids.pop(key, 1) - 1
         if left:
             _shared_ids[key] = left
     gone = set(ids)
-    for memo_key in [k for k in _json if k[0] in gone]:
-        del _json[memo_key]
+    for memo_key in [k for k in list(_json) if k[0] in gone]:
+        _json.pop(memo_key, None)
 
 
 def _containers(value: Any) -> list[int]:
