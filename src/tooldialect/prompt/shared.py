@@ -89,7 +89,8 @@ def tool_form(tool: ToolDef) -> dict[str, Any]:
     form, text = _json_copy({"type": "function", "function": fn})
     ids = _containers(form)
     if text is not None:  # what `tool | tojson` prints with its defaults: known already
-        _json[(id(form), *DEFAULT_JSON_OPTIONS)] = text
+        key = (id(form), *DEFAULT_JSON_OPTIONS)
+        _json[key] = text
     for key in ids:
         _shared_ids[key] = _shared_ids.get(key, 0) + 1
     _forms[id(tool)] = (tool, form, ids)
