@@ -89,8 +89,8 @@ def tool_form(tool: ToolDef) -> dict[str, Any]:
     form, text = _json_copy({"type": "function", "function": fn})
     ids = _containers(form)
     if text is not None:  # what `tool | tojson` prints with its defaults: known already
-        key = (id(form), *DEFAULT_JSON_OPTIONS)
-        _json[key] = text
+        memo_key = (id(form), *DEFAULT_JSON_OPTIONS)
+        _json[memo_key] = text
     for key in ids:
         _shared_ids[key] = _shared_ids.get(key, 0) + 1
     _forms[id(tool)] = (tool, form, ids)
