@@ -261,3 +261,14 @@ def test_ctrl_c_during_a_call_leaves_no_server_behind(with_block: bool) -> None:
     _, err = proc.communicate(timeout=60)
     assert "KeyboardInterrupt" in err
     assert wait_gone(server_pid), "the MCP server outlived its client"
+
+
+def test_the_example_server_serves_its_tools() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "mcp_weather_server.py"
+    servers = {"mcpServers": {"weather": {"command": sys.executable, "args": [str(example)]}}}
+    with MCPTools(servers) as weather:
+        assert sorted(by_name(weather)) == ["weather_book_table", "weather_current_weather"]
+        out = weather.call("weather_current_weather", {"city": "Oslo", "unit": "fahrenheit"})
+        assert out.text == '{"result": "39 F, rain"}'
+        out = weather.call("weather_current_weather", {"city": "Atlantis"})
+        assert out.error == "tool_error" and "known cities" in out.text
