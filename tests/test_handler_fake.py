@@ -268,3 +268,22 @@ def test_a_fake_engine_is_an_engine() -> None:
     llama = FakeLlama(TEMPLATE)
     assert handler.setup(llama, engine=engine).engine is engine
     assert handler.setup(llama) is handler.setup(llama)
+
+
+def test_the_grammar_cache_is_a_bounded_lru() -> None:
+    from tooldialect.frontend.grammar_cache import GRAMMAR_CACHE_SIZE, GrammarCache
+
+    cache = GrammarCache(capacity=2)
+    cache[("a",)] = None
+    cache[("b",)] = None
+    assert cache[("a",)] is None  # used: "b" is now the least recent
+    cache[("c",)] = None
+    assert list(cache) == [("a",), ("c",)]
+    handler, llama, _ = fake_handler(TEMPLATE, ["ok"])
+    setup = handler.setup(llama)
+    assert setup.grammars.capacity == GRAMMAR_CACHE_SIZE
+    setup.grammars = GrammarCache(capacity=3)
+    for i in range(5):
+        tool = {"type": "function", "function": {"name": f"tool_{i}", "parameters": {}}}
+        _batch(handler, llama, tools=[tool])
+    assert len(setup.grammars) == 3  # one request shape each, the two oldest dropped
