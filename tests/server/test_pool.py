@@ -240,3 +240,20 @@ def test_a_server_that_went_down_after_setup_is_taken_out_of_rotation() -> None:
             _ask(client, [{"role": "user", "content": f"next {turn}"}])
         assert len(b.requests) >= 3
         assert client.pool.backends[0].down_until > 0 and client.pool.backends[1].down_until == 0
+
+
+def test_the_render_budget_and_missing_template_rules_hold_for_the_server_engine() -> None:
+    from tooldialect import MissingTemplateError, RenderBudget
+    from tooldialect.errors import RenderBudgetError
+
+    hostile = "{% for i in range(100000) %}{{ i }}{% endfor %}{{ messages[0].content }}"
+    with FakeServer(template=hostile) as srv:
+        client = ServerClient(srv.url, render_budget=RenderBudget(max_steps=5000))
+        with pytest.raises(RenderBudgetError, match="max_steps"):
+            client.create_chat_completion(messages=HELLO)
+        assert not srv.requests
+    with FakeServer(template="") as srv:
+        with pytest.raises(MissingTemplateError, match=r"ServerClient\(chat_template="):
+            ServerClient(srv.url).setup()
+        mine = ServerClient(srv.url, chat_template="{{ messages[0].content }}").setup()
+        assert mine.template_origin == "user"
