@@ -20,6 +20,7 @@ from tooldialect import (
     FinalAnswer,
     ReasoningDelta,
     StepFinished,
+    StepStarted,
     TextDelta,
     ToolSpecError,
     tool,
@@ -211,7 +212,10 @@ def test_stream_yields_typed_events_in_order() -> None:
     )
     events = list(Agent(llm, tools=[add]).stream("sum"))
     kinds = [type(e).__name__ for e in events]
-    assert kinds[0] == "TextDelta" and kinds[-1] == "FinalAnswer"
+    assert kinds[:2] == ["StepStarted", "TextDelta"] and kinds[-1] == "FinalAnswer"
+    opened = [(e.step, e.tools) for e in events if isinstance(e, StepStarted)]
+    assert opened == [(1, ("add",)), (2, ("add",))]
+    assert kinds.index("StepFinished") < kinds.index("StepStarted", 1)
     started = [e for e in events if isinstance(e, CallStarted)]
     assert [(e.step, e.index, e.name) for e in started] == [(1, 0, "add")]
     args = "".join(e.delta for e in events if isinstance(e, ArgumentsDelta))

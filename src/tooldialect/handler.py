@@ -15,9 +15,10 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .dialect.spec import DialectSpec
+from .dialect.vocabulary import Vocabulary
 from .engine.base import Engine, GenerationResult, SamplingParams
 from .engine.in_process.generate import engine_for
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
@@ -27,6 +28,12 @@ from .frontend.request import ModelSetup, Request
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import (
+        CreateChatCompletionResponse,
+        CreateChatCompletionStreamResponse,
+    )
 
 __all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
 
@@ -112,7 +119,9 @@ class ToolChatHandler:
             if cached is not None:
                 return cached
             made = self.frontend.resolve(
-                ModelInfo.from_llama(llama), engine if engine is not None else engine_for(llama)
+                ModelInfo.from_llama(llama),
+                engine if engine is not None else engine_for(llama),
+                vocabulary=Vocabulary.of_llama(llama),
             )
             self._setups[llama] = made
             return made
@@ -152,8 +161,13 @@ class ToolChatHandler:
         logprobs: bool | None = None,
         top_logprobs: int | None = None,
         **kwargs: Any,
-    ) -> dict[str, Any] | Iterator[dict[str, Any]]:
-        """One chat completion (a response dict, or an iterator of chunks when ``stream``)."""
+    ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
+        """One chat completion (a response dict, or an iterator of chunks when ``stream``).
+
+        Typed as llama-cpp-python's own response types, so ``Llama(chat_handler=...)`` type-checks
+        for users; what is returned is a superset of them (``reasoning_content``, usage details),
+        which their closed TypedDicts cannot state, hence the cast.
+        """
         sampling = SamplingParams(
             temperature=temperature,
             top_p=top_p,
@@ -170,7 +184,7 @@ class ToolChatHandler:
             seed=seed,
             logit_bias={int(k): float(v) for k, v in (logit_bias or {}).items()},
         )
-        return self.frontend.complete(
+        result = self.frontend.complete(
             self.setup(llama),
             messages=messages,
             sampling=sampling,
@@ -191,6 +205,9 @@ class ToolChatHandler:
             response_format=response_format,
             **kwargs,
         )
+        if stream:
+            return cast("Iterator[CreateChatCompletionStreamResponse]", result)
+        return cast("CreateChatCompletionResponse", result)
 
     def prepare(
         self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
@@ -211,7 +228,7 @@ def create_chat_completion(
     messages: Sequence[Mapping[str, Any]],
     handler: ToolChatHandler | None = None,
     **request: Any,
-) -> dict[str, Any] | Iterator[dict[str, Any]]:
+) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
     """``llama.create_chat_completion`` plus per-request extras.
 
     llama-cpp-python's ``create_chat_completion`` has a fixed signature and drops unknown

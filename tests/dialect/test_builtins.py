@@ -164,7 +164,7 @@ def _family_functions() -> list[tuple[str, object]]:
         importlib.import_module(f"tooldialect.dialect.families.{m}")
         for m in ("json_envelope", "tagged", "element", "python_call")
     ]
-    found = []
+    found: list[tuple[str, object]] = []
     for mod in modules:
         for fname, fn in inspect.getmembers(mod, inspect.isfunction):
             sig = inspect.signature(fn)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tooldialect.dialect.agreement import reads_own_call
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.detect import detect_builtin, detect_dialect
 from tooldialect.parse import parse_output
+from tooldialect.verify import reads_own_call
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "templates"
 VENDORED = sorted(p.name for p in FIXTURES.glob("*.jinja"))

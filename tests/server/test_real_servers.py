@@ -69,8 +69,14 @@ def _complete(client: ServerClient, **request: Any) -> dict[str, Any]:
     return out
 
 
+def iter_chunks(out: dict[str, Any] | Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    assert not isinstance(out, dict), "a stream was asked for"
+    return out
+
+
 def _reassemble(chunks: Iterator[dict[str, Any]]) -> tuple[str, list[tuple[str, Any]], str]:
-    content, calls, finish = "", {}, ""
+    content, finish = "", ""
+    calls: dict[int, dict[str, str]] = {}
     for chunk in chunks:
         choice = chunk["choices"][0]
         delta = choice["delta"]
@@ -118,13 +124,13 @@ def test_tool_choice(qwen_server: LlamaServer, choice: Any) -> None:
 
 def test_streaming_equals_non_streaming(qwen_server: LlamaServer) -> None:
     client = ServerClient(qwen_server.url)
-    request = {"messages": ASK, "tools": [WEATHER, TIME], "tool_choice": "required"}
+    request: dict[str, Any] = {"messages": ASK, "tools": [WEATHER, TIME], "tool_choice": "required"}
     # both from a slot that holds the prompt: llama.cpp's logits differ in the last bits between a
     # cold and a cached prefill, which can flip a greedy near-tie
     _complete(client, **request)
     batch = _complete(client, **request)
     stream = client.create_chat_completion(temperature=0, max_tokens=60, stream=True, **request)
-    content, calls, finish = _reassemble(stream)  # type: ignore[arg-type]
+    content, calls, finish = _reassemble(iter_chunks(stream))
     assert calls == _calls(batch)
     assert finish == batch["choices"][0]["finish_reason"]
     assert content == (batch["choices"][0]["message"]["content"] or "")
@@ -238,7 +244,7 @@ def test_structured_output(qwen_server: LlamaServer) -> None:
     stream = client.create_chat_completion(
         messages=ask, response_format=CITY, temperature=0, max_tokens=60, stream=True
     )
-    streamed, calls, _ = _reassemble(stream)  # type: ignore[arg-type]
+    streamed, calls, _ = _reassemble(iter_chunks(stream))
     assert streamed == content and not calls
 
 

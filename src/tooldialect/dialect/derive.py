@@ -24,22 +24,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from .derive_body import Found, IdMode, find_body
-from .derive_checks import _validate
+from .derive_checks import validate
 from .derive_probe import (
-    _OPENAI_ID,
-    _PLAIN,
-    _THINK,
+    OPENAI_ID,
+    PLAIN,
     PROBE_ARGS,
     PROBE_IDS,
     PROBE_NAME,
     PROBE_RICH_ARGS,
-    _assistant,
-    _call,
-    _Probe,
-    _probes,
-    _region,
-    _render,
-    _strip_empty_reasoning,
+    THINK_TEXT,
+    Probe,
+    assistant_turn,
+    call_region,
+    probe_call,
+    probes,
+    render_probe,
+    strip_empty_reasoning,
 )
 from .derive_render import ProbeRenderer
 from .derive_text import (
@@ -77,9 +77,9 @@ def derive_dialect(
     renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
     if not renderer.ok:
         return None
-    for probe in _probes(renderer):
+    for probe in probes(renderer):
         spec = _derive(probe)
-        if spec is not None and _validate(spec, probe):
+        if spec is not None and validate(spec, probe):
             return spec
     return None
 
@@ -139,18 +139,20 @@ class _Envelope:
 
 
 def _envelope(
-    probe: _Probe, one_region: str, reasoning: ReasoningMarkers | None
+    probe: Probe, one_region: str, reasoning: ReasoningMarkers | None
 ) -> _Envelope | None:
     """Body and envelope markers, from the one-call and (when it renders) two-call regions."""
     ones = _find_all(one_region, 1, args=PROBE_ARGS)
     if ones is None:
         return None
     first = ones[0]
-    two = _render(probe.renderer, probe.shape, _assistant(calls=[_call(0), _call(1)]))
+    two = render_probe(
+        probe.renderer, probe.shape, assistant_turn(calls=[probe_call(0), probe_call(1)])
+    )
     twos = None
     two_region = ""
     if two is not None:
-        two_region = _strip_empty_reasoning(_region(probe, two).text, reasoning)
+        two_region = strip_empty_reasoning(call_region(probe, two).text, reasoning)
         twos = _find_all(two_region, 2, args=PROBE_ARGS)
     if twos is not None:
         body = _merge_index(twos[0].body, twos[1].body)
@@ -216,17 +218,19 @@ def _id_template(body: Body) -> str | None:
     return None
 
 
-def _reasoning(probe: _Probe) -> ReasoningMarkers | None:
+def _reasoning(probe: Probe) -> ReasoningMarkers | None:
     """Markers around ``reasoning_content`` when the template renders it."""
-    turns = [{"content": _PLAIN}, {"calls": [_call(0)]}]
+    turns: list[dict[str, Any]] = [{"content": PLAIN}, {"calls": [probe_call(0)]}]
     for key, turn in (
         (k, t) for k in ("reasoning_content", "thinking", "reasoning") for t in turns
     ):
-        text = _render(probe.renderer, probe.shape, _assistant(**turn, **{key: _THINK}))  # type: ignore[arg-type]
-        if text is None or _THINK not in text:
+        text = render_probe(
+            probe.renderer, probe.shape, assistant_turn(**{**turn, key: THINK_TEXT})
+        )
+        if text is None or THINK_TEXT not in text:
             continue
         lx = lex(text)
-        at = lx.index(_THINK) if _THINK in lx else -1
+        at = lx.index(THINK_TEXT) if THINK_TEXT in lx else -1
         if at == -1:
             continue
         before = _marker_run(lx[:at][::-1])[::-1]
@@ -239,9 +243,9 @@ def _reasoning(probe: _Probe) -> ReasoningMarkers | None:
 def _wraps_content(plain: str, opener: list[str]) -> bool:
     """Whether a would-be reasoning opener also opens plain content (``<|message|>``)."""
     lx = lex(plain)
-    if _PLAIN not in lx:
+    if PLAIN not in lx:
         return False
-    run = _marker_run(lx[: lx.index(_PLAIN)][::-1])
+    run = _marker_run(lx[: lx.index(PLAIN)][::-1])
     return [x for x in run if is_marker(x)] == [x for x in opener if is_marker(x)][-1:]
 
 
@@ -255,12 +259,12 @@ def _marker_run(lx: list[str]) -> list[str]:
     return []
 
 
-def _id_format(probe: _Probe, env: _Envelope) -> IdFormat:
+def _id_format(probe: Probe, env: _Envelope) -> IdFormat:
     if env.id_mode == "index":
         return "numeric"
     if env.id_mode == "echo":
-        call = _call(0, call_id=_OPENAI_ID)
-        if _render(probe.renderer, probe.shape, _assistant(calls=[call])) is None:
+        call = probe_call(0, call_id=OPENAI_ID)
+        if render_probe(probe.renderer, probe.shape, assistant_turn(calls=[call])) is None:
             return "alnum9"  # the template refuses OpenAI-style ids but took nine alphanumerics
     return "openai"
 
@@ -278,10 +282,10 @@ def _triggers(fmt: CallFormat) -> list[Trigger]:
     return []
 
 
-def _derive(probe: _Probe) -> DialectSpec | None:
-    region = _region(probe, probe.one)
+def _derive(probe: Probe) -> DialectSpec | None:
+    region = call_region(probe, probe.one)
     reasoning = _reasoning(probe)
-    env = _envelope(probe, _strip_empty_reasoning(region.text, reasoning), reasoning)
+    env = _envelope(probe, strip_empty_reasoning(region.text, reasoning), reasoning)
     if env is None:
         return None
     fmt = CallFormat(

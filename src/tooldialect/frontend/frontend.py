@@ -18,6 +18,7 @@ from typing import Any
 from ..dialect.builtins import get_builtin
 from ..dialect.detect import detect_dialect
 from ..dialect.spec import DialectSpec
+from ..dialect.vocabulary import Vocabulary
 from ..engine.base import (
     Engine,
     Generation,
@@ -107,17 +108,27 @@ class FrontEnd:
     # ---- per model ---------------------------------------------------------------------------
 
     def resolve(
-        self, info: ModelInfo, engine: Engine, *, native: str = "gguf", where: str = ""
+        self,
+        info: ModelInfo,
+        engine: Engine,
+        *,
+        native: str = "gguf",
+        where: str = "",
+        vocabulary: Vocabulary | None = None,
     ) -> ModelSetup:
         """Template, dialect and engine for one model. ``native`` names where ``info``'s own
-        template came from (``gguf``, ``server``); ``where`` describes the model for errors."""
+        template came from (``gguf``, ``server``); ``where`` describes the model for errors;
+        ``vocabulary`` (the model's tokens, when known) is evidence for detection."""
         source, origin = self.template_source(info, native=native, where=where)
         template = ChatTemplate(
             source, bos_token=info.bos_token, eos_token=info.eos_token, budget=self.render_budget
         )
         with using_budget(self.render_budget):
             spec = self.dialect or detect_dialect(
-                source, bos_token=info.bos_token, eos_token=info.eos_token
+                source,
+                bos_token=info.bos_token,
+                eos_token=info.eos_token,
+                vocabulary=vocabulary,
             )
         return ModelSetup(
             info=info, template=template, template_origin=origin, spec=spec, engine=engine

@@ -19,7 +19,7 @@ from ..grammar.build import ensure_forcible
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
-from ..prompt.messages import validate_messages
+from ..prompt.messages import canonical_messages
 from ..prompt.render import prompt_prefill, render_prompt
 from ..tools import (
     ToolChoice,
@@ -27,6 +27,7 @@ from ..tools import (
     normalize_response_format,
     normalize_tool_choice,
     normalize_tools,
+    tools_key,
 )
 from .grammar_cache import GrammarCache
 
@@ -111,9 +112,9 @@ def prepare_request(
 
     ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
     ``parallel_tool_calls``, ``chat_template_kwargs`` and template keywords in ``kwargs`` win.
-    Messages are validated first (``messages.validate_messages``), whatever the engine.
+    Messages are validated first (``messages.canonical_messages``), whatever the engine.
     """
-    validate_messages(messages)
+    messages = canonical_messages(messages)
     if functions is not None and tools is None:
         tools = [{"type": "function", "function": f} for f in functions]
     if function_call is not None and tool_choice is None:
@@ -218,9 +219,10 @@ def grammar_for(
         spec = spec.model_copy(update={"reasoning": None})
     # the cache lives on the setup, whose spec is fixed: the key need not name the spec
     key = (
-        json.dumps([t.model_dump() for t in tools], sort_keys=True),
+        tools_key(tools),
         choice.mode,
         choice.name,
+        choice.allowed,
         parallel,
         reasoning_open,
         prefill,
@@ -236,7 +238,7 @@ def grammar_for(
         setup.grammars[key] = build_answer_grammar(
             spec,
             answer_schema,
-            tools=tools if calls else None,
+            tools=choice.callable_tools(tools) if calls else None,
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
             argument_layout=layout,

@@ -42,7 +42,7 @@ from ..dialect.spec import (
     format_template,
 )
 from ..errors import UnsupportedToolChoiceError
-from ..tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+from ..tools import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout, CodecName, codec_for
 from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
@@ -94,7 +94,7 @@ def ensure_forcible(spec: DialectSpec, choice: ToolChoice) -> None:
 
 def build_grammar(
     spec: DialectSpec,
-    tools: Sequence[Mapping[str, Any]] | Sequence[ToolDef] | None,
+    tools: Sequence[ToolLike] | None,
     *,
     tool_choice: Any = "auto",
     parallel_tool_calls: bool = True,
@@ -113,7 +113,7 @@ def build_grammar(
     ``argument_layout="canonical"`` allows only the canonical whitespace inside arguments
     (``", "`` and ``": "``, as ``render_call`` writes them); ``"free"`` lets the model choose.
     """
-    defs = _tool_defs(tools)
+    defs = normalize_tools(tools)
     choice = (
         tool_choice
         if isinstance(tool_choice, ToolChoice)
@@ -123,7 +123,13 @@ def build_grammar(
         return None
     forced = choice.forced
     ensure_forcible(spec, choice)
-    selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
+    # the prompt shows every tool; a call may name only the chosen (or allowed_tools) ones
+    selected = choice.callable_tools(defs)
+    if not selected:
+        raise UnsupportedToolChoiceError(
+            f"tool_choice allows {choice.name or list(choice.allowed or ())}, none of which is in "
+            f"tools ({[t.name for t in defs]}); name tools the request passes"
+        )
     parallel_tool_calls = parallel_tool_calls and spec.parallel_calls
     b = GbnfBuilder()
     root = b.name("root")
@@ -186,12 +192,6 @@ def build_grammar(
         trigger_words=list(dict.fromkeys(words)),
         trigger_patterns=list(dict.fromkeys(patterns)),
     )
-
-
-def _tool_defs(tools: Sequence[Mapping[str, Any]] | Sequence[ToolDef] | None) -> list[ToolDef]:
-    if tools and all(isinstance(t, ToolDef) for t in tools):
-        return list(tools)  # type: ignore[arg-type]
-    return normalize_tools(tools)  # type: ignore[arg-type]
 
 
 # -- triggers ----------------------------------------------------------------------------
