@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pytest
 
@@ -146,6 +147,7 @@ def test_completion_body_carries_the_grammar_and_triggers(mode: str) -> None:
         markers=tuple(spec_markers(spec)),
     )
     body = completion_body(job)
+    assert grammar is not None
     assert body["grammar"] == grammar.gbnf and body["n_predict"] == 5 and body["stop"] == ["x"]
     assert "<tool_call>" in body["preserved_tokens"]
     if mode == "auto":
@@ -206,8 +208,8 @@ def test_invalid_utf8_from_the_server_is_replaced_and_the_reply_goes_on() -> Non
         srv.behaviour.raw = [b"caf\xc3\xa9 ", b"\xe2\x82x", b"\xff ok"]
         client = ServerClient(srv.url)
         assert _ask(client) == "café \ufffdx\ufffd ok end"
-        chunks = client.create_chat_completion(messages=HELLO, stream=True)
-        texts = [c["choices"][0]["delta"].get("content") for c in chunks]  # type: ignore[union-attr]
+        chunks: Any = client.create_chat_completion(messages=HELLO, stream=True)
+        texts = [c["choices"][0]["delta"].get("content") for c in chunks]
         assert [t for t in texts if t] == ["café ", "\ufffdx", "\ufffd ok", " end"]
 
 
