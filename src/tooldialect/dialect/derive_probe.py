@@ -152,9 +152,17 @@ def _conversation(shape: int, assistant: dict[str, Any] | None) -> list[dict[str
 
 
 def render_probe(
-    renderer: ProbeRenderer, shape: int, assistant: dict[str, Any], **kwargs: Any
+    renderer: ProbeRenderer,
+    shape: int,
+    assistant: dict[str, Any],
+    *,
+    rich: bool = False,
+    **kwargs: Any,
 ) -> str | None:
-    return renderer.render(_conversation(shape, assistant), tools=TOOLS, **kwargs)
+    """Conversation ``shape`` around ``assistant``, with the probe tool (of every argument type
+    when ``rich``); ``None`` when the template refuses it."""
+    tools = RICH_TOOLS if rich else TOOLS
+    return renderer.render(_conversation(shape, assistant), tools=tools, **kwargs)
 
 
 def _marker_after(text: str, word: str) -> str | None:
