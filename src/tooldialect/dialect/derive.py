@@ -310,16 +310,21 @@ def _learn_types(probe: Probe, body: ElementBody) -> ElementBody:
         assistant_turn(calls=[probe_call(0, args=PROBE_RICH_ARGS)]),
         rich=True,
     )
+    if text is None:
+        return body
     pre = body.param.split("{type}", 1)[0].split("{key}", 1)[-1].replace("{{", "{")
     names = dict(body.type_names)
+    start = text.rfind(PROBE_NAME)  # the call, not the tool list's keys
     for key, value in PROBE_RICH_ARGS.items():
-        at = text.find(key) if text else -1
-        k = text.find(pre, at) if text and at >= 0 and pre else -1
-        if text and k >= 0:
-            written = leading_word(text[k + len(pre) :])
-            if written:
-                names.setdefault(json_type(value), written)
+        at = text.find(key, start)
+        k = text.find(pre, at) if at >= 0 and pre else -1
+        m = _WORD.match(text, k + len(pre)) if k >= 0 else None
+        if m:
+            names.setdefault(json_type(value), m.group(0))
     return body.model_copy(update={"type_names": names})
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _derive(probe: Probe) -> DialectSpec | None:

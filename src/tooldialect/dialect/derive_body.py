@@ -267,6 +267,11 @@ def _find_element(
         return None
     (ka, va), (kb, vb) = _scalar_texts(args)
     ia = text.find(ka, n + len(name))
+    later = _name_at(text, n + len(name), name)
+    if later != -1 and ia != -1 and later < ia:
+        # the name is written again before the first key: a closer repeating the previous
+        # call's name (``</fn:NAME><fn:NAME>``); the head starts at the later one
+        return _find_element(text, later, name=name, args=args, call_id=call_id, index=index)
     ja = text.find(va, ia + len(ka)) if ia != -1 else -1
     json_values = _quoted(text, ja, va)
     if json_values:  # the string is written as JSON (``"zzword"``), as every other value
