@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tooldialect.dialect.families import hermes as hermes_family
 from tooldialect.dialect.builtins import Signature, builtin, builtin_dialects, get_builtin
+from tooldialect.dialect.families import hermes as hermes_family
 from tooldialect.dialect.spec import DialectSpec, JsonBody, format_template
 from tooldialect.errors import DialectError
 
