@@ -115,8 +115,16 @@ def _end_of_turn(plain: str | None) -> str:
     """The marker right after a plain answer (whitespace skipped): where a turn ends."""
     if plain is None or _ANSWER not in plain:
         return ""
-    rest = [x for x in lex(plain[plain.index(_ANSWER) + len(_ANSWER) :])[:4] if not x.isspace()]
-    return rest[0] if rest and is_marker(rest[0]) else ""
+    after = lex(plain[plain.index(_ANSWER) + len(_ANSWER) :])
+    seen = [i for i, x in enumerate(after) if not x.isspace()][:3]
+    rest = [after[i] for i in seen]
+    if not rest or not is_marker(rest[0]):
+        return ""
+    if len(rest) == 3 and rest[1].isalnum() and is_marker(rest[2]):
+        # ``<|close|>assistant<|sep|>``: the whole run, as a call's own syntax may share its
+        # first marker (``<|close|>argument<|sep|>``)
+        return "".join(after[seen[0] : seen[2] + 1])
+    return rest[0]
 
 
 def _cut_at(text: str, marker: str, *, after: int) -> str:
@@ -164,7 +172,7 @@ def check_own_call(
         return ports.Agreement(False, "the parser raised on the template's call")
     if got.calls != [(_NAME, _ARGS)]:
         return ports.Agreement(False, f"reads {got.calls!r} from {reply.strip()[:120]!r}")
-    left = _left_over(got.content, reply, plain)
+    left = _left_over(got.content.replace(end, "") if end else got.content, reply, plain)
     if left:
         return ports.Agreement(False, f"leaves {left[:120]!r} as content")
     return ports.Agreement(True)

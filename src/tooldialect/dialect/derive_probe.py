@@ -152,9 +152,17 @@ def _conversation(shape: int, assistant: dict[str, Any] | None) -> list[dict[str
 
 
 def render_probe(
-    renderer: ProbeRenderer, shape: int, assistant: dict[str, Any], **kwargs: Any
+    renderer: ProbeRenderer,
+    shape: int,
+    assistant: dict[str, Any],
+    *,
+    rich: bool = False,
+    **kwargs: Any,
 ) -> str | None:
-    return renderer.render(_conversation(shape, assistant), tools=TOOLS, **kwargs)
+    """Conversation ``shape`` around ``assistant``, with the probe tool (of every argument type
+    when ``rich``); ``None`` when the template refuses it."""
+    tools = RICH_TOOLS if rich else TOOLS
+    return renderer.render(_conversation(shape, assistant), tools=tools, **kwargs)
 
 
 def _marker_after(text: str, word: str) -> str | None:
@@ -239,8 +247,8 @@ def call_region(probe: Probe, call: str) -> Region:
         start = anchor
     text = call[start:end]
     plain_text = probe.plain[plain_start : len(probe.plain) - (len(call) - end)]
-    usual = probe.plain_end
     named = text.find(PROBE_NAME)
+    usual = _end_run(probe.plain) or probe.plain_end
     if usual and usual in text[named:]:
         # the call turn closes with the usual marker and the template writes more after it
         end = start + named + text[named:].index(usual)
@@ -262,6 +270,21 @@ def call_region(probe: Probe, call: str) -> Region:
         region.end_of_turn = last[0]
         region.text = text[: text.rindex(last[0])]
     return region
+
+
+def _end_run(plain: str) -> str | None:
+    """The plain turn's end as a marker run: the marker after the answer, with a word and a
+    marker after it where the template writes them (``<|close|>assistant<|sep|>``), so that a
+    marker the call's own syntax shares (``<|close|>argument<|sep|>``) does not end the call."""
+    lx = lex(plain)
+    if PLAIN not in lx:
+        return None
+    after = lx[lx.index(PLAIN) + 1 :]
+    seen = [i for i, x in enumerate(after) if not x.isspace()][:3]
+    rest = [after[i] for i in seen]
+    if len(rest) == 3 and is_marker(rest[0]) and rest[1].isalnum() and is_marker(rest[2]):
+        return "".join(after[seen[0] : seen[2] + 1])
+    return None
 
 
 def strip_empty_reasoning(region: str, reasoning: ReasoningMarkers | None) -> str:
