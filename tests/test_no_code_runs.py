@@ -186,7 +186,7 @@ _tools = st.lists(
         st.dictionaries(st.sampled_from(["a", "b"]), st.just({"type": "string"}), max_size=2),
     ),
     max_size=2,
-    unique_by=lambda t: t["function"]["name"],
+    unique_by=lambda t: t["function"]["name"],  # type: ignore[index]  # built just above
 )
 MUTATION_TEMPLATES = [
     "Qwen2.5-Coder-0.5B-Instruct.jinja",  # native tools

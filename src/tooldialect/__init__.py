@@ -9,6 +9,7 @@ touch ``llama_cpp``, and only when a model is used.
 
 from __future__ import annotations
 
+from . import verify  # noqa: F401  (installs the own-call check detection runs)
 from .apps.agent import (
     Agent,
     AgentEvent,

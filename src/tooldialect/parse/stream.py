@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..dialect.spec import DialectSpec, format_template
 from ..errors import ToolDialectError
-from ..tools import ToolDef, normalize_tools
+from ..tools import ToolLike, normalize_tools
 from .calls import (
     BROKEN,
     FAIL,
@@ -76,15 +76,13 @@ class StreamParser:
         self,
         spec: DialectSpec,
         *,
-        tools: Sequence[ToolDef | Mapping[str, Any]] | None = None,
+        tools: Sequence[ToolLike] | None = None,
         reasoning_open: bool = False,
         prefill: str = "",
     ) -> None:
         self._spec = spec
         self._plan = _plan(spec)
-        defs = [t for t in tools or () if isinstance(t, ToolDef)]
-        raw = [t for t in tools or () if not isinstance(t, ToolDef)]
-        defs += normalize_tools(raw) if raw else []
+        defs = normalize_tools(tools)
         self._ctx = Context(spec=spec, schemas={t.name: t.parameters for t in defs})
         self.buf = ""
         """Text not yet consumed (the current call's text while one is being read, less plain

@@ -28,8 +28,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from jinja2 import meta
-
 from ..errors import TemplateError
 from .template import ChatTemplate
 
@@ -51,21 +49,12 @@ ALNUM9 = re.compile(r"[A-Za-z0-9]{9}\Z")
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 Message = Mapping[str, Any]
-Render = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], str]
+Render = Callable[[list[dict[str, Any]], list[Mapping[str, Any]] | None], str]
 """Renders (messages, OpenAI tools or None) into a prompt."""
 
 
 # ---------------------------------------------------------------------------------------------
 # Template variables
-
-
-def _read_variables(template: ChatTemplate) -> frozenset[str]:
-    # the compiled template keeps its environment, so custom tags ({% generation %}) parse
-    env = template._template.environment
-    try:
-        return frozenset(meta.find_undeclared_variables(env.parse(template.source)))
-    except Exception:  # a template that parses for rendering parses here too; be safe anyway
-        return frozenset()
 
 
 def template_variables(
@@ -79,7 +68,7 @@ def template_variables(
     without tools. ``datetime``: today's date, ``YYYY-MM-DD`` (a date, not a time, so the prompt
     prefix the KV cache holds stays the same all day). Variables in ``given`` are never touched.
     """
-    wanted = _read_variables(template)
+    wanted = template.variables
     out: dict[str, Any] = {}
     if "functions" in wanted and "functions" not in given:
         fns = [t.get("function", t) for t in tools or ()]
@@ -238,6 +227,10 @@ def merge_same_role_turns(messages: Sequence[Message]) -> list[dict[str, Any]]:
 # Rendering with fallbacks
 
 
+def _completed(tools: list[Mapping[str, Any]] | None) -> list[Mapping[str, Any]] | None:
+    return list(complete_schemas(tools)) if tools else tools
+
+
 def render_adapted(
     render: Render,
     messages: Sequence[Message],
@@ -251,7 +244,9 @@ def render_adapted(
     msgs = name_tool_results(messages)
     if alnum9:
         msgs = map_call_ids(msgs)
-    current_tools = [dict(t) for t in tools] if tools is not None else None
+    current_tools: list[Mapping[str, Any]] | None = (
+        list(tools) if tools is not None else None  # the template copies them
+    )
     try:
         return render(msgs, current_tools)
     except TemplateError as exc:
@@ -260,7 +255,7 @@ def render_adapted(
 
     def schemas() -> None:
         nonlocal current_tools
-        current_tools = complete_schemas(current_tools) if current_tools else current_tools
+        current_tools = _completed(current_tools)
 
     def ids() -> None:
         nonlocal msgs

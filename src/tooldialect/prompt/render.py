@@ -12,8 +12,9 @@ from typing import Any
 
 from ..dialect.polyfill import apply_polyfill
 from ..dialect.spec import DialectSpec
-from ..tools import ToolDef, normalize_tools
+from ..tools import ToolLike, normalize_tools
 from .compat import render_adapted, template_variables
+from .shared import tool_form
 from .template import ChatTemplate
 
 __all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
@@ -24,7 +25,7 @@ def render_prompt(
     spec: DialectSpec,
     messages: Sequence[Mapping[str, Any]],
     *,
-    tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
+    tools: Sequence[ToolLike] | None = None,
     add_generation_prompt: bool = True,
     **template_kwargs: Any,
 ) -> str:
@@ -37,14 +38,15 @@ def render_prompt(
     Raises ``TemplateError`` when the template raises, ``ToolSpecError`` for malformed tools.
     """
     tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
-    defs = _tool_defs(tools)
+    defs = normalize_tools(tools)
     # OpenAI lets an assistant message that calls tools leave out `content`; templates read it
     # unconditionally, so it goes in as null (shallow copies: the caller's dicts stay untouched).
     messages = [
         {**m, "content": None} if isinstance(m, Mapping) and "content" not in m else m
         for m in messages
     ]
-    openai_tools = [_openai_tool(t) for t in defs] if defs else None
+    # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
+    openai_tools = [tool_form(t) for t in defs] if defs else None
     # variables the template reads by convention (FireFunction's ``functions``), and fallbacks
     # for what templates refuse (absent schema fields, client call ids, repeated roles)
     kwargs = {**template_variables(tmpl, openai_tools, template_kwargs), **template_kwargs}
@@ -92,22 +94,3 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
 def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:
     """Whether the prompt leaves the model inside a reasoning block (ends with the open marker)."""
     return spec.reasoning is not None and prompt_prefill(prompt, spec) in spec.reasoning.opens()
-
-
-def _openai_tool(tool: ToolDef) -> dict[str, Any]:
-    # OpenAI's own key order (name, description, parameters): templates print tools with tojson,
-    # so the order is visible to the model
-    fn: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        fn["description"] = tool.description
-    fn["parameters"] = tool.parameters
-    return {"type": "function", "function": fn}
-
-
-def _tool_defs(tools: Sequence[Mapping[str, Any] | ToolDef] | None) -> list[ToolDef]:
-    if not tools:
-        return []
-    if all(isinstance(t, ToolDef) for t in tools):
-        return [t for t in tools if isinstance(t, ToolDef)]
-    raw = [t.to_openai() if isinstance(t, ToolDef) else t for t in tools]
-    return normalize_tools(raw)
