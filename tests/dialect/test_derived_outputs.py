@@ -223,7 +223,7 @@ ROWS: list[tuple[str, str, list[tuple[str, dict[str, Any]]], str | None]] = [
     (
         "renamed-section.jinja",
         '<tool_batch>\n<tool_call>\n{"name": "get_weather", '
-        '"arguments": {"city": "Paris", "days": 2}}\n</tool_call>\n</tool_batch>",
+        '"arguments": {"city": "Paris", "days": 2}}\n</tool_call>\n</tool_batch>',
         [(W, PARIS)],
         None,
     ),
