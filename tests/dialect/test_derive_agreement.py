@@ -57,8 +57,8 @@ VENDORED_MISSES: dict[str, str] = {
 # Invented templates derivation cannot read yet, and why (strict xfails: held-out gaps).
 INVENTED_MISSES: dict[str, str] = {
     "instructions-only.jinja": (
-        "the template never renders a past call: the format is only in the tool instructions, "
-        "which derivation does not read yet (the vocabulary or a builtin must supply it)"
+        "the template never renders a past call: its spec is read off the tool instructions "
+        "(derive_instructions), so there is no own call to read back"
     ),
 }
 

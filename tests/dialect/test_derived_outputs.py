@@ -213,6 +213,13 @@ ROWS: list[tuple[str, str, list[tuple[str, dict[str, Any]]], str | None]] = [
         [(W, PARIS), (T, {"city": "Oslo"})],
         None,
     ),
+    # a format only the tool instructions show
+    (
+        "instructions-only.jinja",
+        'Sure. <|act_start|>[get_weather(city="Paris", days=2), get_time(city="Oslo")]<|act_end|>',
+        [(W, PARIS), (T, {"city": "Oslo"})],
+        "Sure.",
+    ),
     (
         "ns-prefixed-json.jinja",
         'ns:<calls> ns:<call>{"fn": "get_weather", "in": {"city": "Paris", "days": 2}}ns:</call>'
