@@ -25,6 +25,7 @@ from typing import Any
 
 from .derive_body import Found, IdMode, find_body
 from .derive_checks import validate
+from .derive_instructions import derive_from_instructions
 from .derive_probe import (
     OPENAI_ID,
     PLAIN,
@@ -82,8 +83,9 @@ def derive_dialect(
     for probe in probes(renderer):
         spec = _derive(probe)
         if spec is not None and validate(spec, probe):
-            return _instruction_spelling(spec, probe.prompt or "")
-    return None
+            return _instruction_spelling(spec, probe.instructions)
+    # no past call renders (or none a spec reproduces): the tool instructions may show one
+    return derive_from_instructions(renderer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,15 +306,18 @@ def _near(a: str, b: str) -> bool:
 
 
 def _instruction_spelling(spec: DialectSpec, instructions: str) -> DialectSpec:
-    """Where the template's history writes a marker the tool instructions spell otherwise (a
+    """``instructions``: the markers the render writes only when tools are given.
+
+    Where the template's history writes a marker the tool instructions spell otherwise (a
     typo, ``<fcal>`` for ``<fcall>``), the model writes what the instructions show: that
     spelling becomes canonical, the history's stays readable (a parse-only variant)."""
     fmt = spec.primary
     dumped = fmt.model_dump()
     used = {x for v in _strings(dumped) for x in lex(v) if is_marker(x)}
-    shown = {x for x in lex(instructions) if is_marker(x)} - used
+    written = {x for x in lex(instructions) if is_marker(x)}
+    shown = written - used
     fixes = {}
-    for marker in sorted(used - set(lex(instructions))):
+    for marker in sorted(used - written):
         near = [m for m in shown if _near(m, marker)]
         if len(near) == 1:
             fixes[marker] = near[0]

@@ -121,6 +121,8 @@ def _value_end(
     closer keeps it."""
     closer, *others = (format_template(e, name=name) for e in plan.value_ends)
     start = p
+    while not src.final and _CDATA_OPEN.startswith(src.buf[p:].lstrip()):
+        yield None  # too short to tell whether a CDATA section opens here
     if src.buf[p:].lstrip().startswith(_CDATA_OPEN):
         # a CDATA section may hold the closer's text: the value ends after the section
         k = yield from find_literal(src, p, _CDATA_CLOSE, limit=None)
