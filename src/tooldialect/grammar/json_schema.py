@@ -18,15 +18,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from ..dialect.spec import encode_python_value
 from ..errors import UnsupportedSchemaError
-from .codec import CODECS, Codec, CodecName
+from .codec import CODECS, ArgumentLayout, Codec, CodecName, codec_for
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
-from .schema_checks import UNSUPPORTED, ptr, refuse_unsupported
-from .schema_combinators import all_of_expr, any_of_expr, ref_expr
+from .schema_arrays import array_expr
+from .schema_checks import LOOSE, UNSUPPORTED, is_annotation, ptr, refuse_unsupported
+from .schema_combinators import all_of_expr, any_of_expr, apply_not, ref_expr
+from .schema_keys import any_key
 from .schema_numbers import FRAC_EXP, INT, integer_expr, number_expr
-from .schema_objects import array_expr, object_expr, props_sequence
+from .schema_objects import object_expr, props_sequence
 from .schema_strings import string_content
 
 __all__ = [
@@ -37,22 +40,44 @@ __all__ = [
     "schema_grammar",
 ]
 
-_OBJECT_KEYS = ("properties", "additionalProperties", "required")
-_ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")
+_OBJECT_KEYS = (
+    "properties",
+    "additionalProperties",
+    "required",
+    "patternProperties",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+)
+_ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
 _STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
-_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_MAX_DEPTH = 200
 
 
 class SchemaConverter:
     """Compiles (sub)schemas of one document into rules of a shared ``GbnfBuilder``."""
 
     def __init__(
-        self, builder: GbnfBuilder, document: Any, *, codec: Codec | CodecName = "json"
+        self,
+        builder: GbnfBuilder,
+        document: Any,
+        *,
+        codec: Codec | CodecName = "json",
+        strict: bool = False,
     ) -> None:
         self.b = builder
         self.doc = document
         self.codec = CODECS[codec] if isinstance(codec, str) else codec
+        self.strict = strict
+        """Refuse (``UnsupportedSchemaError``) instead of compiling a superset of the schema."""
+        self.loose: list[tuple[str, str]] = []
+        """``(pointer, what happens instead)`` for each constraint the grammar does not enforce
+        (the grammar admits a superset there; ``grammar.validate`` checks the parsed value)."""
         self._raw_mode = False
+        self._depth = 0
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -93,10 +118,25 @@ class SchemaConverter:
 
     # -- shared with the per-kind modules -------------------------------------------------------
 
+    def loosen(self, pointer: str, what: str) -> None:
+        """Record that the grammar admits more than the schema at ``pointer`` (or refuse)."""
+        if self.strict:
+            raise UnsupportedSchemaError(
+                f"{what} (at {pointer!r}); compile with strict=False for a grammar that admits "
+                "a superset and validate the parsed value",
+                pointer=pointer,
+            )
+        if (pointer, what) not in self.loose:
+            self.loose.append((pointer, what))
+
     def resolve(self, schema: Any, pointer: str) -> Any:
-        """``schema`` with bare ``$ref`` indirections followed."""
+        """``schema`` with bare ``$ref`` indirections (annotations aside) followed."""
         seen = 0
-        while isinstance(schema, Mapping) and "$ref" in schema and len(schema) == 1:
+        while (
+            isinstance(schema, Mapping)
+            and "$ref" in schema
+            and all(k == "$ref" or is_annotation(k) for k in schema)
+        ):
             schema = self.deref(schema["$ref"], ptr(pointer, "$ref"))
             seen += 1
             if seen > 64:
@@ -114,7 +154,7 @@ class SchemaConverter:
             )
         node = self.doc
         for raw in ref[1:].split("/")[1:] if ref != "#" else []:
-            part = raw.replace("~1", "/").replace("~0", "~")
+            part = unquote(raw).replace("~1", "/").replace("~0", "~")
             if isinstance(node, Mapping) and part in node:
                 node = node[part]
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -127,6 +167,18 @@ class SchemaConverter:
 
     def expr(self, schema: Any, pointer: str, hint: str) -> str:
         """A GBNF expression for values of ``schema``."""
+        self._depth += 1
+        try:
+            if self._depth > _MAX_DEPTH:
+                raise UnsupportedSchemaError(
+                    f"the schema nests deeper than {_MAX_DEPTH} levels at {pointer!r}",
+                    pointer=pointer,
+                )
+            return self._expr(schema, pointer, hint)
+        finally:
+            self._depth -= 1
+
+    def _expr(self, schema: Any, pointer: str, hint: str) -> str:
         if schema is True or schema == {}:
             return self.any_value()
         if schema is False:
@@ -139,8 +191,18 @@ class SchemaConverter:
                 pointer=pointer,
             )
         refuse_unsupported(schema, pointer)
+        if "$recursiveRef" in schema:
+            schema = {
+                **{k: v for k, v in schema.items() if k != "$recursiveRef"},
+                "$ref": schema["$recursiveRef"],
+            }
         if "$ref" in schema:
             return ref_expr(self, schema, pointer, hint)
+        for kw in LOOSE:
+            if kw in schema:
+                self.loosen(ptr(pointer, kw), f"{kw!r} is not enforced by the grammar")
+        if "not" in schema:
+            return self.expr(apply_not(self, schema, pointer), pointer, hint)
         if "allOf" in schema:
             return all_of_expr(self, schema, pointer, hint)
         for kw in ("anyOf", "oneOf"):
@@ -156,8 +218,7 @@ class SchemaConverter:
             name = b.name(f"{c.name}-value")
             b.memo[key] = name
             ws, sep = c.pad(b), c.sep(b)
-            any_key = c.any_string(b) if c.name != "gemma4" else "[a-zA-Z_] [a-zA-Z0-9_]*"
-            kv = f"{any_key} {c.colon(b)} {name}"
+            kv = f"{any_key(c, b)} {c.colon(b)} {name}"
             obj = b.add(
                 f"{c.name}-object", f"{c.text('{')} {ws} ({kv} ({sep} {kv})*)? {ws} {c.text('}')}"
             )
@@ -215,12 +276,14 @@ class SchemaConverter:
         if typ == "array":
             return array_expr(self, schema, pointer, hint)
         if typ == "string":
-            content = string_content(schema, pointer, char=c.char(b), text=self.content_text)
+            content = string_content(
+                schema, pointer, char=c.char(b), text=self.content_text, loosen=self.loosen
+            )
             return c.quote(content) if content is not None else c.any_string(b)
         if typ == "integer":
-            return integer_expr(schema, pointer)
+            return integer_expr(schema, pointer, b=b, loosen=self.loosen)
         if typ == "number":
-            return number_expr(schema, pointer)
+            return number_expr(schema, pointer, b=b, loosen=self.loosen)
         if typ == "boolean":
             return f"{c.scalar(b, 'true')} | {c.scalar(b, 'false')}"
         if typ == "null":
@@ -238,7 +301,9 @@ class SchemaConverter:
         char = char_class(stop[:1], negate=True) if stop else "[^\\x00]"
         self._raw_mode = True
         try:
-            content = string_content(schema, pointer, char=char, text=self.content_text)
+            content = string_content(
+                schema, pointer, char=char, text=self.content_text, loosen=self.loosen
+            )
         finally:
             self._raw_mode = False
         return None if content is None else f"({content})"
@@ -300,10 +365,13 @@ def json_schema_to_gbnf(
     return root, b.rules
 
 
-def schema_grammar(schema: Any, *, codec: CodecName = "json") -> str:
+def schema_grammar(
+    schema: Any, *, codec: CodecName = "json", layout: ArgumentLayout = "free", strict: bool = False
+) -> str:
     """A complete grammar (root rule ``root``) for values of ``schema``."""
     b = GbnfBuilder()
     root_name = b.name("root")
-    value = SchemaConverter(b, schema, codec=codec).visit(schema, "", hint="value")
+    conv = SchemaConverter(b, schema, codec=codec_for(codec, layout), strict=strict)
+    value = conv.visit(schema, "", hint="value")
     b.define(root_name, value)
     return b.render(root_name)

@@ -42,29 +42,43 @@ ANNOTATIONS = frozenset(
 )
 """Keywords that never change which values a schema admits."""
 
-UNSUPPORTED = frozenset(
+UNSUPPORTED = frozenset({"$dynamicRef"})
+"""Keywords refused outright: compiling without them would change what a reference means."""
+
+LOOSE = frozenset(
     {
-        "not",
         "if",
         "then",
         "else",
-        "patternProperties",
-        "dependentSchemas",
-        "dependentRequired",
-        "dependencies",
         "propertyNames",
         "unevaluatedProperties",
         "unevaluatedItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "multipleOf",
-        "minProperties",
-        "maxProperties",
-        "$dynamicRef",
-        "$recursiveRef",
     }
 )
+"""Keywords compiled as if absent: the grammar admits a superset, recorded in
+``SchemaConverter.loose`` and left to validation (``grammar.validate``)."""
+
+
+def is_annotation(key: str) -> bool:
+    """Whether ``key`` never changes which values a schema admits."""
+    return key in ANNOTATIONS or key.startswith("x-") or key not in VALIDATION_KEYWORDS
+
+
+VALIDATION_KEYWORDS = frozenset(
+    {
+        "type", "enum", "const", "nullable",
+        "properties", "patternProperties", "additionalProperties", "required",
+        "dependencies", "dependentRequired", "dependentSchemas",
+        "minProperties", "maxProperties", "propertyNames",
+        "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems",
+        "contains", "minContains", "maxContains",
+        "minLength", "maxLength", "pattern", "format",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+        "$ref", "$recursiveRef", "$dynamicRef",
+        "unevaluatedProperties", "unevaluatedItems",
+    }
+)  # fmt: skip
 
 
 def ptr(base: str, *parts: str | int) -> str:
@@ -92,17 +106,12 @@ def real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
 
 
 def refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
-    for key, value in schema.items():
-        if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
+    """Raise ``UnsupportedSchemaError`` for a keyword in ``UNSUPPORTED``."""
+    for key in schema:
+        if key in UNSUPPORTED:
             raise UnsupportedSchemaError(
                 f"JSON Schema keyword {key!r} at {ptr(pointer, key)!r} cannot be compiled "
                 "into a grammar; remove it or express the constraint with enum/anyOf",
-                pointer=ptr(pointer, key),
-            )
-        if key == "uniqueItems" and value:
-            raise UnsupportedSchemaError(
-                f"'uniqueItems': true at {ptr(pointer, key)!r} cannot be enforced by a "
-                "grammar; drop it",
                 pointer=ptr(pointer, key),
             )
 
