@@ -33,14 +33,15 @@ def _tools(n: int = 2, *, doc: str = "Doc.") -> list[dict[str, Any]]:
     ]
 
 
-PRINT = "{% for t in tools %}{{ t | tojson }}\n{% endfor %}"
+SAY = "{% for m in messages %}{{ m.content }}\n{% endfor %}"
+PRINT = SAY + "{% for t in tools %}{{ t | tojson }}\n{% endfor %}"
 MUTATING = [
     # each changes the tool data it was given, then prints it
-    "{% for t in tools %}{% set _ = t.function.update({'name': 'changed'}) %}"
+    SAY + "{% for t in tools %}{% set _ = t.function.update({'name': 'changed'}) %}"
     "{{ t | tojson }}\n{% endfor %}",
-    "{% for t in tools %}{% set _ = t.function.parameters.properties.pop('a') %}"
+    SAY + "{% for t in tools %}{% set _ = t.function.parameters.properties.pop('a') %}"
     "{{ t | tojson }}\n{% endfor %}",
-    "{% set _ = tools[0].function.parameters.properties.a.enum.append('z') %}"
+    SAY + "{% set _ = tools[0].function.parameters.properties.a.enum.append('z') %}"
     "{% for t in tools %}{{ t | tojson }}\n{% endfor %}",
 ]
 

@@ -200,7 +200,7 @@ class FrontEnd:
             triggers=resolve_triggers(request.grammar),
             sampling=sampling,
             max_tokens=max_tokens,
-            stop=(*stops, *spec.stop),
+            stop=(*stops, *spec.stop, *request.stop),  # + the template's end-of-turn markers
             # OpenAI: top_logprobs needs logprobs=True; llama-cpp-python reads it the same way
             logprobs=(top_logprobs or 0) if logprobs else None,
             logits_processor=logits_processor,

@@ -21,6 +21,7 @@ from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
 from ..prompt.messages import canonical_messages
 from ..prompt.render import prompt_prefill, render_prompt
+from ..prompt.turns import end_of_turn_markers
 from ..tools import (
     ToolChoice,
     ToolDef,
@@ -90,6 +91,8 @@ class Request:
     call_ids: dict[str, str] = field(default_factory=dict)
     """Dialect id -> client id for the ids the prompt had to map (``template_compat``); a call
     id in the reply that is one of them goes back to the client's."""
+    stop: tuple[str, ...] = ()
+    """Stop strings every engine adds: the template's end-of-turn markers (``prompt.turns``)."""
 
 
 def prepare_request(
@@ -162,6 +165,7 @@ def prepare_request(
         prefill=call_prefill,
         answer_schema=answer,
         call_ids=client_call_ids(messages),
+        stop=end_of_turn_markers(setup.template),
     )
 
 

@@ -18,6 +18,8 @@ id format) or tried when the plain render fails, and is never keyed to a family:
   ``additionalProperties``, ``items``, ``properties``, ``required``: Command R+); call ids mapped
   to nine alphanumerics whatever the dialect says; consecutive turns of the same role merged
   (templates that demand alternation, once the polyfill turned tool results into user turns).
+* **System turns folded** (:func:`fold_system_turns`) into the first user turn, for templates that
+  raise on a ``system`` (or ``developer``) message or leave it out of the prompt.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "alnum9_id",
     "client_call_ids",
     "complete_schemas",
+    "fold_system_turns",
     "map_call_ids",
     "merge_same_role_turns",
     "name_tool_results",
@@ -220,6 +223,41 @@ def merge_same_role_turns(messages: Sequence[Message]) -> list[dict[str, Any]]:
             prev["content"] = f"{prev['content']}\n\n{msg['content']}"
             continue
         out.append(msg)
+    return out
+
+
+SYSTEM_ROLES = ("system", "developer")
+"""Roles whose text instructs the model; folded into a user turn where a template has no place."""
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple):
+        return "\n".join(
+            p if isinstance(p, str) else str(p.get("text", ""))
+            for p in content
+            if isinstance(p, str) or (isinstance(p, Mapping) and "text" in p)
+        )
+    return str(content)
+
+
+def fold_system_turns(messages: Sequence[Message], *, lead: str = "") -> list[dict[str, Any]]:
+    """``messages`` without system turns: their text, then ``lead``, opens the first user turn
+    (separated by blank lines); a conversation without a user turn gets one at the start."""
+    system = [_text(m.get("content")) for m in messages if m.get("role") in SYSTEM_ROLES]
+    out = [dict(m) for m in messages if m.get("role") not in SYSTEM_ROLES]
+    preamble = "\n\n".join(p for p in [*system, lead] if p)
+    if not preamble:
+        return out
+    for m in out:
+        if m.get("role") == "user":
+            user = _text(m.get("content"))
+            m["content"] = f"{preamble}\n\n{user}" if user else preamble
+            return out
+    out.insert(0, {"role": "user", "content": preamble})
     return out
 
 

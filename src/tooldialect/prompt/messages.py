@@ -50,9 +50,14 @@ def validate_messages(messages: object) -> None:
     canonical_messages(messages)
 
 
-def canonical_messages(messages: object) -> list[Mapping[str, Any]]:
+def canonical_messages(messages: object, *, strict: bool = True) -> list[Mapping[str, Any]]:
     """``messages`` validated (``ToolSpecError`` naming the first bad field), legacy function
-    calling in the ``tool_calls`` / ``tool`` shape, every tool result checked against its call."""
+    calling in the ``tool_calls`` / ``tool`` shape, every tool result checked against its call.
+
+    ``strict=False`` lets results whose call is not in the conversation through (a ``function``
+    result then becomes a ``tool`` result without an id): history re-rendered in the model's
+    own words (``history.ReplyMemory``) has no structured calls left to bind to.
+    """
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
         raise ToolSpecError(
             f"messages must be a list of message objects, got {_kind(messages)}; pass "
@@ -60,7 +65,7 @@ def canonical_messages(messages: object) -> list[Mapping[str, Any]]:
         )
     if not messages:
         raise ToolSpecError('messages is empty; pass at least [{"role": "user", "content": ...}]')
-    calls = _Calls()
+    calls = _Calls(strict=strict)
     out: list[Mapping[str, Any]] = []
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
@@ -80,7 +85,8 @@ def canonical_messages(messages: object) -> list[Mapping[str, Any]]:
 class _Calls:
     """The calls made so far in a conversation, and which of them have their result."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, strict: bool) -> None:
+        self.strict = strict
         self.ids: set[str] = set()
         self.unanswered: list[tuple[str | None, str]] = []  # (id, name), oldest first
 
@@ -98,6 +104,8 @@ class _Calls:
         if role != "tool":
             return message
         call_id = message.get("tool_call_id")
+        if not self.strict:
+            return message
         if call_id is None:
             if not self.unanswered and not self.ids:
                 raise ToolSpecError(
@@ -129,6 +137,8 @@ class _Calls:
                 if call_id is not None:
                     result["tool_call_id"] = call_id
                 return result
+        if not self.strict:
+            return {"role": "tool", **{k: v for k, v in message.items() if k != "role"}}
         raise ToolSpecError(
             f"{where} (role 'function', name {name!r}) answers no earlier unanswered call of "
             f"{name!r}; send the assistant turn that calls it first"
