@@ -11,15 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_fixtures import require_sdk, serve_http, stdio_entry
 
 import tooldialect
-from conftest import require_sdk, stdio_entry
 from tooldialect import Agent, CallFinished, FinalAnswer, MCPTools, StepStarted, ToolResult
 
 require_sdk()
 pytestmark = pytest.mark.model
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def http_server_url() -> Iterator[str]:
+    """The small server over streamable HTTP on a loopback port."""
+    with serve_http("mcp_small_server.py") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
