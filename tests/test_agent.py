@@ -6,7 +6,6 @@ import asyncio
 import copy
 import json
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -245,10 +244,8 @@ def test_async_tools_of_one_turn_run_concurrently() -> None:
         return key.upper()
 
     llm = ScriptedLlama([calls(("fetch", {"key": "a"}), ("fetch", {"key": "b"})), text("AB")])
-    started = time.perf_counter()
     result = Agent(llm, tools=[fetch]).run("x")
-    assert time.perf_counter() - started < 0.095  # two 50 ms sleeps overlapped
-    assert active["peak"] == 2
+    assert active["peak"] == 2  # both sleeps were in flight at once (no wall-clock bound: CI load)
     assert [m["content"] for m in result.messages if m["role"] == "tool"] == ["A", "B"]
 
 

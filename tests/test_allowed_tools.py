@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import read_template
+from fake_engine import FakeEngine
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.errors import ToolSpecError
 from tooldialect.frontend.request import ModelSetup, prepare_request
@@ -44,7 +45,7 @@ def setup() -> ModelSetup:
         template=ChatTemplate(source, eos_token="<|im_end|>"),
         template_origin="user",
         spec=detect_dialect(source, eos_token="<|im_end|>"),
-        engine=None,
+        engine=FakeEngine(),
     )
 
 

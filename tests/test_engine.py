@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from tooldialect.dialect.spec import Trigger
 from tooldialect.engine.in_process import Engine, SamplingParams, engine_for
 from tooldialect.engine.text import find_stop, safe_emit
 from tooldialect.errors import ContextOverflowError, GrammarError
-from tooldialect.grammar.build import trigger_pattern
+from tooldialect.grammar.build import word_pattern
 
 GREEDY = SamplingParams(temperature=0)
 PROMPT = (
@@ -32,11 +31,6 @@ class Grammar:
 
 
 # ---- pure helpers ---------------------------------------------------------------------------
-
-
-def word_pattern(word: str) -> str:
-    """The full-match pattern the grammar builder (and so the engine) writes for a word."""
-    return trigger_pattern(Trigger(kind="word", value=word), None)
 
 
 @pytest.mark.parametrize(
@@ -171,3 +165,19 @@ def test_errors_leave_the_process_running(engine: Engine, qwen: Any) -> None:
         engine.generate("word " * 2000)
     assert engine.generate(PROMPT, sampling=GREEDY, max_tokens=3).result.prompt_tokens > 0
     assert len(engine.generate(PROMPT, sampling=GREEDY, max_tokens=3).text()) > 0
+
+
+@pytest.mark.model
+def test_triggers_the_front_end_resolved_become_tokens_or_patterns(engine: Engine) -> None:
+    from tooldialect.engine.base import Triggers
+
+    words = ("<tool_call>", "[[call]]")  # one token in Qwen's vocab, and several
+    triggers = Triggers(
+        words=words, word_patterns=tuple(word_pattern(w) for w in words), patterns=("^x(y)",)
+    )
+    g = Grammar(gbnf='root ::= "y"', lazy=True, trigger_words=words)
+    tokens, patterns = engine.trigger_arguments(g, triggers)
+    assert len(tokens) == 1 and engine.piece(tokens[0]) == b"<tool_call>"
+    assert patterns == ["^x(y)", word_pattern("[[call]]")]
+    with pytest.raises(GrammarError, match=r"\[\[call\]\]"):
+        engine.trigger_arguments(g)  # the grammar's own words: no pattern for the long one

@@ -93,7 +93,7 @@ def test_both_engines_get_the_same_generation_request(request_: dict[str, Any]) 
         (remote,) = sent
         assert remote.prompt == local.prompt
         assert (remote.grammar is None) is (local.grammar is None)
-        if local.grammar is not None:
+        if local.grammar is not None and remote.grammar is not None:
             assert remote.grammar.gbnf == local.grammar.gbnf
             assert remote.grammar.lazy == local.grammar.lazy
         assert remote.triggers == local.triggers

@@ -38,7 +38,8 @@ CALL = [
 def _collect(chunks: Any) -> tuple[str, list[tuple[str, str]], str | None, list[dict[str, Any]]]:
     from openai.types.chat import ChatCompletionChunk
 
-    content, calls, finish, seen = "", {}, None, []
+    content, finish, seen = "", None, []
+    calls: dict[int, list[str]] = {}
     for chunk in chunks:
         ChatCompletionChunk.model_validate(chunk)
         seen.append(chunk)
@@ -49,13 +50,18 @@ def _collect(chunks: Any) -> tuple[str, list[tuple[str, str]], str | None, list[
             slot[0] += (tc.get("function") or {}).get("name") or ""
             slot[1] += (tc.get("function") or {}).get("arguments") or ""
         finish = choice["finish_reason"] or finish
-    return content, [tuple(v) for _, v in sorted(calls.items())], finish, seen  # type: ignore[misc]
+    return content, [(v[0], v[1]) for _, v in sorted(calls.items())], finish, seen
+
+
+def _call(handler: ToolChatHandler, llama: FakeLlama, **request: Any) -> Any:
+    """The handler's reply, as the plain dicts it is (not llama-cpp-python's TypedDicts)."""
+    return handler(llama=llama, **request)
 
 
 def _batch(handler: ToolChatHandler, llama: FakeLlama, **request: Any) -> dict[str, Any]:
     from openai.types.chat import ChatCompletion
 
-    out = handler(llama=llama, messages=request.pop("messages", ASK), **request)
+    out = _call(handler, llama, messages=request.pop("messages", ASK), **request)
     assert isinstance(out, dict)
     ChatCompletion.model_validate(out)
     return out
@@ -108,7 +114,7 @@ def test_call_batch_and_stream_agree_with_one_id_per_stream() -> None:
         {"city": "Paris"},
     )
     content, calls, sfinish, chunks = _collect(
-        handler(llama=llama, messages=ASK, tools=[WEATHER], stream=True)
+        _call(handler, llama, messages=ASK, tools=[WEATHER], stream=True)
     )
     assert content == "" and sfinish == "tool_calls"
     assert calls == [(call["function"]["name"], call["function"]["arguments"])]
@@ -121,10 +127,10 @@ def test_call_batch_and_stream_agree_with_one_id_per_stream() -> None:
 @pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
 def test_max_tokens_cuts_a_call_and_says_length(stream: bool) -> None:
     handler, llama, engine = fake_handler(TEMPLATE, ["Let me check. ", *CALL])
-    request = {"tools": [WEATHER], "max_tokens": 3}
+    request: dict[str, Any] = {"tools": [WEATHER], "max_tokens": 3}
     if stream:
         content, calls, finish, _ = _collect(
-            handler(llama=llama, messages=ASK, stream=True, **request)
+            _call(handler, llama, messages=ASK, stream=True, **request)
         )
     else:
         choice = _batch(handler, llama, **request)["choices"][0]
@@ -154,7 +160,7 @@ def test_stop_strings_reach_the_engine_and_cut_the_reply() -> None:
     assert out["choices"][0]["finish_reason"] == "stop"
     assert engine.jobs[-1].stop[0] == "END"
     assert handler.last_result is not None and handler.last_result.stopped_by == "END"
-    content, _, finish, _ = _collect(handler(llama=llama, messages=ASK, stop=["END"], stream=True))
+    content, _, finish, _ = _collect(_call(handler, llama, messages=ASK, stop=["END"], stream=True))
     assert (content, finish) == ("one two ", "stop")
 
 
@@ -164,7 +170,7 @@ def test_tool_choice_none_keeps_a_call_as_text() -> None:
     assert out["choices"][0]["message"]["content"] == "".join(CALL)
     assert out["choices"][0]["finish_reason"] == "stop" and engine.jobs[-1].grammar is None
     content, calls, _, _ = _collect(
-        handler(llama=llama, messages=ASK, tools=[WEATHER], tool_choice="none", stream=True)
+        _call(handler, llama, messages=ASK, tools=[WEATHER], tool_choice="none", stream=True)
     )
     assert content == "".join(CALL) and not calls
 
@@ -182,7 +188,7 @@ def test_reply_memory_renders_the_last_reply_verbatim(stream: bool) -> None:
     handler, llama, engine = fake_handler(TEMPLATE, ODD_CALL)
     raw = "".join(ODD_CALL)
     if stream:
-        chunks = list(handler(llama=llama, messages=ASK, tools=[WEATHER], stream=True))  # type: ignore[arg-type]
+        chunks = list(_call(handler, llama, messages=ASK, tools=[WEATHER], stream=True))
         _, calls, _, _ = _collect(chunks)
         call_id = next(
             tc["id"]
@@ -232,7 +238,7 @@ def test_invalid_utf8_is_replaced_and_the_reply_goes_on() -> None:
     assert message["content"] == "café \ufffdx\ufffd!"
     assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
     content, calls, finish, _ = _collect(
-        handler(llama=llama, messages=ASK, tools=[WEATHER], stream=True)
+        _call(handler, llama, messages=ASK, tools=[WEATHER], stream=True)
     )
     assert content == message["content"] and finish == "tool_calls"
     assert calls == [("get_weather", message["tool_calls"][0]["function"]["arguments"])]
@@ -243,7 +249,7 @@ def test_utf8_streams_without_stalling_and_ends_with_replacement() -> None:
     handler, llama, _ = fake_handler(TEMPLATE, pieces)
     deltas = [
         c["choices"][0]["delta"].get("content")
-        for c in handler(llama=llama, messages=ASK, stream=True)  # type: ignore[union-attr]
+        for c in _call(handler, llama, messages=ASK, stream=True)
     ]
     texts = [d for d in deltas if d]
     # each piece's complete characters go out with that piece; only "\xc3" waits for its tail
@@ -268,3 +274,22 @@ def test_a_fake_engine_is_an_engine() -> None:
     llama = FakeLlama(TEMPLATE)
     assert handler.setup(llama, engine=engine).engine is engine
     assert handler.setup(llama) is handler.setup(llama)
+
+
+def test_the_grammar_cache_is_a_bounded_lru() -> None:
+    from tooldialect.frontend.grammar_cache import GRAMMAR_CACHE_SIZE, GrammarCache
+
+    cache = GrammarCache(capacity=2)
+    cache[("a",)] = None
+    cache[("b",)] = None
+    assert cache[("a",)] is None  # used: "b" is now the least recent
+    cache[("c",)] = None
+    assert list(cache) == [("a",), ("c",)]
+    handler, llama, _ = fake_handler(TEMPLATE, ["ok"])
+    setup = handler.setup(llama)
+    assert setup.grammars.capacity == GRAMMAR_CACHE_SIZE
+    setup.grammars = GrammarCache(capacity=3)
+    for i in range(5):
+        tool = {"type": "function", "function": {"name": f"tool_{i}", "parameters": {}}}
+        _batch(handler, llama, tools=[tool])
+    assert len(setup.grammars) == 3  # one request shape each, the two oldest dropped

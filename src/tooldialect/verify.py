@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .dialect import ports
+from .dialect.derive_probe import header_rest
 from .dialect.derive_render import ProbeRenderer
 from .dialect.derive_text import common_prefix, diff_affixes, is_marker, lex
 from .dialect.spec import DialectSpec
@@ -95,6 +96,8 @@ def _own_replies(renderer: ProbeRenderer) -> tuple[str, str, str | None] | None:
             continue
         lp, lf = lex(prompt), lex(full)
         k = len("".join(lf[: common_prefix([lp, lf])]))
+        if not prompt[k:].strip():  # past the header the prompt ends with (``assistant\n``)
+            k += header_rest(full[k:], prompt[k:])
         if _NAME in full[k:]:
             plain = renderer.render([*before, answer], tools=[_TOOL])
             return prompt, full[k:], plain[k:] if plain is not None and k <= len(plain) else None
@@ -115,14 +118,25 @@ def _end_of_turn(plain: str | None) -> str:
     """The marker right after a plain answer (whitespace skipped): where a turn ends."""
     if plain is None or _ANSWER not in plain:
         return ""
-    rest = [x for x in lex(plain[plain.index(_ANSWER) + len(_ANSWER) :])[:4] if not x.isspace()]
-    return rest[0] if rest and is_marker(rest[0]) else ""
+    after = lex(plain[plain.index(_ANSWER) + len(_ANSWER) :])
+    seen = [i for i, x in enumerate(after) if not x.isspace()][:3]
+    rest = [after[i] for i in seen]
+    if not rest or not is_marker(rest[0]):
+        return ""
+    if len(rest) == 3 and rest[1].isalnum() and is_marker(rest[2]):
+        # ``<|close|>assistant<|sep|>``: the whole run, as a call's own syntax may share its
+        # first marker (``<|close|>argument<|sep|>``)
+        return "".join(after[seen[0] : seen[2] + 1])
+    return rest[0]
 
 
-def _cut_at(text: str, marker: str, *, after: int) -> str:
-    """``text`` through the first ``marker`` at or after ``after`` (all of it when none)."""
+def _cut_at(text: str, marker: str, *, after: int, before: int | None = None) -> str:
+    """``text`` through the first ``marker`` at or after ``after`` (and before ``before``, where
+    the text every turn ends with starts); all of it when none."""
     k = text.find(marker, max(after, 0))
-    return text if k < 0 else text[: k + len(marker)]
+    if k < 0 or (before is not None and k >= before):
+        return text
+    return text[: k + len(marker)]
 
 
 def _left_over(content: str, reply: str, plain: str | None) -> str:
@@ -157,14 +171,19 @@ def check_own_call(
     if spec.reasoning is not None and prefill == spec.reasoning.open:
         prefill = ""  # a past turn's render drops its reasoning: the call is not inside one
     end = _end_of_turn(plain)
+    shared = len(diff_affixes(reply, plain)[3]) if plain is not None else 0
     if end:  # generation ends at the end of the turn: what the template writes after is not read
-        reply = _cut_at(reply, end, after=reply.find(_NAME))
+        reply = _cut_at(reply, end, after=reply.find(_NAME), before=len(reply) - shared)
+    shared = len(diff_affixes(reply, plain)[3]) if plain is not None else 0
+    if shared and len(reply) - shared > reply.find(_NAME) + len(_NAME):
+        # text every turn ends with (a system reminder after the conversation) is not the call's
+        reply = reply[: len(reply) - shared]
     got = read_calls(_until_stop(reply, spec), spec, tools=[_TOOL], prefill=prefill)
     if got is None:
         return ports.Agreement(False, "the parser raised on the template's call")
     if got.calls != [(_NAME, _ARGS)]:
         return ports.Agreement(False, f"reads {got.calls!r} from {reply.strip()[:120]!r}")
-    left = _left_over(got.content, reply, plain)
+    left = _left_over(got.content.replace(end, "") if end else got.content, reply, plain)
     if left:
         return ports.Agreement(False, f"leaves {left[:120]!r} as content")
     return ports.Agreement(True)

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp_fixtures import alive, require_sdk, serve_http, stdio_entry, wait_gone
 
-from conftest import alive, require_sdk, stdio_entry, wait_gone
 from test_agent import ScriptedLlama, calls, text
 from tooldialect import (
     Agent,
@@ -34,6 +34,13 @@ from tooldialect.dialect.builtins import get_builtin
 require_sdk()
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+@pytest.fixture(scope="module")
+def http_server_url() -> Iterator[str]:
+    """The small server over streamable HTTP on a loopback port."""
+    with serve_http("mcp_small_server.py") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +215,7 @@ def test_failures_hangs_and_a_dying_server_go_back_as_results(
 
 
 def test_a_server_that_does_not_start_is_a_clear_error() -> None:
-    bad = MCPServerConfig("ghost", command=sys.executable, args=["-c", "import sys; sys.exit(2)"])
+    bad = MCPServerConfig("ghost", command=sys.executable, args=("-c", "import sys; sys.exit(2)"))
     with pytest.raises(MCPError, match="'ghost'"), open(os.devnull, "w") as quiet:
         MCPTools(bad, startup_timeout=60, errlog=quiet).start()
 
@@ -261,3 +268,14 @@ def test_ctrl_c_during_a_call_leaves_no_server_behind(with_block: bool) -> None:
     _, err = proc.communicate(timeout=60)
     assert "KeyboardInterrupt" in err
     assert wait_gone(server_pid), "the MCP server outlived its client"
+
+
+def test_the_example_server_serves_its_tools() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "mcp_weather_server.py"
+    servers = {"mcpServers": {"weather": {"command": sys.executable, "args": [str(example)]}}}
+    with MCPTools(servers) as weather:
+        assert sorted(by_name(weather)) == ["weather_book_table", "weather_current_weather"]
+        out = weather.call("weather_current_weather", {"city": "Oslo", "unit": "fahrenheit"})
+        assert out.text == '{"result": "39 F, rain"}'
+        out = weather.call("weather_current_weather", {"city": "Atlantis"})
+        assert out.error == "tool_error" and "known cities" in out.text

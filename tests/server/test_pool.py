@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pytest
 
@@ -146,6 +147,7 @@ def test_completion_body_carries_the_grammar_and_triggers(mode: str) -> None:
         markers=tuple(spec_markers(spec)),
     )
     body = completion_body(job)
+    assert grammar is not None
     assert body["grammar"] == grammar.gbnf and body["n_predict"] == 5 and body["stop"] == ["x"]
     assert "<tool_call>" in body["preserved_tokens"]
     if mode == "auto":
@@ -206,8 +208,8 @@ def test_invalid_utf8_from_the_server_is_replaced_and_the_reply_goes_on() -> Non
         srv.behaviour.raw = [b"caf\xc3\xa9 ", b"\xe2\x82x", b"\xff ok"]
         client = ServerClient(srv.url)
         assert _ask(client) == "café \ufffdx\ufffd ok end"
-        chunks = client.create_chat_completion(messages=HELLO, stream=True)
-        texts = [c["choices"][0]["delta"].get("content") for c in chunks]  # type: ignore[union-attr]
+        chunks: Any = client.create_chat_completion(messages=HELLO, stream=True)
+        texts = [c["choices"][0]["delta"].get("content") for c in chunks]
         assert [t for t in texts if t] == ["café ", "\ufffdx", "\ufffd ok", " end"]
 
 
@@ -241,3 +243,20 @@ def test_a_server_that_went_down_after_setup_is_taken_out_of_rotation() -> None:
             _ask(client, [{"role": "user", "content": f"next {turn}"}])
         assert len(b.requests) >= 3
         assert client.pool.backends[0].down_until > 0 and client.pool.backends[1].down_until == 0
+
+
+def test_the_render_budget_and_missing_template_rules_hold_for_the_server_engine() -> None:
+    from tooldialect import MissingTemplateError, RenderBudget
+    from tooldialect.errors import RenderBudgetError
+
+    hostile = "{% for i in range(100000) %}{{ i }}{% endfor %}{{ messages[0].content }}"
+    with FakeServer(template=hostile) as srv:
+        client = ServerClient(srv.url, render_budget=RenderBudget(max_steps=5000))
+        with pytest.raises(RenderBudgetError, match="max_steps"):
+            client.create_chat_completion(messages=HELLO)
+        assert not srv.requests
+    with FakeServer(template="") as srv:
+        with pytest.raises(MissingTemplateError, match=r"ServerClient\(chat_template="):
+            ServerClient(srv.url).setup()
+        mine = ServerClient(srv.url, chat_template="{{ messages[0].content }}").setup()
+        assert mine.template_origin == "user"

@@ -1,6 +1,7 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
-``tooldialect chat model.gguf --tools module:function``: see ``tooldialect.apps.chat``.
+``tooldialect chat model.gguf --tools module:function --mcp mcp.json``: see
+``tooldialect.apps.chat``.
 ``tooldialect serve ...``: the OpenAI-compatible server, see ``tooldialect.apps.serve``.
 
 Reads only the GGUF header (no weights are loaded).

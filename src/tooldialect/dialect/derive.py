@@ -25,6 +25,7 @@ from typing import Any
 
 from .derive_body import Found, IdMode, find_body
 from .derive_checks import validate
+from .derive_instructions import derive_from_instructions
 from .derive_probe import (
     OPENAI_ID,
     PLAIN,
@@ -50,6 +51,7 @@ from .derive_text import (
     split_repeat,
     trailing_word,
 )
+from .families.common import THINK
 from .spec import (
     Body,
     CallFormat,
@@ -61,6 +63,7 @@ from .spec import (
     ReasoningMarkers,
     TaggedBody,
     Trigger,
+    json_type,
 )
 
 __all__ = ["PROBE_ARGS", "PROBE_NAME", "PROBE_RICH_ARGS", "derive_dialect"]
@@ -80,8 +83,9 @@ def derive_dialect(
     for probe in probes(renderer):
         spec = _derive(probe)
         if spec is not None and validate(spec, probe):
-            return spec
-    return None
+            return _instruction_spelling(spec, probe.instructions)
+    # no past call renders (or none a spec reproduces): the tool instructions may show one
+    return derive_from_instructions(renderer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -191,7 +195,11 @@ def _attach_words(env: _Envelope) -> _Envelope:
             body = body.model_copy(update={"head": _esc(word) + body.head})
         if isinstance(body, ElementBody) and not body.tail and env.call_close.strip():
             # the closer ends the parameter list: the parser looks for it before each parameter
-            body = body.model_copy(update={"tail": _esc(env.call_close)})
+            body = body.model_copy(update={"tail": _named(env.call_close)})
+            env.call_close = ""
+        elif PROBE_NAME in env.call_close and not body.tail:
+            # a closer repeating the name (``</{name}>``) belongs to the body, not the envelope
+            body = body.model_copy(update={"tail": _named(env.call_close)})
             env.call_close = ""
     elif isinstance(body, PythonBody):
         word = trailing_word(env.call_open)
@@ -207,6 +215,11 @@ def _attach_words(env: _Envelope) -> _Envelope:
 
 def _esc(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
+
+
+def _named(text: str) -> str:
+    """Literal template text with the probe's name as ``{name}``."""
+    return _esc(text).replace(PROBE_NAME, "{name}")
 
 
 def _id_template(body: Body) -> str | None:
@@ -282,6 +295,95 @@ def _triggers(fmt: CallFormat) -> list[Trigger]:
     return []
 
 
+def _near(a: str, b: str) -> bool:
+    """Whether two markers differ by one inserted, dropped or changed character."""
+    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _instruction_spelling(spec: DialectSpec, instructions: str) -> DialectSpec:
+    """``instructions``: the markers the render writes only when tools are given.
+
+    Where the template's history writes a marker the tool instructions spell otherwise (a
+    typo, ``<fcal>`` for ``<fcall>``), the model writes what the instructions show: that
+    spelling becomes canonical, the history's stays readable (a parse-only variant)."""
+    fmt = spec.primary
+    dumped = fmt.model_dump()
+    used = {x for v in _strings(dumped) for x in lex(v) if is_marker(x)}
+    written = {x for x in lex(instructions) if is_marker(x)}
+    shown = written - used
+    fixes = {}
+    for marker in sorted(used - written):
+        near = [m for m in shown if _near(m, marker)]
+        if len(near) == 1:
+            fixes[marker] = near[0]
+    if not fixes:
+        return spec
+    fixed = CallFormat.model_validate(_replaced(dumped, fixes))
+    history = fmt.model_copy(update={"parse_only": True})
+    return spec.model_copy(update={"formats": [fixed, history, *spec.formats[1:]]})
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _replaced(value: Any, fixes: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for old, new in fixes.items():
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, dict):
+        return {k: _replaced(v, fixes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, fixes) for v in value]
+    return value
+
+
+def content_wrapper(plain: str) -> list[str]:
+    """Markers around a plain answer in its turn (``<|open|>response<|sep|>`` ...
+    ``<|close|>response<|sep|>``): the answer sits in a channel, and the markers are not content."""
+    if PLAIN not in plain:
+        return []
+    before, after = (part.strip() for part in plain.split(PLAIN, 1))
+    return [w for w in (before, after) if w and any(is_marker(x) for x in lex(w))]
+
+
+def _learn_types(probe: Probe, body: ElementBody) -> ElementBody:
+    """``body.type_names`` for every JSON type, read off a render with arguments of each type."""
+    text = render_probe(
+        probe.renderer,
+        probe.shape,
+        assistant_turn(calls=[probe_call(0, args=PROBE_RICH_ARGS)]),
+        rich=True,
+    )
+    if text is None:
+        return body
+    pre = body.param.split("{type}", 1)[0].split("{key}", 1)[-1].replace("{{", "{")
+    names = dict(body.type_names)
+    start = text.rfind(PROBE_NAME)  # the call, not the tool list's keys
+    for key, value in PROBE_RICH_ARGS.items():
+        at = text.find(key, start)
+        k = text.find(pre, at) if at >= 0 and pre else -1
+        m = _WORD.match(text, k + len(pre)) if k >= 0 else None
+        if m:
+            names.setdefault(json_type(value), m.group(0))
+    return body.model_copy(update={"type_names": names})
+
+
+_WORD = re.compile(r"\w+")
+
+
 def _derive(probe: Probe) -> DialectSpec | None:
     region = call_region(probe, probe.one)
     reasoning = _reasoning(probe)
@@ -299,13 +401,17 @@ def _derive(probe: Probe) -> DialectSpec | None:
     if not fmt.opener().strip():
         # nothing marks a call: recognise one only at the start of the reply
         fmt = fmt.model_copy(update={"triggers": _triggers(fmt), "at_start_only": True})
+    if isinstance(fmt.body, ElementBody) and "{type}" in fmt.body.param:
+        fmt = fmt.model_copy(update={"body": _learn_types(probe, fmt.body)})
     return DialectSpec(
         id="derived",
         family="derived from the chat template",
         origin="derived",
         description=f"read off the template's own render of a probe call ({env.body.kind} body)",
         formats=[fmt],
-        reasoning=reasoning,
+        # models reason in <think> their template never shows: a call quoted there must not run
+        reasoning=reasoning or THINK,
+        strip=content_wrapper(region.plain),
         stop=[region.end_of_turn] if region.end_of_turn else [],
         id_template=_id_template(env.body) if env.id_mode is None else None,
         id_format=_id_format(probe, env),

@@ -32,6 +32,7 @@ __all__ = [
     "Region",
     "assistant_turn",
     "call_region",
+    "header_rest",
     "probe_call",
     "probes",
     "render_probe",
@@ -104,6 +105,11 @@ class Probe:
     """The marker closing a user turn."""
     plain_end: str | None
     """The marker closing a plain assistant turn."""
+    prompt_tail: str = ""
+    """Whitespace the generation prompt writes past ``prompt`` (the anchor): ``assistant\n``
+    where a past call's header reads ``assistant:calls\n``."""
+    instructions: str = ""
+    """Marker text the render writes only when tools are given (the tool instructions)."""
 
 
 def probe_call(
@@ -152,9 +158,17 @@ def _conversation(shape: int, assistant: dict[str, Any] | None) -> list[dict[str
 
 
 def render_probe(
-    renderer: ProbeRenderer, shape: int, assistant: dict[str, Any], **kwargs: Any
+    renderer: ProbeRenderer,
+    shape: int,
+    assistant: dict[str, Any],
+    *,
+    rich: bool = False,
+    **kwargs: Any,
 ) -> str | None:
-    return renderer.render(_conversation(shape, assistant), tools=TOOLS, **kwargs)
+    """Conversation ``shape`` around ``assistant``, with the probe tool (of every argument type
+    when ``rich``); ``None`` when the template refuses it."""
+    tools = RICH_TOOLS if rich else TOOLS
+    return renderer.render(_conversation(shape, assistant), tools=tools, **kwargs)
 
 
 def _marker_after(text: str, word: str) -> str | None:
@@ -187,11 +201,10 @@ def probes(renderer: ProbeRenderer) -> Iterator[Probe]:
         one = render_probe(renderer, shape, assistant_turn(calls=[probe_call(0)]))
         if plain is None or one is None or PROBE_NAME not in one:
             continue
-        prompt = renderer.render(
-            _conversation(shape, None), tools=TOOLS, add_generation_prompt=True
-        )
-        if prompt is not None:
-            prompt = _anchor(prompt, one)
+        full = renderer.render(_conversation(shape, None), tools=TOOLS, add_generation_prompt=True)
+        prompt = _anchor(full, one) if full is not None else None
+        bare = renderer.render(_conversation(shape, None), add_generation_prompt=True)
+        shown = {x for x in lex(full or "") if is_marker(x)} - set(lex(bare or ""))
         yield Probe(
             renderer,
             shape,
@@ -200,6 +213,8 @@ def probes(renderer: ProbeRenderer) -> Iterator[Probe]:
             prompt,
             user_end=_marker_after(plain, USER),
             plain_end=_marker_after(plain, PLAIN),
+            prompt_tail=full[len(prompt) :] if full is not None and prompt is not None else "",
+            instructions="".join(sorted(shown)),
         )
         return
 
@@ -237,10 +252,14 @@ def call_region(probe: Probe, call: str) -> Region:
         # the model's reply starts after the generation prompt, never inside the header
         plain_start += anchor - start
         start = anchor
+    end += _shared_closers(call[end:], probe.user_end)
+    skip = header_rest(call[start:end], probe.prompt_tail)
+    start += skip
+    plain_start += skip
     text = call[start:end]
     plain_text = probe.plain[plain_start : len(probe.plain) - (len(call) - end)]
-    usual = probe.plain_end
     named = text.find(PROBE_NAME)
+    usual = _end_run(probe.plain) or probe.plain_end
     if usual and usual in text[named:]:
         # the call turn closes with the usual marker and the template writes more after it
         end = start + named + text[named:].index(usual)
@@ -262,6 +281,51 @@ def call_region(probe: Probe, call: str) -> Region:
         region.end_of_turn = last[0]
         region.text = text[: text.rindex(last[0])]
     return region
+
+
+def _shared_closers(rest: str, usual: str | None) -> int:
+    """How much of ``rest`` (after the diff) the call still writes: markers both renders share
+    before the end of the turn (``<|close|>calls<|sep|>`` and ``<|close|>response<|sep|>`` share
+    ``<|sep|>``) close the call as they close the answer."""
+    if not usual or usual not in rest:
+        return 0
+    k = rest.index(usual)
+    lx = lex(rest[:k])
+    if not any(is_marker(x) for x in lx) or not all(is_marker(x) or x.isspace() for x in lx):
+        return 0
+    return len(rest[:k].rstrip())
+
+
+_MAX_HEADER_REST = 40
+
+
+def header_rest(text: str, tail: str) -> int:
+    """How much of ``text`` (the call region) still belongs to the turn header: where the
+    generation prompt ends the header with ``tail`` (``assistant\n``) and a past call's header
+    writes words before that whitespace (``assistant:calls\n``), the model's reply starts after
+    it. Markers are never header text (``assistant<tool_call>\n`` is the call)."""
+    if not tail or tail.strip():
+        return 0
+    i = text.find(tail)
+    head = text[:i]
+    if i <= 0 or i > _MAX_HEADER_REST or PROBE_NAME in head or any(is_marker(x) for x in lex(head)):
+        return 0
+    return i + len(tail)
+
+
+def _end_run(plain: str) -> str | None:
+    """The plain turn's end as a marker run: the marker after the answer, with a word and a
+    marker after it where the template writes them (``<|close|>assistant<|sep|>``), so that a
+    marker the call's own syntax shares (``<|close|>argument<|sep|>``) does not end the call."""
+    lx = lex(plain)
+    if PLAIN not in lx:
+        return None
+    after = lx[lx.index(PLAIN) + 1 :]
+    seen = [i for i, x in enumerate(after) if not x.isspace()][:3]
+    rest = [after[i] for i in seen]
+    if len(rest) == 3 and is_marker(rest[0]) and rest[1].isalnum() and is_marker(rest[2]):
+        return "".join(after[seen[0] : seen[2] + 1])
+    return None
 
 
 def strip_empty_reasoning(region: str, reasoning: ReasoningMarkers | None) -> str:

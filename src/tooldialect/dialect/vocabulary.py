@@ -144,8 +144,8 @@ def fit_to_vocabulary(spec: DialectSpec, vocab: Vocabulary) -> DialectSpec:
 
 
 def hinted_builtins(vocab: Vocabulary, template_source: str) -> list[str]:
-    """Builtins whose canonical opener is one special token of this vocabulary, for a template
-    that handles tools (longest opener first): the model was trained to write that marker."""
+    """Builtins whose canonical opener starts with a special token of this vocabulary, for a
+    template that handles tools (longest token first): the model was trained to write it."""
     if "tools" not in template_source:
         return []
     found: list[tuple[int, str]] = []
@@ -153,7 +153,7 @@ def hinted_builtins(vocab: Vocabulary, template_source: str) -> list[str]:
         spec = get_builtin(name)
         if spec.origin != "builtin":
             continue
-        opener = spec.primary.opener().strip()
-        if opener and vocab.has_special(opener):
-            found.append((len(opener), name))
+        marker = vocab.special_prefix(spec.primary.opener())
+        if len(marker) > 2:  # the opener starts with a special token (``<|tool_call_start|>[``)
+            found.append((len(marker), name))
     return [name for _, name in sorted(found, key=lambda x: (-x[0], x[1]))]

@@ -255,7 +255,7 @@ def trigger_pattern(
 # -- bodies ------------------------------------------------------------------------------
 
 _SENTINEL = re.compile("\x00([a-z_]+)\x00")
-_FIELDS = ("name", "id", "index", "key", "is_string", "value")
+_FIELDS = ("name", "id", "index", "key", "is_string", "type", "value")
 
 
 def _opt(text: str, exact: bool) -> str:
@@ -371,7 +371,7 @@ def _body(
             _opt(body.args_open, exact),
             args,
             _opt(body.args_close, exact),
-            _opt(body.tail, exact),
+            _opt(format_template(body.tail, name=tool.name), exact),
         ]
         return b.add(hint, " ".join(p for p in parts if p))
     if isinstance(body, ElementBody):
@@ -451,13 +451,28 @@ def _element_body(
     marked = format_template(body.param, value="\x00value\x00")
     pre_t, _, post = marked.partition("\x00value\x00")
     has_flag = "{is_string}" in pre_t
+    has_type = "{type}" in pre_t
     items = []
     post_t = post
     for key, sub in _properties(schema).items():
         ptr = f"/properties/{key}"
         h = f"{hint}-{key}"
         post = format_template(post_t, key=key)  # a closing tag may name the key (``</arg:k>``)
-        if has_flag:
+        if body.json_values:  # strings quoted as JSON, like every other value
+            pre = _template(pre_t, {"key": literal(key)}, exact=exact)
+            value = conv.element_value(sub, ptr, post, hint=f"{h}-v", string_only=False)
+            param = b.add(h, f"{pre} {value}")
+        elif has_type:
+            alts = []
+            for type_text, only in _written_types(body, sub):
+                pre = _template(
+                    pre_t, {"key": literal(key), "type": literal(type_text)}, exact=exact
+                )
+                alts.append(
+                    f"{pre} " + conv.element_value(sub, ptr, post, hint=f"{h}-t", string_only=only)
+                )
+            param = b.add(h, " | ".join(alts))
+        elif has_flag:
             alts = []
             for flag, only in (("true", True), ("false", False)):
                 pre = _template(
@@ -476,8 +491,16 @@ def _element_body(
     return b.add(
         hint,
         f"{_template(body.head, head_fields, exact=exact)} {seq} "
-        f"{_opt(body.tail, exact) or chr(34) * 2}",
+        f"{_opt(format_template(body.tail, name=tool.name), exact) or chr(34) * 2}",
     )
+
+
+def _written_types(body: ElementBody, schema: Any) -> list[tuple[str, bool]]:
+    """``(what the template writes for {type}, whether the value is a raw string)`` per JSON
+    type the schema admits (one string alternative where it names none)."""
+    t = schema.get("type") if isinstance(schema, Mapping) else None
+    types = [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if t else []
+    return [(body.type_names.get(x, x), x == "string") for x in types or ["string"]]
 
 
 def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
