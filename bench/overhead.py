@@ -57,7 +57,7 @@ def _build(spec: Any, tools: list[dict[str, Any]]) -> Any:
 def request_pipeline(n_tools: int, *, reps: int) -> dict[str, float]:
     """Cached timings (ms) in this process: render, detect, grammar build and their sum."""
     import tooldialect
-    from tooldialect.prompt.render import render_prompt
+    from tooldialect.frontend.render import render_prompt
 
     info, template, spec = _template_and_spec()
     tools = workload.make_tools(n_tools)
@@ -80,7 +80,7 @@ def request_pipeline(n_tools: int, *, reps: int) -> dict[str, float]:
 def _cold_child(n_tools: int) -> dict[str, float]:
     """In a fresh process: the first template compile + detect + render + grammar build."""
     import tooldialect
-    from tooldialect.prompt.render import render_prompt
+    from tooldialect.frontend.render import render_prompt
 
     info = tooldialect.read_gguf_metadata(model_path("qwen"))
     tools = workload.make_tools(n_tools)

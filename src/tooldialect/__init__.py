@@ -43,12 +43,12 @@ from .errors import (
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
 )
+from .frontend.render import render_prompt
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt.budget import RenderBudget
-from .prompt.render import render_prompt
 from .prompt.template import ChatTemplate, TemplateCapabilities, normalize_messages
 from .server_client import ServerClient
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools

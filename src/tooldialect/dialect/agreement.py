@@ -64,8 +64,8 @@ def reads_own_call(
     """Whether ``spec`` parses the template's own rendering of a past call back to that call;
     ``None`` when the template renders no call to check against (no tool support, or calls kept
     in content). Never raises for a bad template."""
+    from ..frontend.render import prompt_prefill
     from ..parse import parse_output  # lazily: the parser imports the dialect package
-    from ..prompt.render import prompt_prefill
 
     renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
     if not renderer.ok:

@@ -19,7 +19,6 @@ from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
 from ..prompt.messages import validate_messages
-from ..prompt.render import prompt_prefill, render_prompt
 from ..tools import (
     ToolChoice,
     ToolDef,
@@ -27,6 +26,7 @@ from ..tools import (
     normalize_tool_choice,
     normalize_tools,
 )
+from .render import prompt_prefill, render_prompt
 
 if TYPE_CHECKING:
     from ..engine.in_process.sampling import GrammarLike

@@ -32,13 +32,13 @@ from ..errors import UnsupportedSchemaError
 from .codec import CODECS, Codec, CodecName
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
 from .regex import regex_to_gbnf
-from .schema_checks import (
-    UNSUPPORTED,
-    _pointer_into,
-    _ptr,
-    _real_pointer,
-    _refuse_unsupported,
-)
+from .schema_checks import UNSUPPORTED
+
+# short local names: the compiler below writes pointers on nearly every line
+from .schema_checks import pointer_into as _pointer_into
+from .schema_checks import pointer_to as _ptr
+from .schema_checks import real_pointer as _real_pointer
+from .schema_checks import refuse_unsupported as _refuse_unsupported
 
 __all__ = [
     "UNSUPPORTED",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import UnsupportedSchemaError
-from .gbnf import _esc_char
+from .gbnf import escape_char
 
 __all__ = ["regex_to_gbnf"]
 
@@ -109,7 +109,7 @@ class _Parser:
         if ch.isdigit() or ch in "bBpPkcux":
             raise self.fail(f"the escape \\{ch}")
         lit = _SIMPLE_ESC.get(ch, ch)
-        return _esc_char(lit, "]^-[") if in_class else self.text(lit)
+        return escape_char(lit, "]^-[") if in_class else self.text(lit)
 
     def char_class(self) -> str:
         p = self.p
@@ -127,7 +127,7 @@ class _Parser:
             elif ch == "-" and out[-1] not in "[^" and self.i < len(p) and p[self.i] != "]":
                 out += "-"
             else:
-                out += _esc_char(ch, "]^-[")
+                out += escape_char(ch, "]^-[")
         if self.i >= len(p):
             raise self.fail("an unclosed '['")
         self.i += 1

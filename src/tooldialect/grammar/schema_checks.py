@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import UnsupportedSchemaError
 
-__all__ = ["UNSUPPORTED"]
+__all__ = ["UNSUPPORTED", "pointer_into", "pointer_to", "real_pointer", "refuse_unsupported"]
 
 UNSUPPORTED = frozenset(
     {
@@ -39,20 +39,21 @@ UNSUPPORTED = frozenset(
 )
 
 
-def _ptr(base: str, *parts: str | int) -> str:
+def pointer_to(base: str, *parts: str | int) -> str:
+    """The JSON pointer ``base`` extended by ``parts`` (escaped as RFC 6901 says)."""
     for p in parts:
         base += "/" + str(p).replace("~", "~0").replace("/", "~1")
     return base
 
 
 @contextmanager
-def _real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
+def real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
     """Errors inside an ``allOf`` we made up at ``at`` point into the schema, not into it:
     ``at/allOf/0/x`` becomes ``parts[0]/x`` (and ``/allOf/1/x`` ``parts[1]/x``)."""
     try:
         yield
     except UnsupportedSchemaError as exc:
-        head = _ptr(at, "allOf")
+        head = pointer_to(at, "allOf")
         if exc.pointer == head:  # the made-up allOf as a whole: the schema that made it up
             raise UnsupportedSchemaError(str(exc), pointer=at) from exc
         if not exc.pointer.startswith(head + "/"):
@@ -63,24 +64,25 @@ def _real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
         raise UnsupportedSchemaError(str(exc), pointer=real) from exc
 
 
-def _refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
+def refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
+    """Raise ``UnsupportedSchemaError`` for the first keyword the compiler cannot honour."""
     for key, value in schema.items():
         if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
             raise UnsupportedSchemaError(
-                f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
+                f"JSON Schema keyword {key!r} at {pointer_to(pointer, key)!r} cannot be compiled "
                 "into a grammar; remove it or express the constraint with enum/anyOf",
-                pointer=_ptr(pointer, key),
+                pointer=pointer_to(pointer, key),
             )
         if key == "uniqueItems" and value:
             raise UnsupportedSchemaError(
-                f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
+                f"'uniqueItems': true at {pointer_to(pointer, key)!r} cannot be enforced by a "
                 "grammar; drop it",
-                pointer=_ptr(pointer, key),
+                pointer=pointer_to(pointer, key),
             )
 
 
 @contextmanager
-def _pointer_into(document: Any, fallback: str) -> Iterator[None]:
+def pointer_into(document: Any, fallback: str) -> Iterator[None]:
     """An error from a merged ``allOf`` whose pointer names no place in ``document`` (the merge
     moved the keyword) points at the ``allOf`` itself instead."""
     try:

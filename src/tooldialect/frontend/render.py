@@ -12,9 +12,9 @@ from typing import Any
 
 from ..dialect.polyfill import apply_polyfill
 from ..dialect.spec import DialectSpec
+from ..prompt.compat import render_adapted, template_variables
+from ..prompt.template import ChatTemplate
 from ..tools import ToolDef, ToolLike, normalize_tools
-from .compat import render_adapted, template_variables
-from .template import ChatTemplate
 
 __all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
 
