@@ -9,6 +9,8 @@ touch ``llama_cpp``, and only when a model is used.
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
+
 from .apps.agent import (
     Agent,
     AgentEvent,
@@ -53,7 +55,11 @@ from .prompt.template import ChatTemplate, TemplateCapabilities, normalize_messa
 from .server_client import ServerClient
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
-__version__ = "0.1.0"
+try:  # one literal, in pyproject.toml; the installed metadata carries it
+    __version__ = _metadata.version("tooldialect")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+    __version__ = "0+unknown"
+del _metadata
 
 __all__ = [
     "Agent",

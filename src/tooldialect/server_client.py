@@ -27,6 +27,7 @@ from .frontend.response import build_response, stream_chunks
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.template import ChatTemplate
+from .shapes import ChatCompletion, ChatCompletionChunk
 
 __all__ = ["ServerClient"]
 
@@ -143,7 +144,7 @@ class ServerClient:
         logits_processor: Any = None,
         model: str | None = None,
         **request: Any,
-    ) -> dict[str, Any] | Iterator[dict[str, Any]]:
+    ) -> ChatCompletion | Iterator[ChatCompletionChunk]:
         """One chat completion: a ``chat.completion`` dict, or an iterator of chunks when
         ``stream``. Takes what ``Llama.create_chat_completion`` takes (sampling fields with its
         names and defaults, see ``SamplingParams``), plus the per-request

@@ -66,9 +66,9 @@ _handler_replies: ContextVar[list[dict[str, Any]] | None] = ContextVar(
 """The handler's own non-streamed reply, which the server's response model would trim."""
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+AsgiMessage = MutableMapping[str, Any]  # an ASGI event, not a chat message
+Receive = Callable[[], Awaitable[AsgiMessage]]
+Send = Callable[[AsgiMessage], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
@@ -173,11 +173,11 @@ class RequestRewrite:
             _request_extras.reset(token)
 
 
-def _replay(first: Message, receive: Receive) -> Receive:
+def _replay(first: AsgiMessage, receive: Receive) -> Receive:
     """A ``receive`` that yields ``first`` once, then defers to the real one."""
     pending = [first]
 
-    async def replay() -> Message:
+    async def replay() -> AsgiMessage:
         return pending.pop() if pending else await receive()
 
     return replay
@@ -192,7 +192,7 @@ def _untrimmed(replies: list[dict[str, Any]], send: Send) -> Send:
     """
     body: bytes | None = None
 
-    async def wrapped(message: Message) -> None:
+    async def wrapped(message: AsgiMessage) -> None:
         nonlocal body
         if message["type"] == "http.response.start" and message.get("status") == 200 and replies:
             body = json.dumps(replies[-1]).encode("utf-8")

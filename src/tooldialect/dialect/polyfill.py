@@ -19,12 +19,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import DialectError
+from ..shapes import Message
 from ..tools import ToolDef
 from .spec import DialectSpec, Polyfill, format_template
 
 __all__ = ["apply_polyfill", "example_arguments", "render_guide"]
-
-Message = dict[str, Any]
 
 
 def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:

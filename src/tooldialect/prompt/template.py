@@ -36,12 +36,12 @@ from jinja2.exceptions import SecurityError
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import RenderBudgetError, TemplateError, TemplateSecurityError
+from ..shapes import Message
 from ..tools import ToolDef
 from .budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
 
 __all__ = ["ArgumentForm", "ChatTemplate", "TemplateCapabilities", "normalize_messages"]
 
-Message = dict[str, Any]
 
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 """Names a message's reasoning arrives under; the first is the one templates read (transformers)."""
