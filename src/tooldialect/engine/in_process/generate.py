@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from ...dialect.spec import Trigger
-from ...errors import ContextOverflowError, EngineBusyError, GrammarError
+from ...errors import ContextOverflowError, EngineBusyError, EngineError, GrammarError
 from ...grammar.build import trigger_pattern
 from .fastforward import FastForward
 from .hooks import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
@@ -131,7 +131,7 @@ class Engine:
     def llama(self) -> Any:
         llama = self._llama_ref()
         if llama is None:
-            raise RuntimeError("the Llama this engine served has been garbage-collected")
+            raise EngineError("the Llama this engine served has been garbage-collected")
         return llama
 
     # ---- tokens ------------------------------------------------------------------------------
