@@ -19,7 +19,10 @@ class. Messages quote the offending value and say what to do about it.
     ├── EngineError               llama.cpp refused a state, or the ``Llama`` is gone
     ├── OptionError               an option given to a constructor is invalid
     ├── ContextOverflowError      the prompt does not fit in ``n_ctx``
-    └── ServerError               no llama-server answered, or one broke off a reply
+    ├── ServerError               no llama-server answered, or one broke off a reply
+    └── MCPError                  an MCP server cannot be configured, started or used
+        ├── MCPConfigError        an ``mcpServers`` entry is malformed or names an unset ${VAR}
+        └── MCPToolNameError      two MCP tools (or an MCP tool and a local one) share a name
 
 ``EngineError`` and ``OptionError`` live here only (``tooldialect.errors``), not in the top-level
 API; catch ``ToolDialectError`` (or ``RuntimeError`` / ``ValueError``, which they also derive
@@ -38,6 +41,9 @@ __all__ = [
     "EngineBusyError",
     "EngineError",
     "GrammarError",
+    "MCPConfigError",
+    "MCPError",
+    "MCPToolNameError",
     "MissingTemplateError",
     "ModelMetadataError",
     "OptionError",
@@ -142,3 +148,18 @@ class ContextOverflowError(ToolDialectError, ValueError):
 class ServerError(ToolDialectError):
     """No llama-server answered within the retry window, or one broke off a reply it had begun
     (such a request is never sent again: part of it was already returned)."""
+
+
+class MCPError(ToolDialectError):
+    """An MCP server cannot be configured, started or reached (``tooldialect.apps.mcp``).
+
+    A failing *call* is never raised: it goes back to the model as a tool result.
+    """
+
+
+class MCPConfigError(MCPError, ValueError):
+    """An ``mcpServers`` entry is malformed, or names a ``${VAR}`` that is not set."""
+
+
+class MCPToolNameError(MCPError, ValueError):
+    """Two MCP tools, or an MCP tool and a local tool, would be offered under one name."""

@@ -7,6 +7,8 @@ Skips with the build command when no llama-server binary is found (see
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -186,6 +188,37 @@ def test_two_servers_one_killed_mid_run(smollm2_path: Path) -> None:
         assert out2["choices"][0]["message"]["content"]
         survivor = next(be for be in client.pool.backends if be.url != holder.url)
         assert survivor.held and not holder.held
+
+
+def test_a_killed_and_a_stopped_server_cost_no_request(smollm2_path: Path) -> None:
+    """One server killed (SIGKILL) and one stopped (SIGSTOP) before the next request: the
+    /slots probe finds the first refusing and the second silent, both sit out their cooldown,
+    and the three following requests are served by the third."""
+    binary = _binary()
+    with (
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as a,
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as b,
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as c,
+    ):
+        client = ServerClient(
+            [a.url, b.url, c.url], retry_window=20, cooldown=60, probe_timeout=1.0
+        )
+        hello = [{"role": "user", "content": "Say hi."}]
+        assert client.create_chat_completion(messages=hello, temperature=0, max_tokens=2)
+        assert b.process is not None
+        a.kill()
+        os.kill(b.process.pid, signal.SIGSTOP)
+        try:
+            for name in ("Ada", "Bob", "Cy"):
+                ask = [{"role": "user", "content": f"Write the name {name}."}]
+                out = client.create_chat_completion(messages=ask, temperature=0, max_tokens=3)
+                assert isinstance(out, dict) and out["choices"][0]["message"]["role"]
+                assert out["usage"]["completion_tokens"] >= 1
+            dead, stopped, alive = client.pool.backends
+            assert dead.down_until > 0 and stopped.down_until > 0 and alive.down_until == 0
+            assert alive.held and not dead.held and not stopped.held
+        finally:
+            os.kill(b.process.pid, signal.SIGCONT)
 
 
 CITY = {

@@ -12,35 +12,76 @@ from typing import Any
 
 from ..errors import UnsupportedSchemaError
 
-__all__ = ["UNSUPPORTED", "pointer_into", "pointer_to", "real_pointer", "refuse_unsupported"]
+__all__ = [
+    "ANNOTATIONS",
+    "UNSUPPORTED",
+    "pointer_into",
+    "ptr",
+    "real_pointer",
+    "refuse_unsupported",
+]
 
-UNSUPPORTED = frozenset(
+ANNOTATIONS = frozenset(
     {
-        "not",
+        "title",
+        "description",
+        "examples",
+        "default",
+        "$schema",
+        "$id",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$defs",
+        "definitions",
+        "contentEncoding",
+        "contentMediaType",
+        "$anchor",
+    }
+)
+"""Keywords that never change which values a schema admits."""
+
+UNSUPPORTED = frozenset({"$dynamicRef"})
+"""Keywords refused outright: compiling without them would change what a reference means."""
+
+LOOSE = frozenset(
+    {
         "if",
         "then",
         "else",
-        "patternProperties",
-        "dependentSchemas",
-        "dependentRequired",
-        "dependencies",
         "propertyNames",
         "unevaluatedProperties",
         "unevaluatedItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "multipleOf",
-        "minProperties",
-        "maxProperties",
-        "$dynamicRef",
-        "$recursiveRef",
     }
 )
+"""Keywords compiled as if absent: the grammar admits a superset, recorded in
+``SchemaConverter.loose`` and left to validation (``grammar.validate``)."""
 
 
-def pointer_to(base: str, *parts: str | int) -> str:
-    """The JSON pointer ``base`` extended by ``parts`` (escaped as RFC 6901 says)."""
+def is_annotation(key: str) -> bool:
+    """Whether ``key`` never changes which values a schema admits."""
+    return key in ANNOTATIONS or key.startswith("x-") or key not in VALIDATION_KEYWORDS
+
+
+VALIDATION_KEYWORDS = frozenset(
+    {
+        "type", "enum", "const", "nullable",
+        "properties", "patternProperties", "additionalProperties", "required",
+        "dependencies", "dependentRequired", "dependentSchemas",
+        "minProperties", "maxProperties", "propertyNames",
+        "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems",
+        "contains", "minContains", "maxContains",
+        "minLength", "maxLength", "pattern", "format",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+        "$ref", "$recursiveRef", "$dynamicRef",
+        "unevaluatedProperties", "unevaluatedItems",
+    }
+)  # fmt: skip
+
+
+def ptr(base: str, *parts: str | int) -> str:
     for p in parts:
         base += "/" + str(p).replace("~", "~0").replace("/", "~1")
     return base
@@ -53,7 +94,7 @@ def real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
     try:
         yield
     except UnsupportedSchemaError as exc:
-        head = pointer_to(at, "allOf")
+        head = ptr(at, "allOf")
         if exc.pointer == head:  # the made-up allOf as a whole: the schema that made it up
             raise UnsupportedSchemaError(str(exc), pointer=at) from exc
         if not exc.pointer.startswith(head + "/"):
@@ -65,19 +106,13 @@ def real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
 
 
 def refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
-    """Raise ``UnsupportedSchemaError`` for the first keyword the compiler cannot honour."""
-    for key, value in schema.items():
-        if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
+    """Raise ``UnsupportedSchemaError`` for a keyword in ``UNSUPPORTED``."""
+    for key in schema:
+        if key in UNSUPPORTED:
             raise UnsupportedSchemaError(
-                f"JSON Schema keyword {key!r} at {pointer_to(pointer, key)!r} cannot be compiled "
+                f"JSON Schema keyword {key!r} at {ptr(pointer, key)!r} cannot be compiled "
                 "into a grammar; remove it or express the constraint with enum/anyOf",
-                pointer=pointer_to(pointer, key),
-            )
-        if key == "uniqueItems" and value:
-            raise UnsupportedSchemaError(
-                f"'uniqueItems': true at {pointer_to(pointer, key)!r} cannot be enforced by a "
-                "grammar; drop it",
-                pointer=pointer_to(pointer, key),
+                pointer=ptr(pointer, key),
             )
 
 

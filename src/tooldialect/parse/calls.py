@@ -37,10 +37,11 @@ from ..dialect.spec import (
     JsonBody,
     PythonBody,
     TaggedBody,
+    format_template,
 )
 from .element_body import read_element_body
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
-from .jsonscan import DONE, ERROR, NEED, JsonScanner
+from .json_body import end_event, json_head_patterns, read_json_body, stream_args
 from .markers import (
     Segment,
     Source,
@@ -55,7 +56,6 @@ from .markers import (
     stop_before,
     without_markers,
 )
-from .pydict import read_python_dict
 from .raw_args import read_raw_call
 from .values import parse_gemma4_kwargs, parse_python_kwargs
 
@@ -146,7 +146,7 @@ class FormatPlan:
             tail = body.call_close.strip()
         json_head = json_head_prefix = None
         if isinstance(body, JsonBody):
-            json_head, json_head_prefix = _json_head_patterns(body)
+            json_head, json_head_prefix = json_head_patterns(body)
         closers = (fmt.call_open, fmt.section_close, fmt.call_close, tail, args_close)
         alts = {c.strip(): without_markers(c.strip(), optional) for c in closers if c.strip()}
         return cls(
@@ -172,51 +172,6 @@ class FormatPlan:
         )
 
 
-_JSON_WS = r"\s*"  # what ``skip_ws`` skips between tokens
-_PLAIN_NAME = r'[^"\\\x00-\x1f]*'  # a JSON string body that decodes to itself
-
-
-def _json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
-    """``(head, prefix)`` regexes for ``FormatPlan.json_head``; ``(None, None)`` where the body's
-    head is not the plain name-then-arguments case (the token reader handles those)."""
-    if body.name_key is None or body.extra or body.arguments_first:
-        return None, None
-    if body.id_key and not body.id_first:
-        return None, None
-    if body.id_key:  # id first (Command R7B): its value comes before the name
-        return None, None
-    # elements: (regex, literal or None); literals get partial alternatives in the prefix regex
-    parts: list[tuple[str, str | None]] = [
-        (_JSON_WS, None),
-        ("{", "{"),
-        (_JSON_WS, None),
-        (json.dumps(body.name_key), json.dumps(body.name_key)),
-        (_JSON_WS, None),
-        (":", ":"),
-        (_JSON_WS, None),
-        ('"', '"'),
-        (f"({_PLAIN_NAME})", None),
-        ('"', '"'),
-        (_JSON_WS, None),
-        (",", ","),
-        (_JSON_WS, None),
-        (json.dumps(body.arguments_key), json.dumps(body.arguments_key)),
-        (_JSON_WS, None),
-        (":", ":"),
-        (_JSON_WS, None),
-    ]
-    head = "".join(re.escape(lit) if lit is not None else rx for rx, lit in parts) + r"(?=\{)"
-    rest = ""
-    for rx, lit in reversed(parts):
-        if lit is None:
-            rest = f"{rx.replace('(', '(?:')}(?:{rest})?" if rest else rx.replace("(", "(?:")
-            continue
-        partial = "|".join(re.escape(lit[:k]) for k in range(len(lit) - 1, 0, -1))
-        full = f"{re.escape(lit)}(?:{rest})?" if rest else re.escape(lit)
-        rest = f"(?:{full}|{partial})" if partial else f"(?:{full})"
-    return re.compile(head), re.compile(f"(?:{rest})?")
-
-
 @dataclass
 class Context:
     """What call readers need besides the text."""
@@ -232,195 +187,6 @@ class Context:
         self.names = frozenset(self.schemas)
 
 
-def _run(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
-    while True:
-        st = sc.advance(src.buf, src.final)
-        if st != NEED:
-            return st
-        if src.final:
-            return ERROR
-        yield None
-
-
-def _stream_args(
-    src: Source, p: int, ctx: Context
-) -> Generator[Event | Wait, None, tuple[int, bool]]:
-    """Stream a JSON object's text from ``p``; returns (end, complete). Incomplete: healed, and
-    ``end`` is the raw position of the last safe point; cut by truncation: the partial text as
-    read, to the end. It waits by yielding its scanner (see ``Wait``)."""
-    sc = JsonScanner(p)
-    while True:
-        cut = src.final and ctx.truncated  # the text ends because the token limit cut it
-        st = sc.advance(src.buf, src.final and not cut)
-        if st == DONE:
-            rest = sc.take_all()
-            if rest:
-                yield Args(rest)
-            return sc.pos, True
-        if st == NEED and cut:  # the partial text as written, unread tail included
-            rest = sc.take_safe() + sc.take_all() + src.buf[sc.pos :]
-            if rest:
-                yield Args(rest)
-            return len(src.buf), False
-        if st == ERROR or src.final:
-            yield Args(sc.take_safe() + sc.heal())
-            return sc.safe_pos, False
-        frag = sc.take_safe()
-        if frag:
-            yield Args(frag)
-        yield sc  # the stream parser may drive the scanner itself until it is DONE or ERROR
-
-
-def _args_from_string(text: str) -> str | None:
-    """JSON arguments written as a JSON string: the decoded text, if it is a JSON object."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        try:
-            value = json.loads(text, strict=False)
-        except ValueError:
-            return None
-        return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else None
-    return text if isinstance(value, dict) else None
-
-
-def _end(src: Source, ctx: Context, complete: bool) -> End:
-    return End(cut=not complete and ctx.truncated and src.final)
-
-
-# Models swap these two names of the arguments key (Qwen writes "parameters", Llama "arguments").
-_ARGS_KEYS = frozenset(("arguments", "parameters"))
-
-
-def _json_body(src: Source, p: int, plan: FormatPlan, body: JsonBody, ctx: Context) -> Reader:
-    name: str | None = None
-    cid: str | None = None
-    args_json: str | None = None
-    committed = False
-    # the id must be in the first delta: with the id after the arguments, wait for the whole body
-    # (and with the arguments before the name, for the name)
-    can_stream = not (body.id_key and not body.id_first) and not body.arguments_first
-    first = True
-    head, prefix = plan.json_head, plan.json_head_prefix
-    while head is not None and prefix is not None:
-        # the common head in one match; what the token reader below would read, the same way
-        buf = src.buf
-        m = head.match(buf, p)
-        if m is not None:
-            name, committed, first = m.group(1), True, False
-            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
-                return p, FAIL
-            yield Begin(name, cid, None)
-            p, complete = yield from _stream_args(src, m.end(), ctx)
-            if not complete:
-                yield _end(src, ctx, complete)
-                return p, BROKEN
-            args_json = ""
-            q = yield from skip_ws(src, p)
-            c = src.buf[q : q + 1]
-            if c == "}":
-                yield End()
-                return q + 1, OK
-            if c != ",":
-                yield End()
-                return p, OK  # the envelope's closing brace is missing: the call is whole
-            p = q + 1
-            break
-        if src.final or prefix.fullmatch(buf, p) is None:
-            break
-        yield None
-    brace = p
-    if not committed:
-        p = yield from skip_ws(src, p)
-        if p >= len(src.buf) or src.buf[p] != "{":
-            return p, FAIL
-        brace, p = p, p + 1
-    while True:
-        p = yield from skip_ws(src, p)
-        buf = src.buf
-        if first and not committed and buf[p : p + 1] == "'":  # a Python dict (Hermes 2 Pro)
-            return (yield from read_python_dict(src, brace, plan, body, ctx, _ARGS_KEYS))
-        if p < len(buf) and buf[p] == "}" and first:
-            p += 1
-            break
-        if p >= len(buf) or buf[p] != '"':
-            break
-        sc = JsonScanner(p)
-        if (yield from _run(src, sc)) != DONE:
-            break
-        key = json.loads(sc.take_all())
-        q = yield from probe_literal(src, sc.pos, ":")
-        if q < 0:
-            break
-        p = yield from skip_ws(src, q)
-        buf = src.buf
-        is_args = (
-            (key in _ARGS_KEYS or key == body.arguments_key or key in body.arguments_aliases)
-            if body.name_key
-            else name is None
-        )
-        if body.name_key is None and is_args:
-            name = key
-        if is_args and can_stream and name is not None and not committed and buf[p : p + 1] == "{":
-            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
-                return p, FAIL
-            committed = True
-            yield Begin(name, cid, None)
-            p, complete = yield from _stream_args(src, p, ctx)
-            if not complete:
-                yield _end(src, ctx, complete)
-                return p, BROKEN
-            args_json = ""
-        else:
-            sc = JsonScanner(p)
-            if (yield from _run(src, sc)) != DONE:
-                break
-            text = sc.take_all()
-            p = sc.pos
-            if key == body.name_key and name is None:
-                value = json.loads(text)
-                if not isinstance(value, str):
-                    break
-                name = value
-            elif is_args and args_json is None:
-                if text.startswith("{"):
-                    args_json = text
-                elif text.startswith('"'):
-                    args_json = _args_from_string(json.loads(text))
-                    if args_json is None:
-                        break
-                elif text == "null":
-                    args_json = "{}"
-                else:
-                    break
-            elif key == body.id_key and cid is None:
-                value = json.loads(text)
-                if isinstance(value, (str, int)) and not isinstance(value, bool):
-                    cid = str(value)
-        q = yield from skip_ws(src, p)
-        buf = src.buf
-        first = False
-        if buf[q : q + 1] == ",":
-            p = q + 1
-            continue
-        if buf[q : q + 1] == "}":
-            p = q + 1
-            if committed:
-                yield End()
-                return p, OK
-            if name is None:
-                return p, FAIL
-            if plan.known_names_only and ctx.schemas and name not in ctx.schemas:
-                return p, FAIL
-            yield from certain(name, cid, None, args_json if args_json is not None else "{}")
-            return p, OK
-        break
-    if committed:
-        yield End()
-        return p, BROKEN
-    return p, FAIL
-
-
 def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0:
@@ -434,12 +200,12 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     if src.buf[p : p + 1] != "{":
         return (yield from read_raw_call(src, q, plan, ctx, fields))
     yield Begin(fields["name"], fields.get("id"), fields.get("index"))
-    p, complete = yield from _stream_args(src, p, ctx)
-    yield _end(src, ctx, complete)
+    p, complete = yield from stream_args(src, p, ctx)
+    yield end_event(src, ctx, complete)
     if not complete:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
-    for core in (plan.args_close, plan.tail):
+    for core in (plan.args_close, format_template(plan.tail, name=fields["name"])):
         q = yield from probe_closers(src, p, core, plan.alts)
         if q < 0:
             return p, OK
@@ -462,83 +228,114 @@ def _probe_fence(src: Source, p: int) -> Generator[None, None, int]:
         yield None
 
 
+_GO, _WAIT, _BAD = -1, -2, -3
+"""``_CallScan`` results: read on, wait for more text, not a call."""
+
+
+@dataclass
+class _CallScan:
+    """Where a Python-style call's closer comes, outside quotes and brackets."""
+
+    close: str
+    gemma: bool
+    i: int
+    depth: int = 0
+    quote: str = ""
+
+    def run(self, buf: str, lim: int, final: bool) -> int:
+        """Scan ``buf`` up to ``lim``: the closer's position, ``_WAIT`` or ``_BAD``."""
+        close = self.close
+        while self.i < lim:
+            if self.quote:
+                if not self._in_quote(buf, lim):
+                    return _WAIT
+                continue
+            i = self.i
+            if self.depth == 0:
+                if buf.startswith(close, i):
+                    return i
+                if not final and len(buf) - i < len(close) and close.startswith(buf[i:]):
+                    return _WAIT
+            st = self._token(buf, final)
+            if st != _GO:
+                return st
+        return _WAIT
+
+    def _in_quote(self, buf: str, lim: int) -> bool:
+        """Read on inside a quoted string; False where it needs text beyond ``lim``."""
+        if self.gemma:
+            k = buf.find(self.quote, self.i, lim)
+            if k < 0:
+                self.i = max(self.i, lim - len(self.quote) + 1)
+                return False
+            self.i = k + len(self.quote)
+            self.quote = ""
+            return True
+        c = buf[self.i]
+        if c == "\\":
+            if self.i + 1 >= lim:
+                return False
+            self.i += 2
+            return True
+        if c == self.quote:
+            self.quote = ""
+        self.i += 1
+        return True
+
+    def _token(self, buf: str, final: bool) -> int:
+        i = self.i
+        if self.gemma:
+            if not final and len(buf) - i < len(GEMMA4_QUOTE) and GEMMA4_QUOTE.startswith(buf[i:]):
+                return _WAIT
+            if buf.startswith(GEMMA4_QUOTE, i):
+                self.quote = GEMMA4_QUOTE
+                self.i = i + len(GEMMA4_QUOTE)
+                return _GO
+        c = buf[i]
+        if not self.gemma and c in "'\"":
+            self.quote = c
+        elif c in "([{":
+            self.depth += 1
+        elif c in ")]}":
+            self.depth -= 1
+            if self.depth < 0:
+                return _BAD
+        self.i = i + 1
+        return _GO
+
+
+def _python_args(inner: str, body: PythonBody) -> dict[str, Any] | None:
+    if body.value_codec == "gemma4":
+        return parse_gemma4_kwargs(inner, assign=body.assign, separator=body.arg_separator)
+    if body.assign.strip() == "=":
+        return parse_python_kwargs(inner)
+    return None
+
+
 def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context) -> Reader:
     p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0 or not plan.tail:
         return p, FAIL
-    close = plan.tail
-    gemma = body.value_codec == "gemma4"
-    start = i = p
-    depth = 0
-    quote = ""
+    scan = _CallScan(plan.tail, body.value_codec == "gemma4", p)
     # a next call's opener ends this one unclosed (so scans stay linear); one-character openers
     # such as "[" are value syntax, not markers
     openers = [split_literal(o)[0] for o in (plan.section_open, plan.call_open) if o]
     stops = tuple(o for o in openers if len(o) > 2)
     while True:
         buf = src.buf
-        n = len(buf)
-        lim, hit = stop_before(buf, i, stops, final=src.final) if stops else (n, False)
-        while i < lim:
-            if quote:
-                if gemma:
-                    k = buf.find(quote, i, lim)
-                    if k < 0:
-                        i = max(i, lim - len(quote) + 1)
-                        break
-                    i = k + len(quote)
-                    quote = ""
-                    continue
-                c = buf[i]
-                if c == "\\":
-                    if i + 1 >= lim:
-                        break
-                    i += 2
-                    continue
-                if c == quote:
-                    quote = ""
-                i += 1
-                continue
-            if depth == 0 and buf.startswith(close, i):
-                inner = buf[start:i]
-                if gemma:
-                    args = parse_gemma4_kwargs(
-                        inner, assign=body.assign, separator=body.arg_separator
-                    )
-                elif body.assign.strip() == "=":
-                    args = parse_python_kwargs(inner)
-                else:
-                    args = None
-                if args is None:
-                    return i, FAIL
-                yield from certain(
-                    fields["name"],
-                    fields.get("id"),
-                    fields.get("index"),
-                    json.dumps(args, ensure_ascii=False),
-                )
-                return i + len(close), OK
-            if depth == 0 and n - i < len(close) and close.startswith(buf[i:]) and not src.final:
-                break
-            c = buf[i]
-            partial_quote = n - i < len(GEMMA4_QUOTE) and GEMMA4_QUOTE.startswith(buf[i:])
-            if gemma and partial_quote and not src.final:
-                break
-            if gemma and buf.startswith(GEMMA4_QUOTE, i):
-                quote = GEMMA4_QUOTE
-                i += len(GEMMA4_QUOTE)
-                continue
-            if not gemma and c in "'\"":
-                quote = c
-            elif c in "([{":
-                depth += 1
-            elif c in ")]}":
-                depth -= 1
-                if depth < 0:
-                    return i, FAIL
-            i += 1
+        lim, hit = stop_before(buf, scan.i, stops, final=src.final) if stops else (len(buf), False)
+        k = scan.run(buf, lim, src.final)
+        if k == _BAD:
+            return scan.i, FAIL
+        if k >= 0:
+            args = _python_args(buf[p:k], body)
+            if args is None:
+                return k, FAIL
+            args_json = json.dumps(args, ensure_ascii=False)
+            yield from certain(fields["name"], fields.get("id"), fields.get("index"), args_json)
+            return k + len(plan.tail), OK
         if hit or src.final:
-            return i, FAIL
+            return scan.i, FAIL
         yield None
 
 
@@ -552,7 +349,7 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
         return p, FAIL
     body = plan.fmt.body
     if isinstance(body, JsonBody):
-        reader = _json_body(src, q, plan, body, ctx)
+        reader = read_json_body(src, q, plan, body, ctx)
     elif isinstance(body, TaggedBody):
         reader = _tagged_body(src, q, plan, ctx)
     elif isinstance(body, ElementBody):

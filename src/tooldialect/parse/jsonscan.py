@@ -105,184 +105,182 @@ class JsonScanner:
         self._status = st
         return st
 
+    def _safe(self, heal: str) -> None:
+        """Mark the text read so far (outside a key) as a safe point healed by ``heal``."""
+        self._safe_n = len(self.pieces)
+        self._safe_heal = heal
+        self.safe_pos = self.pos
+
     def _scan(self, buf: str, final: bool) -> int:
-        # The hot loop of streaming: state lives in locals and is written back on exit.
-        pos = self.pos
+        # One step per token, dispatched on the state; string runs are read in bulk.
         n = len(buf)
-        pieces = self.pieces
-        append = pieces.append
-        stack = self._stack
-        state = self._state
-        in_key = self._in_key
-        closers = self._closers
-        try:
-            while True:
-                if state == _STR:
-                    m = _STR_RUN.match(buf, pos)
-                    if m:
-                        append(m.group())
-                        pos = m.end()
-                    if pos >= n:
-                        if not in_key:
-                            self._safe_n = len(pieces)
-                            self._safe_heal = '"' + closers
-                            self.safe_pos = pos
-                        return NEED
-                    c = buf[pos]
-                    if c == '"':
-                        append(c)
-                        pos += 1
-                        if in_key:
-                            state = _COLON
-                            continue
-                        if not stack:
-                            return DONE
-                        state = _AFTER
-                        self._safe_n = len(pieces)
-                        self._safe_heal = closers
-                        self.safe_pos = pos
-                        continue
-                    if c == "\\":
-                        m = _ESC.match(buf, pos)
-                        if m:
-                            append(m.group())
-                            pos = m.end()
-                            continue
-                        if not final and _ESC_PREFIX.match(buf, pos):
-                            if not in_key:
-                                self._safe_n = len(pieces)
-                                self._safe_heal = '"' + closers
-                                self.safe_pos = pos
-                            return NEED
-                        return ERROR
-                    # a raw control character: tolerated, escaped in the cooked text
-                    append(json.dumps(c)[1:-1])
-                    pos += 1
-                    continue
-                if pos >= n:
-                    return NEED
-                c = buf[pos]
-                if c in _WS_CHARS:
+        steps = _STEPS
+        while True:
+            if self._state == _STR:
+                st = self._string(buf, n, final)
+            else:
+                pos = self.pos
+                if pos < n and buf[pos] in _WS_CHARS:
                     m = _WS.match(buf, pos)
                     assert m is not None
-                    append(m.group())
-                    pos = m.end()
-                    if pos >= n:
-                        return NEED
-                    c = buf[pos]
-                if state == _AFTER:
-                    if c == ",":
-                        append(c)
-                        pos += 1
-                        state = _OBJ_KEY if stack[-1] == "{" else _VALUE
-                        continue
-                    if c == closers[0]:
-                        append(c)
-                        pos += 1
-                        stack.pop()
-                        closers = closers[1:]
-                        if not stack:
-                            return DONE
-                        self._safe_n = len(pieces)
-                        self._safe_heal = closers
-                        self.safe_pos = pos
-                        continue
-                    return ERROR
-                if state == _COLON:
-                    if c != ":":
-                        return ERROR
-                    append(c)
-                    pos += 1
-                    state = _VALUE
-                    continue
-                if state in (_OBJ_KEY, _OBJ_FIRST):
-                    if c == '"':
-                        append(c)
-                        pos += 1
-                        state = _STR
-                        in_key = True
-                        continue
-                    if c == "}" and state == _OBJ_FIRST:
-                        append(c)
-                        pos += 1
-                        stack.pop()
-                        closers = closers[1:]
-                        if not stack:
-                            return DONE
-                        state = _AFTER
-                        self._safe_n = len(pieces)
-                        self._safe_heal = closers
-                        self.safe_pos = pos
-                        continue
-                    return ERROR
-                # _VALUE or _ARR_FIRST
-                if c == "{" or c == "[":
-                    if not stack:
-                        self.start = pos
-                        if pieces:  # leading whitespace is not part of the value
-                            pieces.clear()
-                    append(c)
-                    pos += 1
-                    stack.append(c)
-                    if c == "{":
-                        closers = "}" + closers
-                        state = _OBJ_FIRST
-                    else:
-                        closers = "]" + closers
-                        state = _ARR_FIRST
-                    self._safe_n = len(pieces)
-                    self._safe_heal = closers
-                    self.safe_pos = pos
-                    continue
-                if c == "]" and state == _ARR_FIRST:
-                    append(c)
-                    pos += 1
-                    stack.pop()
-                    closers = closers[1:]
-                    if not stack:
-                        return DONE
-                    state = _AFTER
-                    self._safe_n = len(pieces)
-                    self._safe_heal = closers
-                    self.safe_pos = pos
-                    continue
-                if not stack:
-                    self.start = pos
-                    pieces.clear()
-                if c == '"':
-                    append(c)
-                    pos += 1
-                    state = _STR
-                    in_key = False
-                    continue
-                if c in _LITERALS:
-                    lit = _LITERALS[c]
-                    if buf.startswith(lit, pos):
-                        append(lit)
-                        pos += len(lit)
-                    else:
-                        if not final and n - pos < len(lit) and lit.startswith(buf[pos:]):
-                            return NEED
-                        return ERROR
-                else:
-                    m = _NUM_EXTENT.match(buf, pos)
-                    if m is None:
-                        return ERROR
-                    if m.end() >= n and not final:
-                        return NEED
-                    if not _NUM.match(m.group()):
-                        return ERROR
-                    append(m.group())
-                    pos = m.end()
-                # a scalar value ended
-                if not stack:
-                    return DONE
-                state = _AFTER
-                self._safe_n = len(pieces)
-                self._safe_heal = closers
-                self.safe_pos = pos
-        finally:
-            self.pos = pos
-            self._state = state
-            self._in_key = in_key
-            self._closers = closers
+                    self.pieces.append(m.group())
+                    self.pos = pos = m.end()
+                if pos >= n:
+                    return NEED
+                st = steps[self._state](self, buf, buf[pos], n, final)
+            if st != _GO:
+                return st
+
+    def _string(self, buf: str, n: int, final: bool) -> int:
+        m = _STR_RUN.match(buf, self.pos)
+        if m:
+            self.pieces.append(m.group())
+            self.pos = m.end()
+        pos = self.pos
+        if pos >= n:
+            if not self._in_key:
+                self._safe('"' + self._closers)
+            return NEED
+        c = buf[pos]
+        if c == '"':
+            self.pieces.append(c)
+            self.pos = pos + 1
+            if self._in_key:
+                self._state = _COLON
+                return _GO
+            if not self._stack:
+                return DONE
+            self._state = _AFTER
+            self._safe(self._closers)
+            return _GO
+        if c == "\\":
+            m = _ESC.match(buf, pos)
+            if m:
+                self.pieces.append(m.group())
+                self.pos = m.end()
+                return _GO
+            if not final and _ESC_PREFIX.match(buf, pos):
+                if not self._in_key:
+                    self._safe('"' + self._closers)
+                return NEED
+            return ERROR
+        # a raw control character: tolerated, escaped in the cooked text
+        self.pieces.append(json.dumps(c)[1:-1])
+        self.pos = pos + 1
+        return _GO
+
+    def _close(self, c: str) -> int:
+        """``c``, the innermost container's closer, read at ``pos``."""
+        self.pieces.append(c)
+        self.pos += 1
+        self._stack.pop()
+        self._closers = self._closers[1:]
+        if not self._stack:
+            return DONE
+        self._state = _AFTER
+        self._safe(self._closers)
+        return _GO
+
+    def _after(self, buf: str, c: str, n: int, final: bool) -> int:
+        if c == ",":
+            self.pieces.append(c)
+            self.pos += 1
+            self._state = _OBJ_KEY if self._stack[-1] == "{" else _VALUE
+            return _GO
+        if c == self._closers[0]:
+            return self._close(c)
+        return ERROR
+
+    def _colon(self, buf: str, c: str, n: int, final: bool) -> int:
+        if c != ":":
+            return ERROR
+        self.pieces.append(c)
+        self.pos += 1
+        self._state = _VALUE
+        return _GO
+
+    def _key(self, buf: str, c: str, n: int, final: bool) -> int:
+        if c == '"':
+            self.pieces.append(c)
+            self.pos += 1
+            self._state = _STR
+            self._in_key = True
+            return _GO
+        if c == "}" and self._state == _OBJ_FIRST:
+            return self._close(c)
+        return ERROR
+
+    def _open(self, c: str) -> int:
+        """``c``, a container's opener, read at ``pos``."""
+        if not self._stack:
+            self.start = self.pos
+            self.pieces.clear()  # leading whitespace is not part of the value
+        self.pieces.append(c)
+        self.pos += 1
+        self._stack.append(c)
+        if c == "{":
+            self._closers = "}" + self._closers
+            self._state = _OBJ_FIRST
+        else:
+            self._closers = "]" + self._closers
+            self._state = _ARR_FIRST
+        self._safe(self._closers)
+        return _GO
+
+    def _value(self, buf: str, c: str, n: int, final: bool) -> int:
+        if c == "{" or c == "[":
+            return self._open(c)
+        if c == "]" and self._state == _ARR_FIRST:
+            return self._close(c)
+        if not self._stack:
+            self.start = self.pos
+            self.pieces.clear()
+        if c == '"':
+            self.pieces.append(c)
+            self.pos += 1
+            self._state = _STR
+            self._in_key = False
+            return _GO
+        st = self._scalar(buf, c, n, final)
+        if st != _GO:
+            return st
+        # a scalar value ended
+        if not self._stack:
+            return DONE
+        self._state = _AFTER
+        self._safe(self._closers)
+        return _GO
+
+    def _scalar(self, buf: str, c: str, n: int, final: bool) -> int:
+        pos = self.pos
+        if c in _LITERALS:
+            lit = _LITERALS[c]
+            if buf.startswith(lit, pos):
+                self.pieces.append(lit)
+                self.pos = pos + len(lit)
+                return _GO
+            if not final and n - pos < len(lit) and lit.startswith(buf[pos:]):
+                return NEED
+            return ERROR
+        m = _NUM_EXTENT.match(buf, pos)
+        if m is None:
+            return ERROR
+        if m.end() >= n and not final:
+            return NEED
+        if not _NUM.match(m.group()):
+            return ERROR
+        self.pieces.append(m.group())
+        self.pos = m.end()
+        return _GO
+
+
+_GO = -1  # a step read a token: go on
+# indexed by state (_VALUE, _ARR_FIRST, _OBJ_FIRST, _OBJ_KEY, _COLON, _AFTER; _STR is read apart)
+_STEPS = (
+    JsonScanner._value,
+    JsonScanner._value,
+    JsonScanner._key,
+    JsonScanner._key,
+    JsonScanner._colon,
+    JsonScanner._after,
+)

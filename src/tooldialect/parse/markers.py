@@ -308,6 +308,50 @@ def _literal_after(segments: tuple[Segment, ...], i: int, fields: dict[str, str]
     return out.strip()
 
 
+def _match_literal(src: Source, p: int, seg: Segment) -> Wait:
+    """End of the literal ``seg`` (or one of its ``alts``) at ``p``, else -1."""
+    if not seg.core:
+        return p
+    q = yield from probe_literal(src, p, seg.core)
+    for alt in seg.alts:
+        if q >= 0:
+            break
+        q = yield from probe_literal(src, p, alt)
+    return q
+
+
+def _name_run(src: Source, p: int) -> Wait:
+    """End of the name-like run at ``p`` (waits while it may still grow)."""
+    while True:
+        buf = src.buf
+        m = _NAME_RUN.match(buf, p)
+        end = m.end() if m else p
+        if end < len(buf) or src.final:
+            return end
+        yield None
+
+
+def _read_field(
+    src: Source, p: int, segments: tuple[Segment, ...], i: int, fields: dict[str, str]
+) -> Generator[None, None, tuple[int, str]]:
+    """Field ``i``'s text from ``p`` and where it ends; (-1, "") when its terminator never
+    comes."""
+    seg = segments[i]
+    following = segments[i + 1] if i + 1 < len(segments) else None
+    nxt = following.core if following is not None and not following.field else ""
+    if nxt:
+        nxt = _literal_after(segments, i, fields)  # with fields read before: ``</{key}>``
+    if seg.field != "value":
+        p = yield from skip_ws(src, p)
+    if not nxt:
+        end = yield from _name_run(src, p)
+        return end, src.buf[p:end]
+    k = yield from find_literal(src, p, nxt, limit=None if seg.field == "value" else MAX_FIELD)
+    if k < 0:
+        return -1, ""
+    return k, src.buf[p:k]
+
+
 def match_template(
     src: Source, p: int, segments: tuple[Segment, ...], *, names: frozenset[str] = frozenset()
 ) -> Generator[None, None, tuple[int, dict[str, str]]]:
@@ -323,40 +367,13 @@ def match_template(
             # a field written again (``</arg:{key}>``) must repeat what was read: a literal now
             seg = Segment(fields[seg.field])
         if not seg.field:
-            if seg.core:
-                q = yield from probe_literal(src, p, seg.core)
-                for alt in seg.alts:
-                    if q >= 0:
-                        break
-                    q = yield from probe_literal(src, p, alt)
-                if q < 0:
-                    return -1, fields
-                p = q
-            continue
-        following = segments[i + 1] if i + 1 < len(segments) else None
-        nxt = following.core if following is not None and not following.field else ""
-        if nxt:
-            nxt = _literal_after(segments, i, fields)  # with fields read before: ``</{key}>``
-        if seg.field != "value":
-            p = yield from skip_ws(src, p)
-        if nxt:
-            k = yield from find_literal(
-                src, p, nxt, limit=None if seg.field == "value" else MAX_FIELD
-            )
-            if k < 0:
+            p = yield from _match_literal(src, p, seg)
+            if p < 0:
                 return -1, fields
-            value = src.buf[p:k]
-            p = k
-        else:
-            while True:
-                buf = src.buf
-                m = _NAME_RUN.match(buf, p)
-                end = m.end() if m else p
-                if end < len(buf) or src.final:
-                    break
-                yield None
-            value = buf[p:end]
-            p = end
+            continue
+        p, value = yield from _read_field(src, p, segments, i, fields)
+        if p < 0:
+            return -1, fields
         if seg.field != "value":
             value = value.strip()
         if not _valid(seg.field, value, names):

@@ -16,9 +16,10 @@ from .calls import FormatPlan
 from .markers import split_literal
 from .variants import listed_formats, rebodied_formats, unwrapped_formats
 
-__all__ = ["_CALL", "_CLOSE", "_OPEN", "_STRIP", "_Plan", "_Scan", "_plan"]
+__all__ = ["CALL", "CLOSE", "OPEN", "STRIP", "plan_for"]
 
-_OPEN, _CLOSE, _STRIP, _CALL = range(4)
+OPEN, CLOSE, STRIP, CALL = range(4)
+"""What a marker the scan finds does: open reasoning, close it, drop it, start a call."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class _Plan:
 _PLANS: dict[str, _Plan] = {}
 
 
-def _plan(spec: DialectSpec) -> _Plan:
+def plan_for(spec: DialectSpec) -> _Plan:
     key = spec.model_dump_json()
     plan = _PLANS.get(key)
     if plan is None:
@@ -85,68 +86,87 @@ def _plan(spec: DialectSpec) -> _Plan:
     return plan
 
 
-def _build_plan(spec: DialectSpec) -> _Plan:
+_Actions = dict[str, tuple[int, tuple[int, ...]]]
+
+
+def _add_call(content: _Actions, core: str, i: int) -> None:
+    """``core`` opens format ``i`` too (candidates are tried in order)."""
+    _, prev = content.get(core, (CALL, ()))
+    content[core] = (CALL, (*prev, i))
+
+
+def _call_formats(
+    spec: DialectSpec, content: _Actions
+) -> tuple[list[FormatPlan], list[int], list[int]]:
+    """``(formats, start, whole)``: the spec's formats, then the layouts the parser reads besides
+    (their openers added to ``content``), the markerless ones looked for at the start of the
+    reply, and those read whole (calls inside prose)."""
     # a markerless dialect (Llama 3 JSON): its markerless calls must name an offered tool
     markerless = not spec.primary.opener().strip()
     formats = [
         FormatPlan.build(f, known_names_only=markerless and not f.opener().strip())
         for f in spec.formats
     ]
-    content: dict[str, tuple[int, tuple[int, ...]]] = {}
-    reasoning: dict[str, tuple[int, tuple[int, ...]]] = {}
     start: list[int] = []
-
-    def add(core: str, i: int) -> None:
-        _, prev = content.get(core, (_CALL, ()))
-        content[core] = (_CALL, (*prev, i))
-
     for i, f in enumerate(spec.formats):
         # the scan looks for the opener's first piece; the reader matches the rest, whitespace
         # between pieces optional (``[TOOL_CALLS] [``)
         pieces = split_literal(f.opener())
-        core = pieces[0] if pieces else ""
-        if f.at_start_only or not core:
+        if f.at_start_only or not pieces:
             start.append(i)  # markerless layouts are only looked for at the start of the reply
             continue
-        add(core, i)
+        _add_call(content, pieces[0], i)
     for f in spec.formats:
         for v in unwrapped_formats(f) + rebodied_formats(f) + listed_formats(f):
             if v.at_start_only:
                 start.append(len(formats))
             else:
-                add(split_literal(v.opener())[0], len(formats))
+                _add_call(content, split_literal(v.opener())[0], len(formats))
             formats.append(FormatPlan.build(v, known_names_only=markerless and v.at_start_only))
     whole: list[int] = []
     if markerless:  # calls inside prose, held until complete
         for f in spec.formats:
             if not f.opener().strip() and isinstance(f.body, JsonBody) and f.body.name_key:
                 whole.append(len(formats))
-                add("{", len(formats))
+                _add_call(content, "{", len(formats))
                 formats.append(FormatPlan.build(f, known_names_only=True))
+    return formats, start, whole
+
+
+def _reasoning_markers(spec: DialectSpec, content: _Actions, reasoning: _Actions) -> list[str]:
+    """Add the reasoning open and close markers (and call openers inside reasoning) to the
+    scans; returns the close markers, longest first."""
+    r = spec.reasoning
+    if r is None or not (r.open.strip() and r.close.strip()):
+        return []
+    for marker in r.opens():
+        if marker.strip():
+            content[marker.strip()] = (OPEN, ())
+    closes = sorted({c.strip() for c in r.closes() if c.strip()}, key=len, reverse=True)
+    for marker in closes:
+        reasoning[marker] = (CLOSE, ())
+    if r.calls_end_unclosed:
+        # openers of the written layouts inside reasoning: a call only if the block is never
+        # closed (_scan). Parse-only variants' openers (``` fences, <response>) are common in
+        # reasoning text, and would hold its stream back until the close.
+        for core, (action, cands) in content.items():
+            written = [i for i in cands if i < len(spec.formats) and not spec.formats[i].parse_only]
+            if action == CALL and written and core not in reasoning:
+                reasoning[core] = (CALL, cands)
+    return closes
+
+
+def _build_plan(spec: DialectSpec) -> _Plan:
+    content: _Actions = {}
+    reasoning: _Actions = {}
+    formats, start, whole = _call_formats(spec, content)
     for marker in spec.strip:
         if marker.strip():
-            content.setdefault(marker.strip(), (_STRIP, ()))
-            reasoning.setdefault(marker.strip(), (_STRIP, ()))
+            content.setdefault(marker.strip(), (STRIP, ()))
+            reasoning.setdefault(marker.strip(), (STRIP, ()))
     r = spec.reasoning
     has_reasoning = r is not None and bool(r.open.strip() and r.close.strip())
-    closes: list[str] = []
-    if r is not None and has_reasoning:
-        for marker in r.opens():
-            if marker.strip():
-                content[marker.strip()] = (_OPEN, ())
-        closes = sorted({c.strip() for c in r.closes() if c.strip()}, key=len, reverse=True)
-        for marker in closes:
-            reasoning[marker] = (_CLOSE, ())
-        if r.calls_end_unclosed:
-            # openers of the written layouts inside reasoning: a call only if the block is never
-            # closed (_scan). Parse-only variants' openers (``` fences, <response>) are common in
-            # reasoning text, and would hold its stream back until the close.
-            for core, (action, cands) in content.items():
-                written = [
-                    i for i in cands if i < len(spec.formats) and not spec.formats[i].parse_only
-                ]
-                if action == _CALL and written and core not in reasoning:
-                    reasoning[core] = (_CALL, cands)
+    closes = _reasoning_markers(spec, content, reasoning)
     return _Plan(
         formats=tuple(formats),
         content=_Scan.build(content),

@@ -258,37 +258,49 @@ class _Gemma4Reader:
 
     def value(self) -> Any:
         self.ws()
-        text = self.text
-        if text.startswith(GEMMA4_QUOTE, self.pos):
-            start = self.pos + len(GEMMA4_QUOTE)
-            end = text.find(GEMMA4_QUOTE, start)
-            if end < 0:
-                raise _NotLiteral
-            self.pos = end + len(GEMMA4_QUOTE)
-            return text[start:end]
+        if self.text.startswith(GEMMA4_QUOTE, self.pos):
+            return self._string()
         if self.eat("{"):
-            obj: dict[str, Any] = {}
+            return self._object()
+        if self.eat("["):
+            return self._array()
+        return self._scalar()
+
+    def _string(self) -> str:
+        start = self.pos + len(GEMMA4_QUOTE)
+        end = self.text.find(GEMMA4_QUOTE, start)
+        if end < 0:
+            raise _NotLiteral
+        self.pos = end + len(GEMMA4_QUOTE)
+        return self.text[start:end]
+
+    def _object(self) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        if self.eat("}"):
+            return obj
+        while True:
+            k = self.key(":")
+            if not self.eat(":"):
+                raise _NotLiteral
+            obj[k] = self.value()
             if self.eat("}"):
                 return obj
-            while True:
-                k = self.key(":")
-                if not self.eat(":"):
-                    raise _NotLiteral
-                obj[k] = self.value()
-                if self.eat("}"):
-                    return obj
-                if not self.eat(","):
-                    raise _NotLiteral
-        if self.eat("["):
-            arr: list[Any] = []
+            if not self.eat(","):
+                raise _NotLiteral
+
+    def _array(self) -> list[Any]:
+        arr: list[Any] = []
+        if self.eat("]"):
+            return arr
+        while True:
+            arr.append(self.value())
             if self.eat("]"):
                 return arr
-            while True:
-                arr.append(self.value())
-                if self.eat("]"):
-                    return arr
-                if not self.eat(","):
-                    raise _NotLiteral
+            if not self.eat(","):
+                raise _NotLiteral
+
+    def _scalar(self) -> Any:
+        text = self.text
         start = self.pos
         while self.pos < len(text) and text[self.pos] not in self._STOP:
             self.pos += 1
