@@ -26,7 +26,6 @@ from tooldialect import (
     Agent,
     AgentEvent,
     CallFinished,
-    CallStarted,
     Deny,
     FinalAnswer,
     MCPTools,
@@ -63,10 +62,8 @@ def approve(call: PendingCall) -> Any:
 def show(event: AgentEvent) -> None:
     if isinstance(event, TextDelta):
         print(event.text, end="", flush=True)
-    elif isinstance(event, CallStarted):
-        print(f"\n-> {event.name}", end="", flush=True)
-    elif isinstance(event, CallFinished):
-        print(f"({event.arguments})\n   {event.error or '='} {event.result}")
+    elif isinstance(event, CallFinished):  # printed whole: the approval prompt may come first
+        print(f"\n-> {event.name}({event.arguments})\n   {event.error or '='} {event.result}")
     elif isinstance(event, FinalAnswer):
         r = event.result
         print(f"\n[{r.outcome}; {len(r.steps)} model calls, {r.usage['completion_tokens']} tokens]")

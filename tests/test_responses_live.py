@@ -259,7 +259,9 @@ def test_pydantic_ai_sends_allowed_tools_and_it_holds(base_url: str) -> None:  #
 
 def test_smolagents_tool_calling_agent(base_url: str) -> None:  # noqa: F811
     """smolagents' ToolCallingAgent sends ``tool_choice="required"`` on every step; each step's
-    reply is a call, the first to the weather tool, and the run ends in ``final_answer``."""
+    reply is a call, the first to the weather tool, and the run ends in ``final_answer`` (the
+    tool's result says to: unprompted, the 0.5B model repeats the weather call until
+    ``max_steps``)."""
     smolagents = pytest.importorskip("smolagents", reason=HINT)
 
     @smolagents.tool  # type: ignore[untyped-decorator]
@@ -269,7 +271,7 @@ def test_smolagents_tool_calling_agent(base_url: str) -> None:  # noqa: F811
         Args:
             city: The city name.
         """
-        return f"Sunny, 24 C in {city}"
+        return f"Sunny, 24 C in {city}. Now give this to the user with final_answer."
 
     model = smolagents.OpenAIServerModel(
         model_id="qwen", api_base=base_url, api_key="unused", temperature=0, max_tokens=80
@@ -282,4 +284,4 @@ def test_smolagents_tool_calling_agent(base_url: str) -> None:  # noqa: F811
     names = [c.name for s in steps for c in s.tool_calls or []]
     assert names and names[0] == "get_weather", names
     assert all(s.tool_calls for s in steps), "a step came back without a call under required"
-    assert "final_answer" in names and answer
+    assert names[-1] == "final_answer" and "24 C" in str(answer)

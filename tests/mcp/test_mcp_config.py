@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -145,3 +147,28 @@ def test_results_become_text_structured_json_and_notes_for_media() -> None:
     out = result_from_mcp("f", "read", SimpleNamespace(content=[resource, blob, link]))
     assert "hello" in out.text and "file:///a.bin (x/bin)" in out.text
     assert "file:///b.txt b" in out.text and len(out.media) == 3
+
+
+def run_python(code: str) -> str:
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    out = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {src!r})\n{code}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return out.stdout.strip()
+
+
+def test_the_sdk_is_optional_and_its_absence_says_how_to_install_it() -> None:
+    assert run_python("import tooldialect; print('mcp' in sys.modules)") == "False"
+    code = (
+        "sys.modules['mcp'] = None  # as if not installed\n"
+        "from tooldialect import MCPError, MCPTools\n"
+        "try:\n"
+        "    MCPTools({'mcpServers': {'s': {'command': 'x'}}}).start()\n"
+        "except MCPError as exc:\n"
+        "    print(exc)\n"
+    )
+    assert "pip install 'tooldialect[mcp]'" in run_python(code)

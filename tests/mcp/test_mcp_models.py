@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,15 +12,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_fixtures import require_sdk, serve_http, stdio_entry
 
 import tooldialect
-from conftest import require_sdk, stdio_entry
 from tooldialect import Agent, CallFinished, FinalAnswer, MCPTools, StepStarted, ToolResult
 
 require_sdk()
 pytestmark = pytest.mark.model
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def http_server_url() -> Iterator[str]:
+    """The small server over streamable HTTP on a loopback port."""
+    with serve_http("mcp_small_server.py") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +134,24 @@ def test_chat_offers_the_tools_of_an_mcp_json(qwen_path: Path, tmp_path: Path) -
     assert "small_add" in proc.stderr and "small_get_weather" in proc.stderr  # the banner
     assert "-> small_" in proc.stdout
     assert '= {"result":' in proc.stdout  # a result that came back from the server
+
+
+def test_the_mcp_agent_example_runs_offline(qwen_path: Path) -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "TOOLDIALECT_MODELS": str(qwen_path.parent),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "mcp_agent.py"), "Weather in Tokyo?"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=400,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tools: weather_current_weather, weather_book_table" in proc.stdout
+    # a result line under the call: the server answered (a city it lacks is a tool_error)
+    assert re.search(r"-> weather_current_weather\(.*\)\n   (= \{|tool_error Error)", proc.stdout)

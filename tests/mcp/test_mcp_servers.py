@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp_fixtures import alive, require_sdk, serve_http, stdio_entry, wait_gone
 
-from conftest import alive, require_sdk, stdio_entry, wait_gone
 from test_agent import ScriptedLlama, calls, text
 from tooldialect import (
     Agent,
@@ -34,6 +34,13 @@ from tooldialect.dialect.builtins import get_builtin
 require_sdk()
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+@pytest.fixture(scope="module")
+def http_server_url() -> Iterator[str]:
+    """The small server over streamable HTTP on a loopback port."""
+    with serve_http("mcp_small_server.py") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +215,7 @@ def test_failures_hangs_and_a_dying_server_go_back_as_results(
 
 
 def test_a_server_that_does_not_start_is_a_clear_error() -> None:
-    bad = MCPServerConfig("ghost", command=sys.executable, args=["-c", "import sys; sys.exit(2)"])
+    bad = MCPServerConfig("ghost", command=sys.executable, args=("-c", "import sys; sys.exit(2)"))
     with pytest.raises(MCPError, match="'ghost'"), open(os.devnull, "w") as quiet:
         MCPTools(bad, startup_timeout=60, errlog=quiet).start()
 

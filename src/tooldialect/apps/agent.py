@@ -326,7 +326,7 @@ class Agent:
         """The call to run (maybe with edited arguments), or the event for one not run."""
         pending = PendingCall(step, call["id"], call["name"], call["arguments"])
         if call["name"] not in tools:
-            return self._finish(step, call, time.perf_counter(), exc=_unknown(call, tools))
+            return _finished(step, call, time.perf_counter(), exc=_unknown(call, tools))
         refusal = guard.check(pending)
         if refusal is not None:
             return _refused(step, call, refusal, "repeated_call")
@@ -376,8 +376,8 @@ class Agent:
             if inspect.isawaitable(value):
                 value = run_to_completion(value)
         except Exception as exc:
-            return self._finish(step, call, started, exc=exc)
-        return self._finish(step, call, started, value=value)
+            return _finished(step, call, started, exc=exc)
+        return _finished(step, call, started, value=value)
 
     async def _run_async(
         self, step: int, call: dict[str, Any], tools: Mapping[str, Tool]
@@ -388,19 +388,8 @@ class Agent:
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            return self._finish(step, call, started, exc=exc)
-        return self._finish(step, call, started, value=value)
-
-    @staticmethod
-    def _finish(
-        step: int,
-        call: dict[str, Any],
-        started: float,
-        *,
-        value: Any = None,
-        exc: Exception | None = None,
-    ) -> CallFinished:
-        return _finished(step, call, started, value=value, exc=exc)
+            return _finished(step, call, started, exc=exc)
+        return _finished(step, call, started, value=value)
 
 
 def _start_mcp(mcp: Any) -> tuple[Any, bool]:

@@ -12,7 +12,9 @@ computed once (:func:`shared_json`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,6 +32,9 @@ _forms: OrderedDict[int, tuple[ToolDef, dict[str, Any], list[int]]] = OrderedDic
 """id(ToolDef) -> (the ToolDef, kept alive so the id stays its own; its form; container ids)."""
 _shared_ids: dict[int, int] = {}
 """id of a registered container -> how many forms hold it."""
+DEFAULT_JSON_OPTIONS = (False, None, None, False)
+"""``tojson``'s defaults as :func:`shared_json` gets them: ensure_ascii, indent, separators,
+sort_keys."""
 _json: dict[tuple[Any, ...], str] = {}
 """(id of a registered value, tojson options) -> its JSON text."""
 
@@ -72,7 +77,8 @@ def tool_form(tool: ToolDef) -> dict[str, Any]:
     """The shared template form of ``tool``; never mutate it (renders get it uncopied)."""
     entry = _forms.get(id(tool))
     if entry is not None and entry[0] is tool:
-        _forms.move_to_end(id(tool))
+        with contextlib.suppress(KeyError):  # another thread evicted it meanwhile
+            _forms.move_to_end(id(tool))
         return entry[1]
     # OpenAI's own key order (name, description, parameters): templates print tools with tojson,
     # so the order is visible to the model
@@ -80,37 +86,56 @@ def tool_form(tool: ToolDef) -> dict[str, Any]:
     if tool.description:
         fn["description"] = tool.description
     fn["parameters"] = tool.parameters
-    form: dict[str, Any] = plain_data({"type": "function", "function": fn})
+    form, text = _json_copy({"type": "function", "function": fn})
     ids = _containers(form)
+    if text is not None:  # what `tool | tojson` prints with its defaults: known already
+        memo_key = (id(form), *DEFAULT_JSON_OPTIONS)
+        _json[memo_key] = text
     for key in ids:
         _shared_ids[key] = _shared_ids.get(key, 0) + 1
     _forms[id(tool)] = (tool, form, ids)
     while len(_forms) > _CAPACITY:
-        _forget(_forms.popitem(last=False)[1][2])
+        try:
+            _forget(_forms.popitem(last=False)[1][2])
+        except KeyError:  # emptied by another thread
+            break
     return form
 
 
 def _forget(ids: list[int]) -> None:
     for key in ids:
-        left = _shared_ids.pop(key) - 1
+        left = _shared_ids.pop(key, 1) - 1
         if left:
             _shared_ids[key] = left
     gone = set(ids)
-    for memo_key in [k for k in _json if k[0] in gone]:
-        del _json[memo_key]
+    for memo_key in [k for k in list(_json) if k[0] in gone]:
+        _json.pop(memo_key, None)
+
+
+def _json_copy(value: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A plain deep copy and its JSON text: through JSON (in C) when it is JSON, else
+    :func:`plain_data` (and no text)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # an object, a non-string key, a NaN: copy it the slow way
+        return dict(plain_data(value)), None
+    copy: dict[str, Any] = json.loads(text)
+    return copy, text
 
 
 def _containers(value: Any) -> list[int]:
+    """Ids of every dict and list in ``value`` (made of JSON types only)."""
     found: list[int] = []
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, dict):
+        kind = type(item)
+        if kind is dict:
             found.append(id(item))
-            stack.extend(item.values())
-        elif isinstance(item, list):
+            stack.extend(v for v in item.values() if type(v) in (dict, list))
+        elif kind is list:
             found.append(id(item))
-            stack.extend(item)
+            stack.extend(v for v in item if type(v) in (dict, list))
     return found
 
 

@@ -1,4 +1,7 @@
-"""Real MCP servers for the tests: the scripts next to this file, started over stdio or HTTP."""
+"""Real MCP servers for the tests: the scripts next to this file, started over stdio or HTTP.
+
+Imported by the test modules (a conftest.py here would clash with tests/conftest.py for mypy).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +56,13 @@ def wait_gone(pid: int, seconds: float = 20.0) -> bool:
     return False
 
 
-@pytest.fixture(scope="session")
-def http_server_url() -> Iterator[str]:
-    """The small server over streamable HTTP on a loopback port."""
+@contextmanager
+def serve_http(script: str) -> Iterator[str]:
+    """``script`` serving streamable HTTP on a free loopback port; yields its URL."""
     require_sdk()
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "mcp_small_server.py"), "--http", str(port)],
+        [sys.executable, str(HERE / script), "--http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
