@@ -17,22 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results"
 N_THREADS = 2  # the machine has 2 cores; Llama's default would use one
 
-MODEL_FILES = {
-    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
-    "qwen": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "gemma3": "gemma-3-270m-q4_k_m.gguf",
-}
 MODEL_LABELS = {"smollm2": "SmolLM2-135M", "qwen": "Qwen2.5-Coder-0.5B", "gemma3": "Gemma-3-270M"}
-
-
-def models_dir() -> Path:
-    env = os.environ.get("TOOLDIALECT_MODELS")
-    return Path(env) if env else Path.home() / ".cache" / "tooldialect" / "models"
 
 
 def model_path(key: str) -> Path:
     """Path of a test model; raises with the fetch command when it is missing."""
-    path = models_dir() / MODEL_FILES[key]
+    from scripts.fetch_models import model_file  # the one table of test-model files
+
+    path = model_file(key)
     if not path.exists():
         raise FileNotFoundError(
             f"model {key!r} missing at {path}; run `python scripts/fetch_models.py {key}`"

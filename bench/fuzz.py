@@ -23,11 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from hypothesis.errors import NonInteractiveExampleWarning
+from scripts.fetch_models import model_file
 
 from bench import fuzz_cases as fc
 from bench.parse_scaling import adversarial_output
 
-DEFAULT_MODEL = Path.home() / ".cache/tooldialect/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL = model_file("smollm2")
 TARGETS = ("schemas", "outputs", "messages", "templates", "scaling")
 
 

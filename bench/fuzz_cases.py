@@ -558,8 +558,8 @@ def check_conversation(template: Any, spec: Any, messages: Any, tools: Any) -> s
     import jinja2
 
     from tooldialect.errors import RenderBudgetError, TemplateError, ToolSpecError
+    from tooldialect.frontend.render import render_prompt
     from tooldialect.prompt.messages import validate_messages
-    from tooldialect.prompt.render import render_prompt
     from tooldialect.tools import normalize_tools
 
     before = copy.deepcopy((messages, tools))

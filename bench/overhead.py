@@ -70,8 +70,8 @@ def _cached_child(n_tools: int, reps: int) -> dict[str, float]:
     and of its stages measured alone (render, detection, an uncached grammar build)."""
     import tooldialect
     from bench.mcp_tools import mcp_tools
+    from tooldialect.frontend.render import render_prompt
     from tooldialect.frontend.request import ModelSetup, prepare_request
-    from tooldialect.prompt.render import render_prompt
 
     info, template, spec = _template_and_spec()
     setup = ModelSetup(info=info, template=template, template_origin="gguf", spec=spec, engine=None)
@@ -103,7 +103,7 @@ def _cold_child(n_tools: int) -> dict[str, float]:
 
     import tooldialect
     from bench.mcp_tools import mcp_tools
-    from tooldialect.prompt.render import render_prompt
+    from tooldialect.frontend.render import render_prompt
 
     info = tooldialect.read_gguf_metadata(model_path("qwen"))
     tools = mcp_tools(n_tools)

@@ -20,7 +20,6 @@ import argparse
 import ast
 import math
 import operator
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -176,10 +175,7 @@ def list_files(pattern: str = "**/*") -> str:
 
 # ---- the agent -------------------------------------------------------------------------------
 
-MODELS = {
-    "qwen": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
-}
+MODELS = ("qwen", "smollm2")  # keys of scripts/fetch_models.py's table
 QUESTIONS = [
     "Convert 5 miles to kilometers.",
     "What is 1234 * 5678?",
@@ -207,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen")
     parser.add_argument("--max-steps", type=int, default=4)
     args = parser.parse_args(argv)
-    folder = Path(os.environ.get("TOOLDIALECT_MODELS", Path.home() / ".cache/tooldialect/models"))
-    path = folder / MODELS[args.model]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
+    from scripts.fetch_models import model_file  # the one table of test-model files
+
+    path = model_file(args.model)
     if not path.exists():
         print(f"missing {path}; run: python scripts/fetch_models.py {args.model}", file=sys.stderr)
         return 1

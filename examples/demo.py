@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -20,10 +19,11 @@ from llama_cpp import Llama
 
 from tooldialect import ToolChatHandler
 
-MODELS = {
-    "smollm2": ("SmolLM2-135M-Instruct.Q4_1.gguf", "required"),
-    "qwen": ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "auto"),
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
+from scripts.fetch_models import model_file
+
+# the tool_choice each model gets in the demo
+MODELS = {"smollm2": "required", "qwen": "auto"}
 GET_WEATHER = {
     "type": "function",
     "function": {
@@ -45,9 +45,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="smollm2")
     args = parser.parse_args()
-    filename, tool_choice = MODELS[args.model]
-    folder = Path(os.environ.get("TOOLDIALECT_MODELS", Path.home() / ".cache/tooldialect/models"))
-    path = folder / filename
+    tool_choice = MODELS[args.model]
+    path = model_file(args.model)
     if not path.exists():
         print(f"missing {path}; run: python scripts/fetch_models.py {args.model}", file=sys.stderr)
         return 1
@@ -64,7 +63,7 @@ def main() -> int:
     )
     elapsed = time.perf_counter() - started
     setup = handler.setup(llm)
-    print(f"# {filename}: dialect {setup.spec.id!r}, tool_choice={tool_choice!r}, {elapsed:.1f}s")
+    print(f"# {path.name}: dialect {setup.spec.id!r}, tool_choice={tool_choice!r}, {elapsed:.1f}s")
     print(json.dumps(response["choices"][0]["message"], indent=2, ensure_ascii=False))
     return 0
 

@@ -16,7 +16,6 @@ Models are looked up in $TOOLDIALECT_MODELS or ~/.cache/tooldialect/models.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,10 +39,6 @@ SERVERS = {
     }
 }
 QUESTIONS = ["What is the weather in Paris right now?", "Book a table for 2 at Chez Ami at 19:30."]
-MODELS = {
-    "qwen": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
-}
 
 
 def approve(call: PendingCall) -> Any:
@@ -75,8 +70,10 @@ def main() -> int:
     parser.add_argument("--model", default="qwen", help="qwen, smollm2 or a .gguf path")
     parser.add_argument("--config", default=None, help="an mcpServers JSON file")
     args = parser.parse_args()
-    folder = Path(os.environ.get("TOOLDIALECT_MODELS", Path.home() / ".cache/tooldialect/models"))
-    path = Path(args.model) if args.model.endswith(".gguf") else folder / MODELS[args.model]
+    sys.path.insert(0, str(HERE.parent))  # the repository root
+    from scripts.fetch_models import model_file  # the one table of test-model files
+
+    path = Path(args.model) if args.model.endswith(".gguf") else model_file(args.model)
     if not path.exists():
         print(f"no model at {path}; run `python scripts/fetch_models.py`", file=sys.stderr)
         return 1

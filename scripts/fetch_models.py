@@ -36,6 +36,7 @@ class ModelSource:
     parts: tuple[tuple[str, str], ...]
 
 
+# The one table of test models: tests/conftest.py, bench/common.py and examples/ read it.
 MODELS: dict[str, ModelSource] = {
     m.key: m
     for m in (
@@ -74,6 +75,11 @@ MODELS: dict[str, ModelSource] = {
 def cache_dir() -> Path:
     env = os.environ.get("TOOLDIALECT_MODELS")
     return Path(env) if env else Path.home() / ".cache" / "tooldialect" / "models"
+
+
+def model_file(key: str) -> Path:
+    """Where model ``key`` lives once fetched (tests, bench and examples all read it here)."""
+    return cache_dir() / MODELS[key].filename
 
 
 def sha256_of(path: Path) -> str:

@@ -2,30 +2,24 @@
 
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the repository root: `bench` and `scripts` import from it
+
+from scripts.fetch_models import model_file  # noqa: E402  (the one table of test-model files)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TEMPLATES = FIXTURES / "templates"
 
 
-def models_dir() -> Path:
-    env = os.environ.get("TOOLDIALECT_MODELS")
-    return Path(env) if env else Path.home() / ".cache" / "tooldialect" / "models"
-
-
-MODEL_FILES = {
-    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
-    "qwen": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "gemma3": "gemma-3-270m-q4_k_m.gguf",
-}
-
-
 def model_path(key: str) -> Path:
     """Path of a test model, or skip with the command that fetches it."""
-    path = models_dir() / MODEL_FILES[key]
+    path = model_file(key)
     if not path.exists():
         pytest.skip(f"model {key!r} missing at {path}; run `python scripts/fetch_models.py {key}`")
     return path

@@ -125,7 +125,8 @@ def test_a_forced_call_is_fast_forwarded_from_its_first_token(llm: Any) -> None:
     assert res is not None
     assert res.forced_positions[:3] == [1, 2, 3]
     assert res.text.startswith('<tool_call>\n{"name": "save_note", "arguments": {"title": "')
-    assert res.last_prompt_eval_tokens >= 0
+    # the forced opener goes into the prompt's batch but is not booked as prompt
+    assert res.last_prompt_eval_tokens <= res.prompt_tokens
     assert out["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "save_note"
 
 

@@ -222,7 +222,10 @@ def test_second_turn_reuses_the_kv_cache(qwen: Any) -> None:
     second = qwen.create_chat_completion(messages=messages, tools=TOOLS, **GREEDY)
     result = qwen.chat_handler.last_result
     usage = second["usage"]
-    assert second["choices"][0]["finish_reason"] in ("stop", "length", "tool_calls")
+    # the finish reason the reply earns (the model may call again or answer; either is fine)
+    calls = second["choices"][0]["message"].get("tool_calls")
+    earned = "length" if result.finish_reason == "length" else "tool_calls" if calls else "stop"
+    assert second["choices"][0]["finish_reason"] == earned
     assert result.prompt_tokens == usage["prompt_tokens"]
     assert result.last_prompt_eval_tokens < first["usage"]["prompt_tokens"] / 2
     assert usage["prompt_tokens_details"]["cached_tokens"] >= first["usage"]["prompt_tokens"] - 1
@@ -267,8 +270,10 @@ def test_bad_input_raises_and_process_continues(
     smollm2: Any, kwargs: dict[str, Any], error: type[Exception]
 ) -> None:
     request = {"messages": [{"role": "user", "content": "hi"}], **kwargs}
-    with pytest.raises(error):
+    # each is also the ValueError llama-cpp-python's own callers catch
+    with pytest.raises(ValueError) as caught:
         smollm2.create_chat_completion(**request, max_tokens=4)
+    assert isinstance(caught.value, error) and isinstance(caught.value, ToolDialectError)
     ok = smollm2.create_chat_completion(messages=[{"role": "user", "content": "hi"}], max_tokens=4)
     assert ok["choices"][0]["message"]["role"] == "assistant"
 
@@ -333,6 +338,5 @@ def test_missing_template_uses_architecture_fallback(gemma3_path: Path) -> None:
     llm.close()
 
 
-def test_errors_are_tooldialect_errors() -> None:
-    assert issubclass(ContextOverflowError, ToolDialectError)
+def test_repr_names_the_dialect() -> None:
     assert repr(ToolChatHandler(dialect="hermes")) == "ToolChatHandler(dialect='hermes')"

@@ -18,7 +18,7 @@ from conftest import TEMPLATES
 from tooldialect import TemplateError, ToolSpecError, detect_dialect, parse_output
 from tooldialect.dialect.builtins import builtin_dialects
 from tooldialect.dialect.spec import DialectSpec
-from tooldialect.prompt.render import render_prompt
+from tooldialect.frontend.render import render_prompt
 from tooldialect.prompt.template import ChatTemplate
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "tooldialect"

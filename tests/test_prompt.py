@@ -11,7 +11,7 @@ from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.polyfill import apply_polyfill
 from tooldialect.dialect.spec import ReasoningMarkers
 from tooldialect.errors import TemplateError, ToolSpecError
-from tooldialect.prompt.render import prompt_opens_reasoning, render_prompt
+from tooldialect.frontend.render import prompt_opens_reasoning, render_prompt
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.tools import normalize_tools
 
@@ -111,7 +111,7 @@ def test_prompt_opens_reasoning(prompt: str, expected: bool) -> None:
 def test_prompt_prefill_reads_markers_the_prompt_already_wrote(
     template_file: str, spec_id: str, expected: str
 ) -> None:
-    from tooldialect.prompt.render import prompt_prefill
+    from tooldialect.frontend.render import prompt_prefill
 
     spec = get_builtin(spec_id)
     prompt = render_prompt(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import tooldialect
 
 
@@ -34,3 +36,14 @@ def test_import_does_not_load_llama_cpp() -> None:
     code = "import sys, tooldialect; print('llama_cpp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_version_is_the_one_in_pyproject() -> None:
+    """``__version__`` is read from the installed metadata: pyproject.toml holds the one literal."""
+    from importlib import metadata
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    assert tooldialect.__version__ == metadata.version("tooldialect") == declared

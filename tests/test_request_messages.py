@@ -13,11 +13,11 @@ from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.engine.base import SamplingParams
 from tooldialect.errors import ToolSpecError
+from tooldialect.frontend.render import render_prompt
 from tooldialect.frontend.request import ModelSetup
 from tooldialect.gguf import ModelInfo
 from tooldialect.handler import ToolChatHandler
 from tooldialect.prompt.messages import canonical_messages
-from tooldialect.prompt.render import render_prompt
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.server_client import ServerClient
 

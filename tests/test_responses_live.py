@@ -41,8 +41,8 @@ TIME = {
     },
     "strict": True,
 }
-TOOLS = [WEATHER, TIME]
-SCHEMAS = {t["name"]: t["parameters"] for t in TOOLS}
+TOOLS: list[dict[str, Any]] = [WEATHER, TIME]
+SCHEMAS: dict[str, dict[str, Any]] = {t["name"]: t["parameters"] for t in TOOLS}
 ASK = "What's the weather in Paris?"
 GREEDY: dict[str, Any] = {"model": "qwen", "temperature": 0, "max_output_tokens": 60}
 
@@ -172,13 +172,13 @@ def test_agents_sdk_runs_two_tool_steps(base_url: str) -> None:  # noqa: F811
     agents.set_tracing_disabled(True)
     done: list[str] = []
 
-    @agents.function_tool(is_enabled=lambda ctx, agent: not done)
+    @agents.function_tool(is_enabled=lambda ctx, agent: not done)  # type: ignore[untyped-decorator]
     def get_current_city() -> str:
         """The city the user is in right now."""
         done.append("get_current_city")
         return "Lyon"
 
-    @agents.function_tool(is_enabled=lambda ctx, agent: bool(done))
+    @agents.function_tool(is_enabled=lambda ctx, agent: bool(done))  # type: ignore[untyped-decorator]
     def get_weather(city: str) -> str:
         """The current weather in a city."""
         done.append(f"get_weather:{city}")
@@ -223,7 +223,8 @@ def test_pydantic_ai_sends_allowed_tools_and_it_holds(base_url: str) -> None:  #
         sent.append(json.loads(request.content))
 
     http = httpx.AsyncClient(event_hooks={"request": [record]}, timeout=600)
-    openai_client = AsyncOpenAI(base_url=base_url, api_key="unused", http_client=http)
+    # the installed openai types its client against httpx2, the same API as httpx
+    openai_client = AsyncOpenAI(base_url=base_url, api_key="unused", http_client=http)  # type: ignore[arg-type]
     model = OpenAIResponsesModel("qwen", provider=OpenAIProvider(openai_client=openai_client))
     tools = [
         ToolDefinition(
@@ -263,7 +264,7 @@ def test_smolagents_tool_calling_agent(base_url: str) -> None:  # noqa: F811
     ``max_steps``)."""
     smolagents = pytest.importorskip("smolagents", reason=HINT)
 
-    @smolagents.tool
+    @smolagents.tool  # type: ignore[untyped-decorator]
     def get_weather(city: str) -> str:
         """Get the current weather in a city.
 

@@ -38,15 +38,14 @@ def test_download_progress_prints_bytes_and_speed() -> None:
 def test_heartbeat_logs_everything_and_beats(tmp_path: Path) -> None:
     log = tmp_path / "build.log"
     script = "import time\nfor i in range(3):\n print('compiling', i, flush=True); time.sleep(0.4)"
-    producer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
-    beat = subprocess.run(
-        [sys.executable, str(SCRIPTS / "heartbeat.py"), str(log), "build", "--every", "0.5"],
-        stdin=producer.stdout,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    producer.wait()
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE) as producer:
+        beat = subprocess.run(
+            [sys.executable, str(SCRIPTS / "heartbeat.py"), str(log), "build", "--every", "0.5"],
+            stdin=producer.stdout,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     assert log.read_text().splitlines() == ["compiling 0", "compiling 1", "compiling 2"]
     lines = beat.stdout.splitlines()
     assert any(line.startswith("  build: ") and "compiling" in line for line in lines[:-1])

@@ -18,6 +18,7 @@ import pytest
 
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.errors import TemplateError
+from tooldialect.frontend.render import render_prompt
 from tooldialect.frontend.response import client_ids, message_for
 from tooldialect.parse import parse_output
 from tooldialect.prompt.compat import (
@@ -30,7 +31,6 @@ from tooldialect.prompt.compat import (
     name_tool_results,
     render_adapted,
 )
-from tooldialect.prompt.render import render_prompt
 from tooldialect.prompt.template import ChatTemplate
 
 TEMPLATES = Path(__file__).parent / "fixtures" / "templates"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tooldialect.dialect.builtins import get_builtin
-from tooldialect.prompt.render import render_prompt
+from tooldialect.frontend.render import render_prompt
 from tooldialect.prompt.shared import is_shared, tool_form
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.tools import normalize_tools, tools_key

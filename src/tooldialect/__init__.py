@@ -9,6 +9,8 @@ touch ``llama_cpp``, and only when a model is used.
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
+
 from . import verify  # noqa: F401  (installs the own-call check detection runs)
 from .apps.agent import (
     Agent,
@@ -52,17 +54,21 @@ from .errors import (
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
 )
+from .frontend.render import render_prompt
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .handler import ToolChatHandler, create_chat_completion, register
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt.budget import RenderBudget
-from .prompt.render import render_prompt
 from .prompt.template import ChatTemplate, TemplateCapabilities, normalize_messages
 from .server_client import ServerClient
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
-__version__ = "0.1.0"
+try:  # one literal, in pyproject.toml; the installed metadata carries it
+    __version__ = _metadata.version("tooldialect")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+    __version__ = "0+unknown"
+del _metadata
 
 __all__ = [
     "Agent",

@@ -16,11 +16,17 @@ class. Messages quote the offending value and say what to do about it.
     │   └── UnsupportedSchemaError a JSON Schema keyword cannot be honoured (has a JSON pointer)
     ├── ToolCallParseError        strict parsing of model output failed
     ├── EngineBusyError           a stream was superseded by a newer request on its ``Llama``
+    ├── EngineError               llama.cpp refused a state, or the ``Llama`` is gone
+    ├── OptionError               an option given to a constructor is invalid
     ├── ContextOverflowError      the prompt does not fit in ``n_ctx``
     ├── ServerError               no llama-server answered, or one broke off a reply
     └── MCPError                  an MCP server cannot be configured, started or used
         ├── MCPConfigError        an ``mcpServers`` entry is malformed or names an unset ${VAR}
         └── MCPToolNameError      two MCP tools (or an MCP tool and a local one) share a name
+
+``EngineError`` and ``OptionError`` live here only (``tooldialect.errors``), not in the top-level
+API; catch ``ToolDialectError`` (or ``RuntimeError`` / ``ValueError``, which they also derive
+from).
 
 ``ToolSpecError``, ``UnsupportedSchemaError``, ``ContextOverflowError`` and
 ``UnsupportedToolChoiceError`` also derive from ``ValueError`` so code written against
@@ -33,12 +39,14 @@ __all__ = [
     "ContextOverflowError",
     "DialectError",
     "EngineBusyError",
+    "EngineError",
     "GrammarError",
     "MCPConfigError",
     "MCPError",
     "MCPToolNameError",
     "MissingTemplateError",
     "ModelMetadataError",
+    "OptionError",
     "RenderBudgetError",
     "ServerError",
     "TemplateError",
@@ -112,7 +120,8 @@ class UnsupportedSchemaError(GrammarError, ValueError):
 
 
 class ToolCallParseError(ToolDialectError):
-    """Strict parsing of model output failed."""
+    """Strict parsing of model output failed: ``parse_output(..., strict=True)`` met a call the
+    reply opens that does not parse (the lenient default keeps such text as content)."""
 
 
 class EngineBusyError(ToolDialectError, RuntimeError):
@@ -120,6 +129,16 @@ class EngineBusyError(ToolDialectError, RuntimeError):
 
     Requests from other threads wait for the running generation instead (they are serialized).
     """
+
+
+class EngineError(ToolDialectError, RuntimeError):
+    """The in-process engine cannot go on: llama.cpp refused a saved state, or the ``Llama`` it
+    served was garbage-collected."""
+
+
+class OptionError(ToolDialectError, ValueError):
+    """An option given to a constructor is invalid (a ``RenderBudget`` bound that is not a
+    positive number, a server pool without servers)."""
 
 
 class ContextOverflowError(ToolDialectError, ValueError):

@@ -168,7 +168,7 @@ class _HeaderReader:
             return self.string()
         fmt = _SCALARS.get(vtype)
         if fmt is None:
-            raise ValueError(f"unknown GGUF value type {vtype!r} at offset {self.offset}")
+            raise ModelMetadataError(f"unknown GGUF value type {vtype!r} at offset {self.offset}")
         return self.scalar(fmt)
 
     def skip_array(self) -> tuple[int, int, int]:
@@ -185,7 +185,9 @@ class _HeaderReader:
         else:
             fmt = _SCALARS.get(itype)
             if fmt is None:
-                raise ValueError(f"unknown GGUF array item type {itype!r} at offset {start}")
+                raise ModelMetadataError(
+                    f"unknown GGUF array item type {itype!r} at offset {start}"
+                )
             self.offset += struct.calcsize(fmt) * length
         return itype, length, start
 
@@ -205,10 +207,10 @@ def _read_header(buf: mmap.mmap) -> tuple[dict[str, Any], dict[str, tuple[int, i
     reader = _HeaderReader(buf)
     magic = reader.scalar("<I")
     if magic != GGUF_MAGIC:
-        raise ValueError(f"not a GGUF file (magic {magic:#x})")
+        raise ModelMetadataError(f"not a GGUF file (magic {magic:#x})")
     version = reader.scalar("<I")
     if version not in (2, 3):
-        raise ValueError(f"unsupported GGUF version {version!r}")
+        raise ModelMetadataError(f"unsupported GGUF version {version!r}")
     reader.scalar("<Q")  # tensor count: tensors are never read
     kv_count = reader.scalar("<Q")
     values: dict[str, Any] = {}
@@ -252,7 +254,8 @@ def read_gguf_metadata(path: str | os.PathLike[str]) -> ModelInfo:
             eos_id = _int_or_none(values.get("tokenizer.ggml.eos_token_id"))
             bos = _token_from_array(buf, arrays, bos_id)
             eos = _token_from_array(buf, arrays, eos_id)
-    except (OSError, ValueError, struct.error) as exc:
+    # ValueError: mmap of an empty file; ModelMetadataError: the header reader, without the path
+    except (OSError, ValueError, ModelMetadataError, struct.error) as exc:
         raise ModelMetadataError(
             f"cannot read GGUF metadata from {str(file)!r}: {exc}; "
             "check that the path points to a complete .gguf model file"

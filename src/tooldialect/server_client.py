@@ -23,6 +23,7 @@ from .frontend.request import ModelSetup, Request
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
+from .shapes import ChatCompletion, ChatCompletionChunk
 
 __all__ = ["ServerClient"]
 
@@ -125,7 +126,7 @@ class ServerClient:
         stream: bool = False,
         model: str | None = None,
         **request: Any,
-    ) -> dict[str, Any] | Iterator[dict[str, Any]]:
+    ) -> ChatCompletion | Iterator[ChatCompletionChunk]:
         """One chat completion: a ``chat.completion`` dict, or an iterator of chunks when
         ``stream``. Takes what ``Llama.create_chat_completion`` takes (sampling fields with its
         names and defaults, see ``SamplingParams``), plus the per-request extras of

@@ -25,8 +25,8 @@ from .dialect.derive_render import ProbeRenderer
 from .dialect.derive_text import common_prefix, diff_affixes, is_marker, lex
 from .dialect.spec import DialectSpec
 from .errors import ToolDialectError
+from .frontend.render import prompt_prefill
 from .parse import parse_output
-from .prompt.render import prompt_prefill
 
 __all__ = ["check_own_call", "read_calls", "reads_own_call"]
 

@@ -215,7 +215,7 @@ def test_template_renders_what_render_call_writes(name: str) -> None:
     tmpl = template_mod.ChatTemplate(source, bos_token="<s>", eos_token="</s>")
     if spec.polyfill is not None:
         # no tool support: the polyfill writes the calls into the assistant's content
-        prompt = pytest.importorskip("tooldialect.prompt.render")
+        prompt = pytest.importorskip("tooldialect.frontend.render")
         rendered = prompt.render_prompt(
             tmpl, spec, messages, tools=[PROBE_TOOL], **dict(case.kwargs)
         )

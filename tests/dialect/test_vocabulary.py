@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import model_path
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.detect import detect_dialect, explain_detection
 from tooldialect.dialect.spec import CallFormat, DialectSpec, JsonBody, ReasoningMarkers
@@ -13,7 +14,6 @@ from tooldialect.dialect.vocabulary import Vocabulary, fit_to_vocabulary, hinted
 from tooldialect.parse import parse_output
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "templates"
-MODELS = Path.home() / ".cache" / "tooldialect" / "models"
 
 PLAIN_WORDS = ["a", "b", "c", "<", ">", "|", "/", "_", "t", "o", "l", "k", "n", "s"]
 
@@ -76,11 +76,8 @@ def test_vocabulary_decides_for_a_template_that_renders_no_call() -> None:
     assert found.spec.id == "lfm2" and found.tried == "lfm2"
 
 
-@pytest.mark.skipif(
-    not (MODELS / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").exists(), reason="no model"
-)
 def test_from_gguf_reads_added_tokens() -> None:
-    vocab = Vocabulary.from_gguf(MODELS / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+    vocab = Vocabulary.from_gguf(model_path("qwen"))
     assert vocab.has_special("<tool_call>") and vocab.has_special("<|im_end|>")
     assert vocab.byte_level and vocab.spellable("<tool_call>\n")
     spec = fit_to_vocabulary(get_builtin("hermes"), vocab)

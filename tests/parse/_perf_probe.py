@@ -18,8 +18,9 @@ import pstats
 import random
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+
+from scripts.fetch_models import model_file
 
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
@@ -46,7 +47,7 @@ _WORDS = [
     "x>y",
     "[list]",
 ]
-QWEN = Path.home() / ".cache/tooldialect/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+QWEN = model_file("qwen")
 
 
 def mixed_output(spec: DialectSpec, size: int = 1_000_000, *, seed: int = 0) -> tuple[str, int]:

@@ -17,9 +17,9 @@ from tooldialect.dialect.spec import (
     ReasoningMarkers,
     TaggedBody,
 )
+from tooldialect.frontend.render import prompt_opens_reasoning, prompt_prefill
 from tooldialect.grammar.build import trigger_pattern
 from tooldialect.parse import StreamParser
-from tooldialect.prompt.render import prompt_opens_reasoning, prompt_prefill
 
 from .helpers import Case, check_consistent, comparable, run_stream
 

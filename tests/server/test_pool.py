@@ -174,7 +174,9 @@ def test_logprobs_come_from_the_servers_probabilities() -> None:
         client = ServerClient(srv.url)
         out = client.create_chat_completion(messages=HELLO, logprobs=True, top_logprobs=1)
         assert isinstance(out, dict)
-        entries = out["choices"][0]["logprobs"]["content"]
+        logprobs = out["choices"][0]["logprobs"]
+        assert logprobs is not None
+        entries = logprobs["content"]
         assert [e["token"] for e in entries] == ["Hello", " there"]
         assert srv.requests[0]["n_probs"] == 1
         assert all(len(e["top_logprobs"]) == 1 for e in entries)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from tooldialect import ServerClient, ToolChatHandler
 from tooldialect.engine.llama_server import LlamaServer, find_llama_server
 from tooldialect.engine.llama_server.launch import BUILD_HINT
+from tooldialect.shapes import ChatCompletion, ChatCompletionChunk
 
 pytestmark = pytest.mark.model
 
@@ -63,13 +64,13 @@ def qwen_server(qwen_path: Path) -> Iterator[LlamaServer]:
         yield server
 
 
-def _complete(client: ServerClient, **request: Any) -> dict[str, Any]:
+def _complete(client: ServerClient, **request: Any) -> ChatCompletion:
     out = client.create_chat_completion(temperature=0, max_tokens=60, **request)
     assert isinstance(out, dict)
     return out
 
 
-def iter_chunks(out: dict[str, Any] | Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def iter_chunks(out: ChatCompletion | Iterator[ChatCompletionChunk]) -> Iterator[Any]:
     assert not isinstance(out, dict), "a stream was asked for"
     return out
 
@@ -94,7 +95,7 @@ def _reassemble(chunks: Iterator[dict[str, Any]]) -> tuple[str, list[tuple[str, 
     )
 
 
-def _calls(out: dict[str, Any]) -> list[tuple[str, Any]]:
+def _calls(out: ChatCompletion) -> list[tuple[str, Any]]:
     msg = out["choices"][0]["message"]
     return [
         (c["function"]["name"], json.loads(c["function"]["arguments"]))
@@ -178,7 +179,7 @@ def test_two_servers_one_killed_mid_run(smollm2_path: Path) -> None:
         LlamaServer(smollm2_path, binary=binary, args=ARGS) as b,
     ):
         client = ServerClient([a.url, b.url], retry_window=20, cooldown=30)
-        convo: list[dict[str, Any]] = [{"role": "user", "content": "Say hello to Ada."}]
+        convo: list[Mapping[str, Any]] = [{"role": "user", "content": "Say hello to Ada."}]
         out = _complete(client, messages=convo)
         convo += [out["choices"][0]["message"], {"role": "user", "content": "And to Bob?"}]
         holder = next(be for be in client.pool.backends if be.held)
@@ -239,6 +240,7 @@ def test_structured_output(qwen_server: LlamaServer) -> None:
     _complete(client, messages=ask, response_format=CITY)  # warm the slot (see above)
     batch = _complete(client, messages=ask, response_format=CITY)
     content = batch["choices"][0]["message"]["content"]
+    assert content is not None
     value = json.loads(content)  # bare JSON, no fences
     assert set(value) == {"city", "population"} and isinstance(value["population"], int)
     stream = client.create_chat_completion(
@@ -253,7 +255,9 @@ def test_logprobs(qwen_server: LlamaServer) -> None:
     out = _complete(
         client, messages=ASK, tools=[WEATHER], tool_choice="required", logprobs=True, top_logprobs=3
     )
-    entries = out["choices"][0]["logprobs"]["content"]
+    logprobs = out["choices"][0]["logprobs"]
+    assert logprobs is not None
+    entries = logprobs["content"]
     assert len(entries) == out["usage"]["completion_tokens"]
     assert all(e["logprob"] <= 0 and len(e["top_logprobs"]) == 3 for e in entries)
     assert "".join(e["token"] for e in entries).strip().startswith("<tool_call>")

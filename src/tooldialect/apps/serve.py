@@ -94,9 +94,9 @@ CLIENT_ERRORS = (
 """The library's errors that say the request is wrong, not the server."""
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+AsgiMessage = MutableMapping[str, Any]  # an ASGI event, not a chat message
+Receive = Callable[[], Awaitable[AsgiMessage]]
+Send = Callable[[AsgiMessage], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
@@ -260,7 +260,7 @@ def _as_client_error(errors: list[Exception], send: Send) -> Send:
     """A ``send`` that turns the server's 500 for an error in ``CLIENT_ERRORS`` into a 400."""
     replaced = False
 
-    async def wrapped(message: Message) -> None:
+    async def wrapped(message: AsgiMessage) -> None:
         nonlocal replaced
         if message["type"] == "http.response.start" and message.get("status") == 500 and errors:
             replaced = True
@@ -273,11 +273,11 @@ def _as_client_error(errors: list[Exception], send: Send) -> Send:
     return wrapped
 
 
-def _replay(first: Message, receive: Receive) -> Receive:
+def _replay(first: AsgiMessage, receive: Receive) -> Receive:
     """A ``receive`` that yields ``first`` once, then defers to the real one."""
     pending = [first]
 
-    async def replay() -> Message:
+    async def replay() -> AsgiMessage:
         return pending.pop() if pending else await receive()
 
     return replay
@@ -292,7 +292,7 @@ def _untrimmed(replies: list[dict[str, Any]], send: Send) -> Send:
     """
     body: bytes | None = None
 
-    async def wrapped(message: Message) -> None:
+    async def wrapped(message: AsgiMessage) -> None:
         nonlocal body
         if message["type"] == "http.response.start" and message.get("status") == 200 and replies:
             body = json.dumps(replies[-1]).encode("utf-8")

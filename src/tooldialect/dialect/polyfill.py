@@ -20,12 +20,11 @@ from typing import Any
 
 from ..errors import DialectError
 from ..prompt.compat import fold_system_turns
+from ..shapes import Message
 from ..tools import ToolDef
 from .spec import DialectSpec, Polyfill, format_template
 
 __all__ = ["apply_polyfill", "example_arguments", "render_guide"]
-
-Message = dict[str, Any]
 
 
 def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,12 +35,13 @@ from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from ..prompt.budget import RenderBudget, using_budget
 from ..prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
 from ..prompt.template import ChatTemplate
+from ..shapes import ChatCompletion, ChatCompletionChunk
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
 
 __all__ = ["FrontEnd", "resolve_triggers", "spec_markers"]
 
-Completion = dict[str, Any] | Iterator[dict[str, Any]]
+Completion = ChatCompletion | Iterator[ChatCompletionChunk]
 
 
 def spec_markers(spec: DialectSpec) -> list[str]:

@@ -20,7 +20,6 @@ from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
 from ..prompt.messages import canonical_messages
-from ..prompt.render import prompt_prefill, render_prompt
 from ..prompt.turns import end_of_turn_markers
 from ..tools import (
     ToolChoice,
@@ -31,6 +30,7 @@ from ..tools import (
     tools_key,
 )
 from .grammar_cache import GrammarCache
+from .render import prompt_prefill, render_prompt
 
 if TYPE_CHECKING:
     from ..engine.base import Engine, GrammarLike

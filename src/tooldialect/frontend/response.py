@@ -11,7 +11,18 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from ..shapes import (
+    AssistantMessage,
+    ChatCompletion,
+    ChatCompletionChunk,
+    Delta,
+    FinishReason,
+    Logprobs,
+    ToolCallShape,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from ..engine.base import Generation, GenerationResult
@@ -41,7 +52,7 @@ def parse_reply(request: Request, text: str, *, truncated: bool = False) -> Pars
     return parsed
 
 
-def finish_reason(calls: bool, result: GenerationResult) -> str:
+def finish_reason(calls: bool, result: GenerationResult) -> FinishReason:
     """OpenAI's ``finish_reason``: ``tool_calls``, ``length`` or ``stop``. ``length`` wins, as in
     OpenAI's API: the reply was cut, whatever calls it holds (a cut call is never completed)."""
     if result.finish_reason == "length":
@@ -49,7 +60,7 @@ def finish_reason(calls: bool, result: GenerationResult) -> str:
     return "tool_calls" if calls else "stop"
 
 
-def usage(result: GenerationResult) -> dict[str, Any]:
+def usage(result: GenerationResult) -> Usage:
     """OpenAI's ``usage`` object."""
     return {
         "prompt_tokens": result.prompt_tokens,
@@ -62,10 +73,10 @@ def usage(result: GenerationResult) -> dict[str, Any]:
     }
 
 
-def message_for(parsed: ParsedOutput) -> dict[str, Any]:
+def message_for(parsed: ParsedOutput) -> AssistantMessage:
     """The OpenAI assistant message for a parsed reply."""
-    message: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
-    calls = [
+    message: AssistantMessage = {"role": "assistant", "content": parsed.content or None}
+    calls: list[ToolCallShape] = [
         {
             "id": c.id,
             "type": "function",
@@ -82,26 +93,28 @@ def message_for(parsed: ParsedOutput) -> dict[str, Any]:
     return message
 
 
-def logprobs_of(entries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+def logprobs_of(entries: list[dict[str, Any]] | None) -> Logprobs | None:
     """OpenAI's ``choices[i].logprobs`` for token entries (``None`` when not requested)."""
     if entries is None:
         return None
     return {"content": list(entries), "refusal": None}
 
 
-def client_ids(message: dict[str, Any], ids: Mapping[str, str]) -> dict[str, Any]:
+_Shape = TypeVar("_Shape", AssistantMessage, Delta)
+
+
+def client_ids(message: _Shape, ids: Mapping[str, str]) -> _Shape:
     """``message`` (or a delta) with call ids the prompt mapped given back as the client sent
     them (``Request.call_ids``)."""
-    if ids and message.get("tool_calls"):
-        for call in message["tool_calls"]:
-            if call.get("id") in ids:
-                call["id"] = ids[call["id"]]
+    for call in message.get("tool_calls") or [] if ids else []:
+        if call.get("id") in ids:
+            call["id"] = ids[call["id"]]
     return message
 
 
 def build_response(
     request: Request, text: str, result: GenerationResult, model: str
-) -> dict[str, Any]:
+) -> ChatCompletion:
     """The ``chat.completion`` dict for a finished generation."""
     parsed = parse_reply(request, text, truncated=result.finish_reason == "length")
     message = client_ids(message_for(parsed), request.call_ids)
@@ -128,8 +141,8 @@ def stream_chunks(
     gen: Generation,
     model: str,
     *,
-    on_reply: Callable[[dict[str, Any], str], None] | None = None,
-) -> Iterator[dict[str, Any]]:
+    on_reply: Callable[[AssistantMessage, str], None] | None = None,
+) -> Iterator[ChatCompletionChunk]:
     """``chat.completion.chunk`` dicts for a running generation, calls streamed as deltas.
     ``on_reply(message, raw_text)`` gets the whole parsed message once the reply ended (before
     the last chunk goes out)."""
@@ -148,7 +161,7 @@ def stream_chunks(
     entries: list[dict[str, Any]] | None = result.logprobs
     sent = 0
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    def chunk(delta: Delta, finish: FinishReason | None = None) -> ChatCompletionChunk:
         nonlocal sent
         logprobs = None
         if entries is not None and len(entries) > sent:
@@ -176,10 +189,11 @@ def stream_chunks(
         yield last
         return
     for piece in gen:
-        for delta in parser.feed(piece):
+        # the parser's deltas are OpenAI's delta shape (parse/stream.py writes them)
+        for delta in cast("list[Delta]", parser.feed(piece)):
             saw_call = saw_call or "tool_calls" in delta
             yield chunk(client_ids(delta, request.call_ids))
-    for delta in parser.close(truncated=result.finish_reason == "length"):
+    for delta in cast("list[Delta]", parser.close(truncated=result.finish_reason == "length")):
         saw_call = saw_call or "tool_calls" in delta
         yield chunk(client_ids(delta, request.call_ids))
     if on_reply is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..dialect.spec import DialectSpec
 from ..tools import ToolDef
-from .build import _GAP, ToolGrammar, _format
+from .build import GAP, ToolGrammar, format_rule
 from .codec import ArgumentLayout
 from .gbnf import GbnfBuilder, optional_edges, until
 from .json_schema import SchemaConverter
@@ -56,7 +56,7 @@ def build_answer_grammar(
         # layout here it would be steered into the answer instead of calling
         layouts = [spec.primary] + [f for f in spec.formats[1:] if f.effective_triggers()]
         calls = [
-            _format(
+            format_rule(
                 b,
                 spec,
                 fmt,
@@ -71,7 +71,7 @@ def build_answer_grammar(
     reasoning = spec.reasoning
     if reasoning is not None:
         think = until(b, reasoning.close, hint="think")
-        after = f"{_GAP} {optional_edges(reasoning.answer_open)}" if reasoning.answer_open else _GAP
+        after = f"{GAP} {optional_edges(reasoning.answer_open)}" if reasoning.answer_open else GAP
         if reasoning_open:
             body = f"{think} {after} {body}"
         else:

@@ -47,11 +47,20 @@ from .codec import ArgumentLayout, CodecName, codec_for
 from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
-__all__ = ["ToolGrammar", "build_grammar", "ensure_forcible", "trigger_pattern", "word_pattern"]
+__all__ = [
+    "GAP",
+    "ToolGrammar",
+    "build_grammar",
+    "ensure_forcible",
+    "format_rule",
+    "trigger_pattern",
+    "word_pattern",
+]
 
 _ID_RULES = {"openai": "[a-zA-Z0-9_-]{1,40}", "alnum9": "[a-zA-Z0-9]{9}", "numeric": "[0-9]{1,6}"}
 _INDEX_RULE = "[0-9]{1,4}"
-_GAP = "[ \\t\\r\\n]{0,8}"
+GAP = "[ \\t\\r\\n]{0,8}"
+"""Whitespace a model may write between markers (bounded: an unbounded gap lets it ramble)."""
 
 
 class ToolGrammar(BaseModel):
@@ -135,7 +144,7 @@ def build_grammar(
     root = b.name("root")
     reasoning = spec.reasoning
     if forced:
-        body = _format(
+        body = format_rule(
             b,
             spec,
             spec.primary,
@@ -149,9 +158,9 @@ def build_grammar(
         if reasoning is not None:
             think = until(b, reasoning.close, hint="think")
             if reasoning_open:
-                body = f"{think} {_GAP} {body}"
+                body = f"{think} {GAP} {body}"
             else:
-                body = f"({optional_edges(reasoning.open)} {think} {_GAP})? {body}"
+                body = f"({optional_edges(reasoning.open)} {think} {GAP})? {body}"
         b.define(root, body)
         return ToolGrammar(gbnf=b.render(root), root=root, lazy=False, forced=True)
     alts, words, patterns = [], [], []
@@ -161,7 +170,7 @@ def build_grammar(
         if not triggers:
             continue  # unreachable lazily: nothing marks where it starts
         alts.append(
-            _format(
+            format_rule(
                 b,
                 spec,
                 fmt,
@@ -292,7 +301,7 @@ def _template(template: str, fields: Mapping[str, str], *, exact: bool = False) 
     return " ".join(p for p in out if p) or '""'
 
 
-def _format(
+def format_rule(
     b: GbnfBuilder,
     spec: DialectSpec,
     fmt: CallFormat,

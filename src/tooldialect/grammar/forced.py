@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..errors import GrammarError
+
 __all__ = ["ForcedText", "GbnfAutomaton", "parse_gbnf"]
 
 _MAX_STACKS = 512
@@ -52,7 +54,7 @@ class _Grammar:
         return rid
 
 
-class GbnfSyntaxError(ValueError):
+class GbnfSyntaxError(GrammarError, ValueError):
     """The automaton cannot read this grammar (fast-forward is then skipped)."""
 
 

@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GbnfBuilder", "char_class", "literal", "marker_edges", "optional_edges", "until"]
+__all__ = [
+    "GbnfBuilder",
+    "char_class",
+    "escape_char",
+    "literal",
+    "marker_edges",
+    "optional_edges",
+    "until",
+]
 
 _NAME_BAD = re.compile(r"[^a-zA-Z0-9-]+")
 _ESC = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def _esc_char(ch: str, extra: str = "") -> str:
+def escape_char(ch: str, extra: str = "") -> str:
+    """``ch`` as GBNF writes it inside a literal (or a class, with ``extra`` = ``"]^-["``)."""
     if ch in _ESC:
         return _ESC[ch]
     if ch in extra:
@@ -25,7 +34,7 @@ def _esc_char(ch: str, extra: str = "") -> str:
     return ch
 
 
-_LITERAL_TABLE = {ord(c): _esc_char(c) for c in [*map(chr, range(0x20)), "\x7f", "\\", '"']}
+_LITERAL_TABLE = {ord(c): escape_char(c) for c in [*map(chr, range(0x20)), "\x7f", "\\", '"']}
 
 
 def literal(text: str) -> str:
@@ -35,7 +44,7 @@ def literal(text: str) -> str:
 
 def char_class(chars: str, *, negate: bool = False) -> str:
     """A GBNF character class of exactly ``chars`` (or all but them)."""
-    body = "".join(_esc_char(c, "]^-[") for c in dict.fromkeys(chars))
+    body = "".join(escape_char(c, "]^-[") for c in dict.fromkeys(chars))
     return "[" + ("^" if negate else "") + body + "]"
 
 

@@ -5,11 +5,11 @@ It is ``StreamParser`` fed the whole text at once, so batch and streaming parsin
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..dialect.spec import DialectSpec
-from ..tools import ToolDef
+from ..errors import ToolCallParseError
+from ..tools import ToolLike
 from .result import ParsedOutput
 from .stream import StreamParser
 
@@ -20,10 +20,11 @@ def parse_output(
     text: str,
     spec: DialectSpec,
     *,
-    tools: Sequence[ToolDef | Mapping[str, Any]] | None = None,
+    tools: Sequence[ToolLike] | None = None,
     reasoning_open: bool = False,
     prefill: str = "",
     truncated: bool = False,
+    strict: bool = False,
 ) -> ParsedOutput:
     """Split a model reply written in ``spec``'s dialect into content, reasoning and tool calls.
 
@@ -33,8 +34,33 @@ def parse_output(
     the result. Text that is not a well-formed call stays in ``content`` unchanged; see
     ``StreamParser`` for the whitespace rule and ``prefill``. ``truncated``: the token limit cut
     the text; a cut-off call is then never completed (``StreamParser.close``).
+
+    ``strict``: a call the reply opens must be read as one. Leniency keeps a call that does not
+    parse as content; strict parsing raises ``ToolCallParseError`` instead when the content still
+    holds one of the dialect's call openers.
     """
     parser = StreamParser(spec, tools=tools, reasoning_open=reasoning_open, prefill=prefill)
     parser.feed(text)
     parser.close(truncated=truncated)
-    return parser.result
+    result = parser.result
+    if strict and result.content:
+        for opener in _openers(spec):
+            at = result.content.find(opener)
+            if at >= 0:
+                raise ToolCallParseError(
+                    f"the reply opens a call with {opener!r} that does not parse as one: "
+                    f"{result.content[at : at + 120]!r}; check the arguments against the tool's "
+                    "schema, or parse without strict=True to keep such text as content"
+                )
+    return result
+
+
+def _openers(spec: DialectSpec) -> list[str]:
+    """The envelope markers that open a call (or a block of calls) in ``spec``, each once; weak
+    markers that also occur in prose (``offered_names_only`` layouts) are not evidence."""
+    found = (
+        (fmt.section_open or fmt.call_open).strip()
+        for fmt in spec.formats
+        if not fmt.offered_names_only
+    )
+    return list(dict.fromkeys(m for m in found if m))

@@ -38,7 +38,7 @@ from .calls import (
 )
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
 from .result import ParsedOutput, ToolCall
-from .stream_plan import _CALL, _CLOSE, _OPEN, _plan
+from .stream_plan import CALL, CLOSE, OPEN, plan_for
 from .variants import read_whole
 
 __all__ = ["StreamParser"]
@@ -81,7 +81,7 @@ class StreamParser:
         prefill: str = "",
     ) -> None:
         self._spec = spec
-        self._plan = _plan(spec)
+        self._plan = plan_for(spec)
         defs = normalize_tools(tools)
         self._ctx = Context(spec=spec, schemas={t.name: t.parameters for t in defs})
         self.buf = ""
@@ -335,7 +335,7 @@ class StreamParser:
                     return False
             self._give(pos, m.start())
             action, formats = scan.actions[m.group()]
-            if action == _CALL and self._reasoning_mode:
+            if action == CALL and self._reasoning_mode:
                 verdict = self._call_in_reasoning(m, formats)
                 if verdict is None:
                     return False  # wait: the block may still be closed
@@ -347,18 +347,18 @@ class StreamParser:
                 self._pos = m.start()
                 self._start_reader(formats, m.start(), m.group())
                 return True
-            if action == _CALL and (self._spec.parallel_calls or not self._calls):
+            if action == CALL and (self._spec.parallel_calls or not self._calls):
                 self._pos = m.start()
                 self._start_reader(formats, m.start(), m.group())
                 return True
-            if action == _CALL:  # a second call where the dialect allows one: content
+            if action == CALL:  # a second call where the dialect allows one: content
                 self._give(m.start(), m.end())
                 self._pos = pos = m.end()
                 continue
             self._marker()
-            if action == _OPEN:
+            if action == OPEN:
                 self._reasoning_mode = True
-            elif action == _CLOSE:
+            elif action == CLOSE:
                 self._reasoning_mode = False
                 self._at_start = self._at_start or (bool(plan.start) and not self._content)
             self._pos = pos = m.end()

@@ -16,9 +16,10 @@ from .calls import FormatPlan
 from .markers import split_literal
 from .variants import listed_formats, rebodied_formats, unwrapped_formats
 
-__all__ = ["_CALL", "_CLOSE", "_OPEN", "_STRIP", "_Plan", "_Scan", "_plan"]
+__all__ = ["CALL", "CLOSE", "OPEN", "STRIP", "plan_for"]
 
-_OPEN, _CLOSE, _STRIP, _CALL = range(4)
+OPEN, CLOSE, STRIP, CALL = range(4)
+"""What a marker the scan finds does: open reasoning, close it, drop it, start a call."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class _Plan:
 _PLANS: dict[str, _Plan] = {}
 
 
-def _plan(spec: DialectSpec) -> _Plan:
+def plan_for(spec: DialectSpec) -> _Plan:
     key = spec.model_dump_json()
     plan = _PLANS.get(key)
     if plan is None:
@@ -90,8 +91,8 @@ _Actions = dict[str, tuple[int, tuple[int, ...]]]
 
 def _add_call(content: _Actions, core: str, i: int) -> None:
     """``core`` opens format ``i`` too (candidates are tried in order)."""
-    _, prev = content.get(core, (_CALL, ()))
-    content[core] = (_CALL, (*prev, i))
+    _, prev = content.get(core, (CALL, ()))
+    content[core] = (CALL, (*prev, i))
 
 
 def _call_formats(
@@ -140,18 +141,18 @@ def _reasoning_markers(spec: DialectSpec, content: _Actions, reasoning: _Actions
         return []
     for marker in r.opens():
         if marker.strip():
-            content[marker.strip()] = (_OPEN, ())
+            content[marker.strip()] = (OPEN, ())
     closes = sorted({c.strip() for c in r.closes() if c.strip()}, key=len, reverse=True)
     for marker in closes:
-        reasoning[marker] = (_CLOSE, ())
+        reasoning[marker] = (CLOSE, ())
     if r.calls_end_unclosed:
         # openers of the written layouts inside reasoning: a call only if the block is never
         # closed (_scan). Parse-only variants' openers (``` fences, <response>) are common in
         # reasoning text, and would hold its stream back until the close.
         for core, (action, cands) in content.items():
             written = [i for i in cands if i < len(spec.formats) and not spec.formats[i].parse_only]
-            if action == _CALL and written and core not in reasoning:
-                reasoning[core] = (_CALL, cands)
+            if action == CALL and written and core not in reasoning:
+                reasoning[core] = (CALL, cands)
     return closes
 
 
@@ -161,8 +162,8 @@ def _build_plan(spec: DialectSpec) -> _Plan:
     formats, start, whole = _call_formats(spec, content)
     for marker in spec.strip:
         if marker.strip():
-            content.setdefault(marker.strip(), (_STRIP, ()))
-            reasoning.setdefault(marker.strip(), (_STRIP, ()))
+            content.setdefault(marker.strip(), (STRIP, ()))
+            reasoning.setdefault(marker.strip(), (STRIP, ()))
     r = spec.reasoning
     has_reasoning = r is not None and bool(r.open.strip() and r.close.strip())
     closes = _reasoning_markers(spec, content, reasoning)

@@ -2,6 +2,6 @@
 
 ``template`` (load, sandbox, capabilities), ``budget`` (bounded renders), ``compat`` (quirks of
 real templates), ``messages`` (request validation), ``history`` (earlier replies as the model
-wrote them), ``render`` (messages + tools -> prompt text), ``fallbacks`` (templates shipped for
-GGUFs that carry none).
+wrote them), ``fallbacks`` (templates shipped for GGUFs that carry none). Rendering with a
+dialect (``frontend.render``) sits above ``dialect``, since it applies the dialect's polyfill.
 """

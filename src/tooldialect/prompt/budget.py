@@ -41,7 +41,7 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import _PassArg, generate_lorem_ipsum, pass_context
 
-from ..errors import RenderBudgetError
+from ..errors import OptionError, RenderBudgetError
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -90,7 +90,7 @@ class RenderBudget:
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"RenderBudget.{name} must be a positive number, got {value!r}")
+                raise OptionError(f"RenderBudget.{name} must be a positive number, got {value!r}")
 
 
 DEFAULT_BUDGET = RenderBudget()

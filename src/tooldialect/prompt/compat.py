@@ -51,7 +51,6 @@ ALNUM9 = re.compile(r"[A-Za-z0-9]{9}\Z")
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-Message = Mapping[str, Any]
 Render = Callable[[list[dict[str, Any]], list[Mapping[str, Any]] | None], str]
 """Renders (messages, OpenAI tools or None) into a prompt."""
 
@@ -145,7 +144,7 @@ def alnum9_id(client_id: str) -> str:
     return "".join(chars)
 
 
-def _client_ids(messages: Sequence[Message]) -> list[str]:
+def _client_ids(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     ids: list[str] = []
     for m in messages:
         for call in m.get("tool_calls") or []:
@@ -156,12 +155,12 @@ def _client_ids(messages: Sequence[Message]) -> list[str]:
     return ids
 
 
-def client_call_ids(messages: Sequence[Message]) -> dict[str, str]:
+def client_call_ids(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Dialect id -> client id, for every id :func:`map_call_ids` changes in ``messages``."""
     return {alnum9_id(i): i for i in _client_ids(messages) if alnum9_id(i) != i}
 
 
-def map_call_ids(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def map_call_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``messages`` with every call id (assistant ``tool_calls[].id``, tool ``tool_call_id``)
     replaced by :func:`alnum9_id`; consistent across the conversation. Input is not mutated."""
     out: list[dict[str, Any]] = []
@@ -181,7 +180,7 @@ def map_call_ids(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def name_tool_results(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def name_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``messages`` with each tool result that lacks a ``name`` given the name of the call it
     answers (matched by ``tool_call_id``): OpenAI clients send no name, templates print one."""
     names: dict[str, str] = {}
@@ -204,7 +203,7 @@ def name_tool_results(messages: Sequence[Message]) -> list[dict[str, Any]]:
 # Roles
 
 
-def merge_same_role_turns(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def merge_same_role_turns(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Consecutive ``user`` (or ``system``) turns with text content joined into one, separated
     by a blank line, for templates that demand alternating roles. Other turns are kept."""
     out: list[dict[str, Any]] = []
@@ -244,7 +243,9 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def fold_system_turns(messages: Sequence[Message], *, lead: str = "") -> list[dict[str, Any]]:
+def fold_system_turns(
+    messages: Sequence[Mapping[str, Any]], *, lead: str = ""
+) -> list[dict[str, Any]]:
     """``messages`` without system turns: their text, then ``lead``, opens the first user turn
     (separated by blank lines); a conversation without a user turn gets one at the start."""
     system = [_text(m.get("content")) for m in messages if m.get("role") in SYSTEM_ROLES]
@@ -271,7 +272,7 @@ def _completed(tools: list[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]
 
 def render_adapted(
     render: Render,
-    messages: Sequence[Message],
+    messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]] | None,
     *,
     alnum9: bool,

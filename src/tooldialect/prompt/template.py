@@ -37,6 +37,7 @@ from jinja2.sandbox import modifies_known_mutable
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import RenderBudgetError, TemplateError, TemplateSecurityError
+from ..shapes import Message
 from ..tools import ToolDef
 from .budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
 from .shared import SharedMutation, is_shared, shared_json
@@ -44,7 +45,6 @@ from .shared import plain_data as _plain
 
 __all__ = ["ArgumentForm", "ChatTemplate", "TemplateCapabilities", "normalize_messages"]
 
-Message = dict[str, Any]
 
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 """Names a message's reasoning arrives under; the first is the one templates read (transformers)."""

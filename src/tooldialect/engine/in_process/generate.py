@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...errors import ContextOverflowError, EngineBusyError, GrammarError
+from ...errors import ContextOverflowError, EngineBusyError, EngineError, GrammarError
 from ..base import Generation, GenerationRequest, GenerationResult, Triggers
 from ..text import TextStream
 from .fastforward import FastForward
@@ -78,7 +78,7 @@ class Engine:
     def llama(self) -> Any:
         llama = self._llama_ref()
         if llama is None:
-            raise RuntimeError("the Llama this engine served has been garbage-collected")
+            raise EngineError("the Llama this engine served has been garbage-collected")
         return llama
 
     # ---- tokens ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ToolDialectError
+from ...errors import EngineError, OptionError
 
 __all__ = [
     "PromptCacheOption",
@@ -82,7 +82,7 @@ def _save_state(llama: Any) -> Any:
     buf = (ctypes.c_uint8 * size)()
     n_bytes = int(llama_cpp.llama_state_get_data(ctx, buf, size))
     if n_bytes > size:
-        raise RuntimeError("llama_state_get_data wrote past the buffer it was given")
+        raise EngineError("llama_state_get_data wrote past the buffer it was given")
     # one row: Llama.load_state broadcasts it over scores[:n_tokens], which nothing reads here
     row = max(0, min(int(llama.n_tokens), llama.scores.shape[0]) - 1)
     return llama_cpp.LlamaState(
@@ -104,7 +104,7 @@ def _load_state(llama: Any, state: Any) -> None:
     size = int(state.llama_state_size)
     data = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
     if int(llama_cpp.llama_state_set_data(llama._ctx.ctx, data, size)) != size:
-        raise RuntimeError("llama_state_set_data did not accept the cached state")
+        raise EngineError("llama_state_set_data did not accept the cached state")
     # Llama.load_state's bookkeeping, minus the scores nothing reads without logits_all
     llama.input_ids = state.input_ids.copy()
     llama.n_tokens = int(state.n_tokens)
@@ -118,12 +118,12 @@ class PromptCaches:
 
     def __init__(self, option: PromptCacheOption) -> None:
         if not (option is None or isinstance(option, (bool, int)) or _is_cache(option)):
-            raise ToolDialectError(
+            raise OptionError(
                 f"prompt_cache={option!r} is not an option; pass True, a capacity in bytes, a "
                 f"llama_cpp.LlamaRAMCache/LlamaDiskCache, False, or None (use Llama.cache)"
             )
         if isinstance(option, int) and not isinstance(option, bool) and option <= 0:
-            raise ToolDialectError(
+            raise OptionError(
                 f"prompt_cache={option} bytes is no capacity; pass a positive number of bytes"
             )
         self.option = option
@@ -149,7 +149,7 @@ class PromptCaches:
         if bound is None:
             self._bound = weakref.ref(llama)
         elif bound is not llama:
-            raise ToolDialectError(
+            raise OptionError(
                 "this prompt_cache object already holds states of another Llama; give each "
                 "model its own cache (or pass prompt_cache=True to get one per model)"
             )

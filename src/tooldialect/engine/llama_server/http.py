@@ -14,15 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...errors import ServerError
+
 __all__ = ["HttpStatusError", "Unreachable", "get_json", "open_post", "read_json", "read_sse"]
 
 
-class Unreachable(Exception):
+class Unreachable(ServerError):
     """The server could not be reached or closed the connection before answering."""
 
 
 @dataclass
-class HttpStatusError(Exception):
+class HttpStatusError(ServerError):
     """The server answered with a non-2xx status."""
 
     status: int

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...errors import OptionError
 from .http import HttpStatusError, Unreachable, get_json
 
 __all__ = ["Backend", "ServerPool"]
@@ -89,7 +90,7 @@ class ServerPool:
         cooldown: float = 5.0,
     ) -> None:
         if not urls:
-            raise ValueError("ServerPool needs at least one server URL")
+            raise OptionError("ServerPool needs at least one server URL")
         self.backends = [Backend(url.rstrip("/")) for url in urls]
         self.model = model
         self.probe_timeout = probe_timeout

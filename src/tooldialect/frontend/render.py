@@ -14,12 +14,12 @@ from typing import Any
 from ..dialect.polyfill import apply_polyfill
 from ..dialect.spec import DialectSpec
 from ..errors import ToolSpecError
+from ..prompt.compat import SYSTEM_ROLES, fold_system_turns, render_adapted, template_variables
+from ..prompt.coverage import lost_messages
+from ..prompt.messages import canonical_messages
+from ..prompt.shared import tool_form
+from ..prompt.template import ChatTemplate
 from ..tools import ToolLike, normalize_tools
-from .compat import SYSTEM_ROLES, fold_system_turns, render_adapted, template_variables
-from .coverage import lost_messages
-from .messages import canonical_messages
-from .shared import tool_form
-from .template import ChatTemplate
 
 __all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
 

@@ -1,0 +1,1 @@
+"""Repository scripts; ``fetch_models.MODELS`` is the one table of test-model files."""
