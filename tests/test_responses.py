@@ -245,7 +245,7 @@ def chunks_for(text: str, size: int, *, finish: str = "tool_calls") -> list[dict
 
 def stable(response: dict[str, Any]) -> dict[str, Any]:
     """The response without its generated ids and clock."""
-    out = json.loads(json.dumps(response))
+    out: dict[str, Any] = json.loads(json.dumps(response))
     out.pop("id"), out.pop("created_at")
     for item in out["output"]:
         item.pop("id")
@@ -471,5 +471,6 @@ def test_mounted_on_a_fastapi_app() -> None:
     endpoint = mount_responses(app)
     paths = {getattr(r, "path", None): getattr(r, "methods", None) for r in app.router.routes}
     assert paths["/v1/responses"] == {"POST"}
-    assert {"GET", "DELETE"} <= paths["/v1/responses/{response_id}"]
+    methods = paths["/v1/responses/{response_id}"]
+    assert methods is not None and {"GET", "DELETE"} <= methods
     assert isinstance(endpoint.store, ResponseStore)
