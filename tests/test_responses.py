@@ -471,5 +471,6 @@ def test_mounted_on_a_fastapi_app() -> None:
     endpoint = mount_responses(app)
     paths = {getattr(r, "path", None): getattr(r, "methods", None) for r in app.router.routes}
     assert paths["/v1/responses"] == {"POST"}
-    assert {"GET", "DELETE"} <= (paths["/v1/responses/{response_id}"] or set())
+    methods = paths["/v1/responses/{response_id}"]
+    assert methods is not None and {"GET", "DELETE"} <= methods
     assert isinstance(endpoint.store, ResponseStore)

@@ -6,7 +6,7 @@ model (``OpenAIResponsesModel``), pydantic-ai (which sends ``allowed_tools``) an
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -17,7 +17,7 @@ from tooldialect.apps.responses import reassemble
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"
-WEATHER = {
+WEATHER: dict[str, Any] = {
     "type": "function",
     "name": "get_weather",
     "description": "Get the current weather in a city",
@@ -29,7 +29,7 @@ WEATHER = {
     },
     "strict": True,
 }
-TIME = {
+TIME: dict[str, Any] = {
     "type": "function",
     "name": "get_time",
     "description": "Get the local time in a timezone",
@@ -41,7 +41,7 @@ TIME = {
     },
     "strict": True,
 }
-TOOLS: list[dict[str, Any]] = [WEATHER, TIME]
+TOOLS = [WEATHER, TIME]
 SCHEMAS: dict[str, dict[str, Any]] = {t["name"]: t["parameters"] for t in TOOLS}
 ASK = "What's the weather in Paris?"
 GREEDY: dict[str, Any] = {"model": "qwen", "temperature": 0, "max_output_tokens": 60}
@@ -166,37 +166,46 @@ def test_agents_sdk_runs_two_tool_steps(base_url: str) -> None:  # noqa: F811
     """The Agents SDK's default model (Responses API, ``strict`` on every function). Each step
     offers the tool the task needs next (``is_enabled``), so the 0.5B model's second call needs
     the first call's answer; the run stops at ``get_weather``'s result."""
-    agents = pytest.importorskip("agents", reason=HINT)
+    pytest.importorskip("agents", reason=HINT)
+    from agents import (
+        Agent,
+        ModelSettings,
+        OpenAIResponsesModel,
+        Runner,
+        StopAtTools,
+        function_tool,
+        set_tracing_disabled,
+    )
     from openai import AsyncOpenAI
 
-    agents.set_tracing_disabled(True)
+    set_tracing_disabled(True)
     done: list[str] = []
 
-    @agents.function_tool(is_enabled=lambda ctx, agent: not done)  # type: ignore[untyped-decorator]
+    @function_tool(is_enabled=lambda ctx, agent: not done)
     def get_current_city() -> str:
         """The city the user is in right now."""
         done.append("get_current_city")
         return "Lyon"
 
-    @agents.function_tool(is_enabled=lambda ctx, agent: bool(done))  # type: ignore[untyped-decorator]
+    @function_tool(is_enabled=lambda ctx, agent: bool(done))
     def get_weather(city: str) -> str:
         """The current weather in a city."""
         done.append(f"get_weather:{city}")
         return f"Sunny, 24 C in {city}"
 
-    model = agents.OpenAIResponsesModel(
+    model = OpenAIResponsesModel(
         model="qwen", openai_client=AsyncOpenAI(base_url=base_url, api_key="unused", max_retries=0)
     )
-    agent = agents.Agent(
+    agent = Agent(
         name="weather",
         instructions="Answer with the tools.",
         model=model,
         tools=[get_current_city, get_weather],
-        model_settings=agents.ModelSettings(temperature=0, max_tokens=80, tool_choice="required"),
+        model_settings=ModelSettings(temperature=0, max_tokens=80, tool_choice="required"),
         reset_tool_choice=False,
-        tool_use_behavior=agents.StopAtTools(stop_at_tool_names=["get_weather"]),
+        tool_use_behavior=StopAtTools(stop_at_tool_names=["get_weather"]),
     )
-    result = agents.Runner.run_sync(agent, "What's the weather where I am?", max_turns=4)
+    result = Runner.run_sync(agent, "What's the weather where I am?", max_turns=4)
     assert done[0] == "get_current_city"
     assert done[1].lower() == "get_weather:lyon"  # the first tool's answer fed the second
     assert result.final_output == "Sunny, 24 C in Lyon"
@@ -223,8 +232,8 @@ def test_pydantic_ai_sends_allowed_tools_and_it_holds(base_url: str) -> None:  #
         sent.append(json.loads(request.content))
 
     http = httpx.AsyncClient(event_hooks={"request": [record]}, timeout=600)
-    # the installed openai types its client against httpx2, the same API as httpx
-    openai_client = AsyncOpenAI(base_url=base_url, api_key="unused", http_client=http)  # type: ignore[arg-type]
+    # typed against openai's own httpx fork; a plain httpx client is what it takes at runtime
+    openai_client = AsyncOpenAI(base_url=base_url, api_key="unused", http_client=cast(Any, http))
     model = OpenAIResponsesModel("qwen", provider=OpenAIProvider(openai_client=openai_client))
     tools = [
         ToolDefinition(
