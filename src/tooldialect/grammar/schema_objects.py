@@ -107,9 +107,8 @@ def _members(
             props[r] = True  # JSON Schema's default: any value
         elif addl is False:
             raise UnsupportedSchemaError(
-                f"required key {r!r} at {ptr(pointer, 'required')!r} is neither in 'properties' nor "
-                "allowed by "
-                "'additionalProperties': false; declare it",
+                f"required key {r!r} at {ptr(pointer, 'required')!r} is neither in "
+                "'properties' nor allowed by 'additionalProperties': false; declare it",
                 pointer=ptr(pointer, "required"),
             )
         else:
