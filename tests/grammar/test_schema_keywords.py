@@ -126,6 +126,18 @@ CASES: list[tuple[str, Any, list[str], list[str]]] = [
         ['"2024-01-02T03:04:05"', '"2024-01-02"'],
     ),
     (
+        "format-date-calendar",
+        {"type": "string", "format": "date"},
+        ['"2024-02-29"', '"2000-02-29"', '"2023-12-31"', '"2023-04-30"'],
+        ['"2023-02-29"', '"1900-02-29"', '"2022-02-31"', '"2023-04-31"', '"2023-13-01"'],
+    ),
+    (
+        "enum-filtered-by-type",
+        {"enum": [1, "a", None], "type": ["integer", "null"]},
+        ["1", "null"],
+        ['"a"'],
+    ),
+    (
         "format-email",
         {"type": "string", "format": "email"},
         ['"a.b+c@example.com"', '"x@localhost"', '"u@[10.0.0.1]"'],
@@ -335,6 +347,14 @@ LOOSE = [
     ({"type": "object", "properties": {"x": {"not": {"pattern": "^a"}}}}, "/properties/x/not"),
     ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "/allOf/1/pattern"),
     ({"type": "array", "contains": {"type": "integer"}}, "/contains"),
+    (
+        {
+            "type": "object",
+            "properties": {"id": {}},
+            "patternProperties": {"^i": {"type": "string"}},
+        },
+        "/patternProperties/^i",
+    ),
 ]
 
 

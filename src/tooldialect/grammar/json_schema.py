@@ -265,7 +265,12 @@ class SchemaConverter:
                     f"'enum' at {pointer!r} must be a non-empty list, got {values!r}",
                     pointer=ptr(pointer, "enum"),
                 )
-            return " | ".join(dict.fromkeys(c.const(v) for v in values))
+            kept = [v for v in values if _fits_type(v, schema.get("type"))]
+            if not kept:
+                raise UnsupportedSchemaError(
+                    f"no 'enum' value at {pointer!r} has the schema's type", pointer=pointer
+                )
+            return " | ".join(dict.fromkeys(c.const(v) for v in kept))
         typ = schema.get("type")
         if isinstance(typ, list):
             if not typ:
@@ -317,6 +322,23 @@ class SchemaConverter:
         finally:
             self._raw_mode = False
         return None if content is None else f"({content})"
+
+
+def _fits_type(value: Any, typ: Any) -> bool:
+    """Whether an ``enum`` value has (one of) the schema's ``type`` (no type: any)."""
+    types = [typ] if isinstance(typ, str) else typ if isinstance(typ, list) else None
+    if types is None:
+        return True
+    if isinstance(value, bool):
+        kind = "boolean"
+    elif isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        kind = "integer"
+    elif isinstance(value, float):
+        kind = "number"
+    else:
+        kinds = {str: "string", list: "array", dict: "object", type(None): "null"}
+        kind = kinds.get(type(value), "object")
+    return kind in types or (kind == "integer" and "number" in types)
 
 
 @contextmanager
