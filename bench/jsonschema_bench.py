@@ -136,7 +136,7 @@ def _reason(exc: BaseException) -> str:
     msg = str(exc)
     parts = [p for p in pointer.split("/") if p and not p.isdigit()]
     last = parts[-1] if parts else ""
-    if last == "pattern" or "pattern" in msg[:40]:
+    if last == "pattern":
         m = re.search(r"uses (.+?), which", msg)
         return f"pattern: {m.group(1) if m else '?'}"[:60]
     if "conflict on" in msg:
@@ -201,6 +201,8 @@ def measure(row: dict[str, Any], llama: Any, compilers: list[str]) -> dict[str, 
     for name in compilers:
         res: dict[str, Any] = {}
         out[name] = res
+        # the driver reads this if the process dies: the crash is this compiler's
+        print(json.dumps({"running": name, "id": row["id"]}), flush=True)
         t0 = time.perf_counter()
         try:
             with _time_limit(SCHEMA_TIMEOUT_S):
@@ -280,14 +282,16 @@ def _run_chunk(
         cmd = [sys.executable, __file__, "--worker", subset, str(start), str(end)]
         cmd += ["--data", str(data), "--compilers", ",".join(compilers)]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+        parsed = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+        lines = [x for x in parsed if "running" not in x]
         got += lines
         start += len(lines)
         if proc.returncode != 0 and start < end:
-            # the process died on schema `start`: a crash for whichever compiler was running
-            err = (proc.stderr.strip().splitlines() or ["?"])[-1][:120]
-            dead = {"status": "crash", "reason": f"process died: {err}"}
-            got.append({"id": ids[start], "subset": subset, "tests": 0, "ours": dead})
+            # the process died on schema `start`, in the compiler it said it was running
+            running = [x["running"] for x in parsed if "running" in x] or ["ours"]
+            dead = {"status": "crash", "reason": f"process died (signal {-proc.returncode})"}
+            row = {"id": ids[start], "subset": subset, "tests": 0, running[-1]: dead}
+            got.append(row)
             start += 1
         elif proc.returncode != 0:
             break
@@ -384,9 +388,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--compilers", default="ours,llama_cpp")
     ap.add_argument("--out", type=Path, default=None, help="write rows and summary as JSON")
+    ap.add_argument(
+        "--rows", type=Path, default=None, help="append each schema's row here as it finishes"
+    )
+    ap.add_argument(
+        "--summarize", type=Path, nargs="+", default=None, help="summarize --rows files and exit"
+    )
     ap.add_argument("--worker", nargs=3, metavar=("SUBSET", "START", "END"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     compilers = [c for c in args.compilers.split(",") if c]
+    if args.summarize:
+        rows = [json.loads(x) for f in args.summarize for x in f.read_text().splitlines() if x]
+        print_summary(summarize(rows, compilers))
+        print(f"({len(rows)} schemas)")
+        return 0
     if args.worker:
         subset, start, end = args.worker
         worker(args.data, subset, int(start), int(end), compilers)
@@ -407,7 +422,11 @@ def main(argv: list[str] | None = None) -> int:
             pool.submit(_run_chunk, args.data, s, i, a, z, compilers) for s, i, a, z in tasks
         ]
         for fut in futures:
-            rows += fut.result()
+            chunk = fut.result()
+            rows += chunk
+            if args.rows:
+                with args.rows.open("a", encoding="utf-8") as fh:
+                    fh.writelines(json.dumps(r) + "\n" for r in chunk)
     summary = summarize(rows, compilers)
     print_summary(summary)
     print(f"({len(rows)} schemas in {time.perf_counter() - t0:.0f} s)")

@@ -12,6 +12,7 @@ from bench.common import MODEL_LABELS, ROOT
 DOC = ROOT / "docs" / "benchmarks.md"
 CHART = ROOT / "docs" / "benchmarks.png"
 NOTES = Path(__file__).parent / "notes.md"
+SCHEMAS = Path(__file__).parent / "jsonschema.md"
 
 Row = tuple[str, str, str, bool | None]
 
@@ -398,6 +399,8 @@ def write_doc(
     ]
     if NOTES.exists():
         md += ["## Notes on missed targets", "", NOTES.read_text(encoding="utf-8").strip(), ""]
+    if SCHEMAS.exists():  # written by hand from bench/jsonschema_bench.py's output
+        md += [SCHEMAS.read_text(encoding="utf-8").strip(), ""]
     md += [
         "## Reproduce",
         "",

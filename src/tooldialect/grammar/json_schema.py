@@ -16,7 +16,9 @@ refused, and error pointers). Common choices:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote
 
@@ -54,7 +56,7 @@ _OBJECT_KEYS = (
 _ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
 _STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_MAX_DEPTH = 200
+_MAX_DEPTH = 500
 
 
 class SchemaConverter:
@@ -83,7 +85,11 @@ class SchemaConverter:
 
     def visit(self, schema: Any, pointer: str = "", *, hint: str = "value") -> str:
         """A rule name for values of ``schema`` in this converter's codec."""
-        expr = self.expr(schema, pointer, hint)
+        if self._depth == 0:
+            with _stack_for(_MAX_DEPTH):
+                expr = self.expr(schema, pointer, hint)
+        else:
+            expr = self.expr(schema, pointer, hint)
         if expr in self.b.rules:  # already a rule (shared primitive, $ref): no wrapper
             return expr
         return self.b.add(hint, expr)
@@ -175,6 +181,10 @@ class SchemaConverter:
                     pointer=pointer,
                 )
             return self._expr(schema, pointer, hint)
+        except RecursionError:
+            raise UnsupportedSchemaError(
+                f"the schema nests too deep for this Python stack at {pointer!r}", pointer=pointer
+            ) from None
         finally:
             self._depth -= 1
 
@@ -255,7 +265,12 @@ class SchemaConverter:
                     f"'enum' at {pointer!r} must be a non-empty list, got {values!r}",
                     pointer=ptr(pointer, "enum"),
                 )
-            return " | ".join(dict.fromkeys(c.const(v) for v in values))
+            kept = [v for v in values if _fits_type(v, schema.get("type"))]
+            if not kept:
+                raise UnsupportedSchemaError(
+                    f"no 'enum' value at {pointer!r} has the schema's type", pointer=pointer
+                )
+            return " | ".join(dict.fromkeys(c.const(v) for v in kept))
         typ = schema.get("type")
         if isinstance(typ, list):
             if not typ:
@@ -307,6 +322,35 @@ class SchemaConverter:
         finally:
             self._raw_mode = False
         return None if content is None else f"({content})"
+
+
+def _fits_type(value: Any, typ: Any) -> bool:
+    """Whether an ``enum`` value has (one of) the schema's ``type`` (no type: any)."""
+    types = [typ] if isinstance(typ, str) else typ if isinstance(typ, list) else None
+    if types is None:
+        return True
+    if isinstance(value, bool):
+        kind = "boolean"
+    elif isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        kind = "integer"
+    elif isinstance(value, float):
+        kind = "number"
+    else:
+        kinds = {str: "string", list: "array", dict: "object", type(None): "null"}
+        kind = kinds.get(type(value), "object")
+    return kind in types or (kind == "integer" and "number" in types)
+
+
+@contextmanager
+def _stack_for(depth: int) -> Iterator[None]:
+    # about 8 Python frames per schema level (dispatch, per-kind helper, visit); compiling is
+    # pure Python recursion, which 3.11+ runs without growing the C stack
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10 * depth + 200))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _implied_type(schema: Mapping[str, Any]) -> str | None:

@@ -1,13 +1,13 @@
 """A subset of regular expressions (JSON Schema ``pattern``) compiled to a GBNF expression.
 
 Supported: literals, escapes (``\\d \\w \\s \\D \\W \\S``, ``\\.`` etc.), ``.``, character classes,
-groups ``(...)``/``(?:...)``, ``|``, quantifiers ``? * + {m} {m,} {m,n}`` (lazy ``?`` suffix
-ignored) and ``^``/``$`` at the ends of the pattern or of each top-level alternative
-(``^a$|^b$``, also inside a group that is the whole alternative: ``(^a$)|(^b$)``). A pattern
-without ``^``/``$`` may be surrounded by any text, as JSON Schema searches. Anything else
-(backreferences, lookaround, ``\\b``) raises ``UnsupportedSchemaError``. Class members are taken
-literally, so a class that admits ``"`` or a control character can yield invalid JSON; keep such
-patterns out of schemas.
+groups ``(...)``/``(?:...)``, ``|``, quantifiers ``? * + {m} {m,} {m,n}`` (lazy ``?``
+suffix ignored) and ``^``/``$`` at the ends of the pattern or of each top-level alternative
+(``^a$|^b$``, also inside a group that is the whole alternative: ``(^a$)|(^b$)``). A
+pattern without ``^``/``$`` may be surrounded by any text, as JSON Schema searches. Anything
+else (backreferences, lookaround, ``\\b``) raises ``UnsupportedSchemaError``. Class members
+are taken literally, so a class that admits ``"`` or a control character can yield invalid JSON;
+keep such patterns out of schemas.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def _has_anchor(p: str) -> bool:
 
 def _whole_group(p: str) -> str | None:
     """The inside of ``p`` when ``p`` is one group ``(...)`` / ``(?:...)``, else None."""
-    if not p.startswith("(") or (p.startswith("(?", 0) and not p.startswith("(?:")):
+    if not p.startswith("(") or (p.startswith("(?") and not p.startswith("(?:")):
         return None
     closes = [i for i, ch, depth in _scan(p) if ch == ")" and depth == 0]
     if closes != [len(p) - 1]:

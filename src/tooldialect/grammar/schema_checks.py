@@ -45,16 +45,7 @@ ANNOTATIONS = frozenset(
 UNSUPPORTED = frozenset({"$dynamicRef"})
 """Keywords refused outright: compiling without them would change what a reference means."""
 
-LOOSE = frozenset(
-    {
-        "if",
-        "then",
-        "else",
-        "propertyNames",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-    }
-)
+LOOSE = ("if", "then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems")
 """Keywords compiled as if absent: the grammar admits a superset, recorded in
 ``SchemaConverter.loose`` and left to validation (``grammar.validate``)."""
 

@@ -90,11 +90,11 @@ def _members(
     declares = "properties" in schema or "patternProperties" in schema
     addl = schema.get("additionalProperties", None if declares else True)
     props = dict(props)
-    for key, pat in patterns.items():
+    for pat in patterns:
         for k in props:
             if _search(pat, k):
                 conv.loosen(
-                    ptr(pointer, "patternProperties", key),
+                    ptr(pointer, "patternProperties", pat),
                     f"declared key {k!r} also matches this pattern: only its own schema applies",
                 )
     for r in required:
@@ -107,8 +107,8 @@ def _members(
             props[r] = True  # JSON Schema's default: any value
         elif addl is False:
             raise UnsupportedSchemaError(
-                f"required key {r!r} at {ptr(pointer, 'required')!r} is neither in 'properties' "
-                "nor allowed by 'additionalProperties': false; declare it",
+                f"required key {r!r} at {ptr(pointer, 'required')!r} is neither in "
+                "'properties' nor allowed by 'additionalProperties': false; declare it",
                 pointer=ptr(pointer, "required"),
             )
         else:

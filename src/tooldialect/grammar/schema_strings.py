@@ -1,11 +1,11 @@
 """Strings in a JSON Schema grammar: lengths, ``format`` and ``pattern``.
 
-* ``format`` is enforced for ``date``, ``time`` and ``date-time`` (RFC 3339: the offset, ``Z`` or
-  ``+hh:mm``, is mandatory; ``T`` or a space between date and time), ``uuid``, ``email`` (a
-  dot-atom local part, ``@``, dot-separated domain labels or an IPv4 literal in brackets),
-  ``ipv4``, ``hostname`` and ``uri`` (``scheme:`` then characters a URI may hold). Other formats
-  are loose (``SchemaConverter.loose``): any string, checked after parsing where the validator
-  knows the format.
+* ``format`` is enforced for ``date``, ``time`` and ``date-time`` (RFC 3339: days per month,
+  29 February in leap years only; the offset, ``Z`` or ``+hh:mm``, is mandatory; ``T`` or a
+  space between date and time), ``uuid``, ``email`` (a dot-atom local part, ``@``, domain
+  labels or an IPv4 literal in brackets), ``ipv4``, ``hostname`` and ``uri`` (``scheme:`` then
+  characters a URI may hold). Other formats are loose (``SchemaConverter.loose``): any string,
+  checked after parsing where the validator knows the format.
 * ``pattern`` compiles through ``regex.regex_to_gbnf``. A string schema with a ``pattern`` or a
   ``format`` *and* length bounds enforces the pattern/format; the lengths are then loose.
 """
@@ -22,7 +22,15 @@ from .schema_numbers import repeat
 
 __all__ = ["FORMATS", "string_content"]
 
-_DATE = '[0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01])'
+_DAY28 = '("0" [1-9] | "1" [0-9] | "2" [0-8])'
+_MONTH_DAY = (
+    f'("0" [13578] | "1" [02]) "-" ({_DAY28} | "29" | "30" | "31") | '
+    f'("0" [469] | "11") "-" ({_DAY28} | "29" | "30") | "02-" {_DAY28}'
+)
+_LEAP_YEAR = (  # divisible by 4, centuries only when divisible by 400
+    '[0-9] [0-9] ("0" [48] | [2468] [048] | [13579] [26]) | ([02468] [048] | [13579] [26]) "00"'
+)
+_DATE = f'([0-9]{{4}} "-" ({_MONTH_DAY}) | ({_LEAP_YEAR}) "-02-29")'
 _OFFSET = '("Z" | "z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9])'
 _TIME = '([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" ([0-5] [0-9] | "60") ("." [0-9]{1,9})?'
 _OCTET = '("25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9] [0-9] | [0-9])'
