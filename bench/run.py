@@ -21,7 +21,7 @@ import subprocess
 import time
 from typing import Any
 
-from bench import accuracy, overhead, report, speed
+from bench import accuracy, long_answers, overhead, report, speed
 from bench.common import RESULTS, ROOT, machine, write_json
 
 
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         "--skip",
         action="append",
         default=[],
-        choices=["speed", "overhead", "accuracy"],
+        choices=["speed", "overhead", "accuracy", "long_answers"],
         help="leave a part out",
     )
     parser.add_argument(
@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         results["overhead"] = overhead.run(reps=5, memory_reps=3 if args.quick else 5)
     if "speed" not in args.skip:
         results["speed"] = speed.run(quick=args.quick)
+    if "long_answers" not in args.skip:
+        results["long_answers"] = long_answers.run(quick=args.quick)
     if "accuracy" not in args.skip:
         per_category = args.per_category or (accuracy.QUICK_PER_CATEGORY if args.quick else None)
         try:
@@ -97,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a chart problem must not hide the numbers
         print(f"chart failed: {exc!r}", file=sys.stderr)
     targets = report.write_doc(speed=speed_r, over=over_r, acc=acc_r, meta=meta)
+    _append_long_answers(results)
     print(targets)
     if acc_r.get("variants"):
         print()
@@ -111,7 +114,15 @@ def _rewrite(results: dict[str, Any]) -> int:
     speed_r, over_r, acc_r = (results.get(k, {}) for k in ("speed", "overhead", "accuracy"))
     report.write_chart(speed_r, acc_r)
     print(report.write_doc(speed=speed_r, over=over_r, acc=acc_r, meta=results["meta"]))
+    _append_long_answers(results)
     return 0
+
+
+def _append_long_answers(results: dict[str, Any]) -> None:
+    """The long-answer section (issue 20) after the generated doc, when it was measured."""
+    if results.get("long_answers"):
+        with report.DOC.open("a", encoding="utf-8") as f:
+            f.write(long_answers.doc_section(results["long_answers"]))
 
 
 if __name__ == "__main__":

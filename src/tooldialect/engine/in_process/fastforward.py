@@ -26,6 +26,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
+from .triggers import TriggerWatch
 
 if TYPE_CHECKING:
     from ..base import GrammarLike
@@ -52,6 +53,7 @@ class FastForward:
         self._trigger_tokens: set[int] = set()
         self._patterns: list[re.Pattern[str]] = []
         self._seen = ""  # text so far, while waiting for a trigger pattern
+        self._watch: TriggerWatch | None = None
         self._eog = int(engine.llama.token_eos())
         self._added = engine.added_tokens()
         if grammar.lazy:
@@ -62,6 +64,8 @@ class FastForward:
             # the engine's patterns are llama.cpp's (ECMAScript); the ones the builder writes
             # mean the same in Python's re, and one that does not compile disables fast-forward
             self._patterns = [re.compile(p) for p in patterns]
+            # searched on the tail that can still complete a trigger, not the whole text
+            self._watch = TriggerWatch.create((), patterns)
 
     @classmethod
     def create(
@@ -91,6 +95,11 @@ class FastForward:
             self._automaton.feed(text)
             return
         if not self._patterns:
+            return
+        if self._watch is not None:
+            if self._watch.feed(token, text):
+                self.active = True
+                self._automaton.feed(self._watch.text[self._watch.start :])
             return
         self._seen += text
         for pattern in self._patterns:

@@ -35,6 +35,7 @@ from .sampling import (
     SamplingParams,
     draw_seed,
 )
+from .triggers import WatchedGrammar
 
 __all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
 # (Generation and GenerationResult live in engine.base; they are named here for old imports)
@@ -161,7 +162,11 @@ class Engine:
         tokens, patterns = arguments if grammar.lazy else ([], [])
         if grammar.lazy and not tokens and not patterns:
             raise GrammarError("a lazy grammar needs trigger words or patterns; it has none")
-        return GrammarSampler(self.vocab, grammar, trigger_tokens=tokens, trigger_patterns=patterns)
+        # patterns llama.cpp would scan over the whole text after every token are watched
+        # incrementally instead (``triggers``)
+        return WatchedGrammar.create(
+            self.vocab, grammar, trigger_tokens=tokens, trigger_patterns=patterns, piece=self.piece
+        )
 
     # ---- prompt ------------------------------------------------------------------------------
 

@@ -1,0 +1,218 @@
+"""Lazy-grammar triggers detected incrementally, instead of llama.cpp's scan of the whole text.
+
+While a lazy grammar awaits its trigger, llama.cpp appends every token's piece to a buffer and
+runs each trigger pattern as a full match over the whole buffer (``std::regex_match``): the cost
+per token grows with the answer, so a long prose answer is quadratic. Most trigger patterns the
+grammar builder writes have the shape ``^[\\s\\S]*?(CORE)[\\s\\S]*`` with a ``CORE`` of bounded
+width; for those a full match of the buffer is the same as finding ``CORE`` anywhere in it, the
+capture starting at the leftmost occurrence (the lazy prefix tries shorter prefixes first). A
+new occurrence must end in the newest piece (none existed before), so only the last ``width``
+characters can still complete one: :class:`TriggerWatch` searches just that tail.
+
+:class:`WatchedGrammar` gives llama.cpp only the trigger tokens and watches the patterns itself.
+When one completes it builds a sampler lazy on that one pattern and replays the tokens from the
+one where the capture starts: llama.cpp then captures exactly what it would have, and feeds it to
+the grammar the same way (so whatever the trigger captures, the grammar still accepts). It is used
+only when every pattern has the searchable shape; otherwise llama.cpp scans as before.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .sampling import GrammarLike, GrammarSampler
+
+__all__ = ["TriggerWatch", "WatchedGrammar", "searchable_core"]
+
+_PREFIX = r"^[\s\S]*?"
+_SUFFIX = r"[\s\S]*"
+_CONTEXTUAL = re.compile(r"\\[bBAZ]|\(\?<|\(\?[a-zA-Z]|\\\d|\(\?P=")
+"""Constructs whose meaning depends on text outside the match, or on flags: not searched."""
+
+
+def _max_width(core: str) -> tuple[int, int] | None:
+    """The least and greatest length of a match of ``core`` (the stdlib's own regex parser;
+    deprecated as a public module, hence the quiet import)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import sre_parse
+    try:
+        lo, hi = sre_parse.parse(core).getwidth()
+    except (re.error, OverflowError, RecursionError):
+        return None
+    return int(lo), int(hi)
+
+
+def _first_group(m: re.Match[str]) -> int | None:
+    """Where llama.cpp starts the grammar: the first non-empty capture group."""
+    return next((m.start(i) for i in range(1, len(m.groups()) + 1) if m.group(i)), None)
+
+
+def searchable_core(pattern: str) -> tuple[re.Pattern[str], int | None] | None:
+    r"""How to watch the full-match ``pattern``: ``(M, width)`` for ``^[\s\S]*?M[\s\S]*``
+    with an ``M`` of bounded ``width`` (searched in the tail), ``(M, None)`` for an anchored
+    ``^M[\s\S]*`` whose ``M`` holds no any-character run (matched at the start: it fails as
+    soon as the text leaves its prefix). ``M`` must have a capture group, match no empty text
+    and read no context outside its match (anchors, lookbehind, word boundaries,
+    backreferences). ``None``: not watchable, llama.cpp scans it."""
+    if not (pattern.startswith("^") and pattern.endswith(_SUFFIX)):
+        return None
+    searched = pattern.startswith(_PREFIX)
+    middle = pattern[len(_PREFIX) if searched else 1 : len(pattern) - len(_SUFFIX)]
+    if _CONTEXTUAL.search(middle) or re.search(r"(?<!\\)[$]|(?<![\\\[])\^", middle):
+        return None
+    if not searched and (r"[\s\S]" in middle or "." in middle.replace("\\.", "")):
+        return None
+    width = _max_width(middle)
+    if width is None or width[0] == 0:
+        return None
+    try:
+        compiled = re.compile(middle)
+    except re.error:
+        return None
+    if compiled.groups == 0:
+        return None
+    if not searched:
+        return compiled, None
+    return (compiled, width[1]) if width[1] < 1 << 16 else None
+
+
+class TriggerWatch:
+    """llama.cpp's lazy trigger rule (trigger tokens first, then the patterns in order, the first
+    full match winning, the grammar starting at its first non-empty group), checked on the tail
+    of the text that can still complete a trigger."""
+
+    def __init__(self, tokens: Sequence[int], cores: Sequence[tuple[re.Pattern[str], int | None]]):
+        self._tokens = frozenset(tokens)
+        self._cores = list(cores)
+        self.text = ""
+        """The text so far, while waiting."""
+        self.offsets: list[int] = []
+        """Where each fed token's text starts in :attr:`text`."""
+        self.fired = False
+        self.pattern: int | None = None
+        """The index of the pattern that fired (``None``: a trigger token, or not fired)."""
+        self.start = 0
+        """Where the captured text starts in :attr:`text`."""
+
+    @classmethod
+    def create(cls, tokens: Sequence[int], patterns: Sequence[str]) -> TriggerWatch | None:
+        """A watch for these triggers, or ``None`` when a pattern is not searchable."""
+        cores = [searchable_core(p) for p in patterns]
+        found = [c for c in cores if c is not None]
+        if len(found) != len(cores):
+            return None
+        return cls(tokens, found)
+
+    def feed(self, token: int, text: str) -> bool:
+        """Feed one accepted token and its text; returns whether a trigger fired with it."""
+        if self.fired:
+            return False
+        if token in self._tokens:
+            self.fired, self.start = True, len(self.text)
+            return True
+        old = len(self.text)
+        self.offsets.append(old)
+        self.text += text
+        if not self._cores:
+            return False
+        # a new occurrence ends after ``old``: it starts at most ``width - 1`` characters before
+        for i, (core, width) in enumerate(self._cores):
+            if width is None:
+                m = core.match(self.text)
+            else:
+                m = core.search(self.text, max(0, old - width + 1))
+            start = _first_group(m) if m is not None else None
+            if start is not None:
+                self.fired, self.pattern, self.start = True, i, start
+                return True
+        return False
+
+    def first_token(self) -> int:
+        """The index of the fed token whose text holds :attr:`start`."""
+        lo, hi = 0, len(self.offsets) - 1
+        while lo < hi:  # the last token starting at or before ``start``
+            mid = (lo + hi + 1) // 2
+            if self.offsets[mid] <= self.start:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+class WatchedGrammar(GrammarSampler):
+    """A lazy grammar sampler whose trigger patterns are watched here (see the module doc)."""
+
+    def __init__(
+        self,
+        vocab: Any,
+        grammar: GrammarLike,
+        *,
+        trigger_tokens: Sequence[int],
+        trigger_patterns: Sequence[str],
+        watch: TriggerWatch,
+        piece: Callable[[int], bytes],
+    ) -> None:
+        super().__init__(vocab, grammar, trigger_tokens=trigger_tokens, trigger_patterns=())
+        self._vocab = vocab
+        self._grammar = grammar
+        self._patterns = list(trigger_patterns)
+        self._watch = watch
+        self._piece = piece
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._fed: list[int] = []
+        self._clean: list[bool] = []  # no UTF-8 bytes were pending before the token
+
+    @classmethod
+    def create(
+        cls,
+        vocab: Any,
+        grammar: GrammarLike,
+        *,
+        trigger_tokens: Sequence[int],
+        trigger_patterns: Sequence[str],
+        piece: Callable[[int], bytes],
+    ) -> GrammarSampler:
+        """A watched sampler where every pattern is searchable, else llama.cpp's own."""
+        watch = TriggerWatch.create(trigger_tokens, trigger_patterns) if grammar.lazy else None
+        if watch is None or not trigger_patterns:
+            return GrammarSampler(
+                vocab, grammar, trigger_tokens=trigger_tokens, trigger_patterns=trigger_patterns
+            )
+        return cls(
+            vocab,
+            grammar,
+            trigger_tokens=trigger_tokens,
+            trigger_patterns=trigger_patterns,
+            watch=watch,
+            piece=piece,
+        )
+
+    def accept(self, token: int) -> None:
+        super().accept(token)
+        watch = self._watch
+        if watch.fired:
+            return
+        self._fed.append(token)
+        self._clean.append(not self._decoder.getstate()[0])
+        if not watch.feed(token, self._decoder.decode(self._piece(token))):
+            return
+        if watch.pattern is None:
+            return  # a trigger token: llama.cpp armed the grammar itself
+        # a sampler lazy on the pattern that fired, replayed from the token the capture starts
+        # in: llama.cpp captures and feeds the grammar exactly what it would have
+        armed = GrammarSampler(
+            self._vocab, self._grammar, trigger_patterns=[self._patterns[watch.pattern]]
+        )
+        first = watch.first_token()
+        while first > 0 and not self._clean[first]:
+            first -= 1  # the captured character's first bytes came with an earlier token
+        for t in self._fed[first:]:
+            armed.accept(t)
+        self._lib.llama_sampler_free(self.ptr)
+        self.ptr, armed.ptr = armed.ptr, None
+        self._fed, self._clean = [], []
