@@ -16,7 +16,6 @@ gives ``"Sure.\nDone."``), sent with the first content after the calls.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from .calls import (
 )
 from .events import Text
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
-from .result import ParsedOutput, ToolCall
+from .result import ParsedOutput, finished_call
 from .stream_plan import CALL as _CALL
 from .stream_plan import CLOSE as _CLOSE
 from .stream_plan import END as _END
@@ -293,7 +292,9 @@ class StreamParser:
         self._result = ParsedOutput(
             content=content or None,
             reasoning_content=reasoning or None,
-            tool_calls=[_finish(c) for c in self._calls],
+            tool_calls=[
+                finished_call(c.id, c.name, c.parts, index=c.index, cut=c.cut) for c in self._calls
+            ],
         )
         self._join_run()
         return out
@@ -590,23 +591,3 @@ class StreamParser:
 
 def _no_match(text: str) -> None:
     return None
-
-
-def _finish(call: _Call) -> ToolCall:
-    text = "".join(call.parts) or "{}"
-    if call.cut:
-        return ToolCall(
-            id=call.id,
-            name=call.name,
-            arguments={},
-            arguments_json=text,
-            index=call.index,
-            truncated=True,
-        )
-    return ToolCall(
-        id=call.id,
-        name=call.name,
-        arguments=json.loads(text),
-        arguments_json=text,
-        index=call.index,
-    )
