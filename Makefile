@@ -25,8 +25,10 @@ test:
 test-fast:
 	$(PY) -m pytest -q -m "not model"
 
+# the same checks .ci/run makes (mypy's files, src and tests, are set in pyproject.toml)
 lint:
 	.venv/bin/ruff check src tests bench scripts
+	.venv/bin/ruff format --check src tests bench scripts
 	.venv/bin/mypy
 
 bench:

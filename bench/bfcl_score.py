@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 PYTHON_TYPE_MAPPING: dict[str, type] = {
     "string": str,
@@ -170,7 +170,8 @@ def _type_check(
         for item in possible:
             ok = True
             if type(item) is list:
-                for element in value:
+                # `type(value) is expected` narrowed `value` to `object`; it is the list checked
+                for element in cast("list[Any]", value):
                     inner, _ = _type_check(param, element, item, str(nested), nested, None)
                     if not inner.valid:
                         ok = False

@@ -236,7 +236,7 @@ def within_grammar_limits(value: Any) -> bool:
     return False
 
 
-_WRONG_TYPED = {
+_WRONG_TYPED: dict[str, list[Any]] = {
     "string": [0, True, None, [], {}],
     "integer": ["1", True, None, [], {}, 1.5],
     "number": ["1", True, None, [], {}],

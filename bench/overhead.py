@@ -1,9 +1,13 @@
 """Per-request overhead, parser throughput and peak memory (targets 4-6 of issue 4).
 
-* Overhead: template compile + dialect detection + prompt render + grammar build, for 1, 10 and
-  50 tools. *Cold* is the first call in a fresh process (median of ``reps`` processes);
-  *cached* is the median of later calls in one process, with the template object kept, as the
-  handler keeps it.
+* Overhead, for 10, 50 and 250 MCP-shaped tools (``bench.mcp_tools``: nested objects, ``$ref``,
+  ``anyOf``, enums, descriptions). *Cached* is what a request pays once the handler has its
+  model set up: ``prepare_request`` (messages checked, prompt rendered, grammar found in the
+  cache), median of later calls in one process; its stages are reported alone as well (render,
+  detection, an uncached grammar build). *Cold* is the first template compile + detection +
+  render + grammar build in a fresh process (median of ``reps`` processes), with the grammar's
+  build memory (tracemalloc peak) and size. ``--baseline`` measures the main checkout
+  (``BASELINE_SRC``) in alternating child processes of the same run and reports main / new.
 * Parser: a ~1 MB mixed output (prose and calls in Qwen's dialect) parsed in one batch, and fed
   to the stream parser in token-sized chunks, against plain ``json.loads`` of the same calls.
 * Memory: peak RSS (``ru_maxrss``) of a fresh process that loads Qwen2.5-Coder-0.5B and answers
@@ -54,36 +58,55 @@ def _build(spec: Any, tools: list[dict[str, Any]]) -> Any:
     return build_grammar(spec, tools, tool_choice="auto")
 
 
-def request_pipeline(n_tools: int, *, reps: int) -> dict[str, float]:
-    """Cached timings (ms) in this process: render, detect, grammar build and their sum."""
+TOOL_COUNTS = (10, 50, 250)
+BASELINE_SRC = "/work/main/src"
+"""Sources measured side by side by default with ``--baseline`` (the main branch's checkout);
+``--baseline PATH`` names others (e.g. ``git archive <old commit> src`` unpacked)."""
+
+
+def _cached_child(n_tools: int, reps: int) -> dict[str, float]:
+    """In one process, with the template and model setup kept as the handler keeps them: the
+    median ms of ``prepare_request`` (what a request pays: messages, render, grammar lookup),
+    and of its stages measured alone (render, detection, an uncached grammar build)."""
     import tooldialect
+    from bench.mcp_tools import mcp_tools
+    from tooldialect.frontend.request import ModelSetup, prepare_request
     from tooldialect.prompt.render import render_prompt
 
     info, template, spec = _template_and_spec()
-    tools = workload.make_tools(n_tools)
-    stages: dict[str, list[float]] = {"render": [], "detect": [], "grammar": [], "total": []}
+    setup = ModelSetup(info=info, template=template, template_origin="gguf", spec=spec, engine=None)
+    tools = mcp_tools(n_tools)
+    stages: dict[str, list[float]] = {"request": [], "render": [], "detect": [], "grammar": []}
     for _ in range(reps + 1):
         t0 = time.perf_counter()
-        render_prompt(template, spec, MESSAGES, tools=tools)
+        prepare_request(setup, messages=MESSAGES, tools=tools, tool_choice="auto")
         t1 = time.perf_counter()
+        render_prompt(template, spec, MESSAGES, tools=tools)
+        t2 = time.perf_counter()
         tooldialect.detect_dialect(
             info.chat_template, bos_token=info.bos_token, eos_token=info.eos_token
         )
-        t2 = time.perf_counter()
-        _build(spec, tools)
         t3 = time.perf_counter()
-        for key, value in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
+        _build(spec, tools)
+        t4 = time.perf_counter()
+        for key, value in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
             stages[key].append(value * 1000)
-    return {k: median(v[1:]) for k, v in stages.items()}  # the first call warms the caches
+    out = {k: median(v[1:]) for k, v in stages.items()}  # the first call warms the caches
+    out["total"] = out["request"]
+    return out
 
 
 def _cold_child(n_tools: int) -> dict[str, float]:
-    """In a fresh process: the first template compile + detect + render + grammar build."""
+    """In a fresh process: the first template compile + detect + render + grammar build, and the
+    grammar's build memory (tracemalloc peak, MB) and size."""
+    import tracemalloc
+
     import tooldialect
+    from bench.mcp_tools import mcp_tools
     from tooldialect.prompt.render import render_prompt
 
     info = tooldialect.read_gguf_metadata(model_path("qwen"))
-    tools = workload.make_tools(n_tools)
+    tools = mcp_tools(n_tools)
     t0 = time.perf_counter()
     template = tooldialect.ChatTemplate(
         info.chat_template, bos_token=info.bos_token, eos_token=info.eos_token
@@ -98,13 +121,49 @@ def _cold_child(n_tools: int) -> dict[str, float]:
     _build(spec, tools)
     t4 = time.perf_counter()
     ms = [1000 * x for x in (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0)]
-    return dict(zip(("compile", "detect", "render", "grammar", "total"), ms, strict=True))
+    out = dict(zip(("compile", "detect", "render", "grammar", "total"), ms, strict=True))
+    tracemalloc.start()
+    grammar = _build(spec, tools)
+    out["grammar_peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    out["grammar_kb"] = len(getattr(grammar, "gbnf", "")) / 1e3
+    return out
 
 
-def cold_pipeline(n_tools: int, *, reps: int) -> dict[str, float]:
+def _sides(baseline: str | None) -> dict[str, str | None]:
+    from pathlib import Path
+
+    sides: dict[str, str | None] = {"new": None}
+    if baseline and Path(baseline).is_dir():
+        sides["main"] = baseline
+    return sides
+
+
+def request_pipeline(n_tools: int, *, reps: int, baseline: str | None = None) -> dict[str, Any]:
+    """Cached timings (ms), in a child per side; with ``baseline`` the main checkout too,
+    alternating, and the ratio main / new of each figure."""
+    return _alternate(["--cached", str(n_tools), "--reps", str(reps)], 3, baseline)
+
+
+def cold_pipeline(n_tools: int, *, reps: int, baseline: str | None = None) -> dict[str, Any]:
     """Median over ``reps`` fresh processes of the cold timings (ms)."""
-    runs = [_child(["--cold", str(n_tools)]) for _ in range(reps)]
-    return {k: median([r[k] for r in runs]) for k in runs[0]}
+    return _alternate(["--cold", str(n_tools)], reps, baseline)
+
+
+def _alternate(args: list[str], runs: int, baseline: str | None) -> dict[str, Any]:
+    sides = _sides(baseline)
+    rows: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
+    for _ in range(runs):
+        for side, src in sides.items():
+            rows[side].append(_child(args, src=src))
+    out: dict[str, Any] = {k: median([r[k] for r in rows["new"]]) for k in rows["new"][0]}
+    if "main" in rows:
+        main = {k: median([r[k] for r in rows["main"]]) for k in rows["main"][0]}
+        out["main"] = main
+        out["main_over_new"] = {
+            k: round(main[k] / out[k], 2) for k in out if k in main and isinstance(out[k], float)
+        }
+    return out
 
 
 def parser_throughput(*, reps: int) -> dict[str, Any]:
@@ -188,9 +247,15 @@ def memory(*, reps: int) -> dict[str, Any]:
     }
 
 
-def _child(args: list[str]) -> dict[str, Any]:
+def _child(args: list[str], *, src: str | None = None) -> dict[str, Any]:
+    """This file in a fresh process; ``src`` replaces the tooldialect sources on its path."""
+    import os
+
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = src
     proc = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, check=False
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=False, env=env
     )
     if proc.returncode != 0:
         raise RuntimeError(f"child {args!r} failed: {proc.stderr.strip()[-800:]}")
@@ -198,12 +263,19 @@ def _child(args: list[str]) -> dict[str, Any]:
     return result
 
 
-def run(*, reps: int = 5, memory_reps: int | None = None) -> dict[str, Any]:
-    """All four measurements; a failing one is reported, not fatal."""
+def run(*, reps: int = 5, memory_reps: int | None = None, baseline: bool = False) -> dict[str, Any]:
+    """All four measurements; a failing one is reported, not fatal. ``baseline`` measures the
+    main checkout's overhead side by side (``BASELINE_SRC``)."""
     results: dict[str, Any] = {"reps": reps, "memory_reps": memory_reps or reps}
     steps = [
-        ("overhead_cached", lambda: {n: request_pipeline(n, reps=20) for n in (1, 10, 50)}),
-        ("overhead_cold", lambda: {n: cold_pipeline(n, reps=reps) for n in (1, 10, 50)}),
+        (
+            "overhead_cached",
+            lambda: {n: request_pipeline(n, reps=20, baseline=baseline) for n in TOOL_COUNTS},
+        ),
+        (
+            "overhead_cold",
+            lambda: {n: cold_pipeline(n, reps=reps, baseline=baseline) for n in TOOL_COUNTS},
+        ),
         ("parser", lambda: parser_throughput(reps=reps)),
         ("memory", lambda: memory(reps=memory_reps or reps)),
     ]
@@ -223,15 +295,30 @@ def run(*, reps: int = 5, memory_reps: int | None = None) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cold", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--cached", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--only-overhead", action="store_true", help="skip parser and memory")
+    parser.add_argument(
+        "--baseline",
+        nargs="?",
+        const=BASELINE_SRC,
+        default=None,
+        help=f"also measure these tooldialect sources (default {BASELINE_SRC}), side by side",
+    )
     parser.add_argument("--memory", choices=["handler", "plain"], help=argparse.SUPPRESS)
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args(argv)
     if args.cold is not None:
         print(json.dumps(_cold_child(args.cold)))
+    elif args.cached is not None:
+        print(json.dumps(_cached_child(args.cached, args.reps)))
+    elif args.only_overhead:
+        cached = {n: request_pipeline(n, reps=20, baseline=args.baseline) for n in TOOL_COUNTS}
+        cold = {n: cold_pipeline(n, reps=args.reps, baseline=args.baseline) for n in TOOL_COUNTS}
+        print(json.dumps({"overhead_cached": cached, "overhead_cold": cold}, indent=1))
     elif args.memory:
         print(json.dumps(_memory_child(args.memory)))
     else:
-        print(json.dumps(run(reps=args.reps), indent=1))
+        print(json.dumps(run(reps=args.reps, baseline=args.baseline), indent=1))
 
 
 if __name__ == "__main__":

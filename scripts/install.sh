@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv and install tooldialect with its test, bench, dev, server and clients extras.
+# Create .venv and install tooldialect with its test, bench, dev, server, clients and mcp extras.
 # llama-cpp-python ships to PyPI as source only. When a prebuilt wheel folder exists
 # (../shared/wheels, or $TOOLDIALECT_WHEELS) pip takes the wheel from there; otherwise it builds
 # from source with portable CPU flags (a native build can fault on CPUs that advertise AMX).
@@ -18,12 +18,12 @@ else
   echo "install: no wheel folder; building llama-cpp-python from source with CMAKE_ARGS=$CMAKE_ARGS (~7 min)"
 fi
 if [ ${#FIND_LINKS[@]} -gt 0 ]; then
-  .venv/bin/python -m pip install -q "${FIND_LINKS[@]}" -e ".[test,bench,dev,server,clients]"
+  .venv/bin/python -m pip install -q "${FIND_LINKS[@]}" -e ".[test,bench,dev,server,clients,mcp]"
 else
   # the source build says nothing for minutes under -q: run it verbose into a log and print a
   # heartbeat line (elapsed time, latest build step) every 30 s; show the log's tail on failure
   LOG=.venv/install.log
-  if ! .venv/bin/python -m pip install -v -e ".[test,bench,dev,server,clients]" 2>&1 \
+  if ! .venv/bin/python -m pip install -v -e ".[test,bench,dev,server,clients,mcp]" 2>&1 \
       | .venv/bin/python scripts/heartbeat.py "$LOG" "building llama-cpp-python"; then
     tail -n 60 "$LOG" >&2
     echo "install: failed; the whole log is in $LOG" >&2

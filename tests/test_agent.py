@@ -6,7 +6,6 @@ import asyncio
 import copy
 import json
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from tooldialect import (
     FinalAnswer,
     ReasoningDelta,
     StepFinished,
+    StepStarted,
     TextDelta,
     ToolSpecError,
     tool,
@@ -211,7 +211,10 @@ def test_stream_yields_typed_events_in_order() -> None:
     )
     events = list(Agent(llm, tools=[add]).stream("sum"))
     kinds = [type(e).__name__ for e in events]
-    assert kinds[0] == "TextDelta" and kinds[-1] == "FinalAnswer"
+    assert kinds[:2] == ["StepStarted", "TextDelta"] and kinds[-1] == "FinalAnswer"
+    opened = [(e.step, e.tools) for e in events if isinstance(e, StepStarted)]
+    assert opened == [(1, ("add",)), (2, ("add",))]
+    assert kinds.index("StepFinished") < kinds.index("StepStarted", 1)
     started = [e for e in events if isinstance(e, CallStarted)]
     assert [(e.step, e.index, e.name) for e in started] == [(1, 0, "add")]
     args = "".join(e.delta for e in events if isinstance(e, ArgumentsDelta))
@@ -241,10 +244,8 @@ def test_async_tools_of_one_turn_run_concurrently() -> None:
         return key.upper()
 
     llm = ScriptedLlama([calls(("fetch", {"key": "a"}), ("fetch", {"key": "b"})), text("AB")])
-    started = time.perf_counter()
     result = Agent(llm, tools=[fetch]).run("x")
-    assert time.perf_counter() - started < 0.095  # two 50 ms sleeps overlapped
-    assert active["peak"] == 2
+    assert active["peak"] == 2  # both sleeps were in flight at once (no wall-clock bound: CI load)
     assert [m["content"] for m in result.messages if m["role"] == "tool"] == ["A", "B"]
 
 

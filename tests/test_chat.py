@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tooldialect import CallFinished, CallStarted, TextDelta, Tool, ToolSpecError
+from tooldialect import AgentEvent, CallFinished, CallStarted, TextDelta, Tool, ToolSpecError
 from tooldialect.apps.chat import Renderer, load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,13 +133,14 @@ def test_load_tool_errors(spec: str, words: list[str]) -> None:
 def test_renderer_shows_calls_and_results() -> None:
     out = io.StringIO()
     renderer = Renderer(out)
-    for event in [
+    events: list[AgentEvent] = [
         TextDelta(1, "Let me check."),
         CallStarted(1, 0, "c1", "get_weather"),
         CallFinished(1, "c1", "get_weather", '{"city": "Paris"}', "sunny"),
         CallStarted(1, 1, "c2", "nope"),
         CallFinished(1, "c2", "nope", "{}", "Error: no tool", error="unknown_tool"),
-    ]:
+    ]
+    for event in events:
         renderer.show(event)
     text = out.getvalue()
     assert "\x1b[" not in text  # not a terminal: no colours

@@ -17,6 +17,8 @@ def test_inspect_prints_template_origin_and_dialect(
     assert main(["inspect", str(smollm2_path)]) == 0
     smol = json.loads(capsys.readouterr().out)
     assert smol["chat_template"] == "gguf" and smol["dialect"]["polyfill"] is not None
+    # the decision record: SmolLM2's template matches no signature and derives nothing
+    assert smol["detection"]["chosen"] == "polyfill" and smol["detection"]["tried_builtin"] is None
     assert main(["inspect", str(gemma3_path)]) == 0
     gemma = json.loads(capsys.readouterr().out)
     assert gemma["architecture"] == "gemma3"

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from tooldialect.dialect.spec import Trigger
 from tooldialect.engine.in_process import Engine, SamplingParams, engine_for
-from tooldialect.engine.in_process.generate import _find_stop, _safe_emit
+from tooldialect.engine.text import find_stop, safe_emit
 from tooldialect.errors import ContextOverflowError, GrammarError
-from tooldialect.grammar.build import trigger_pattern
+from tooldialect.grammar.build import word_pattern
 
 GREEDY = SamplingParams(temperature=0)
 PROMPT = (
@@ -32,11 +31,6 @@ class Grammar:
 
 
 # ---- pure helpers ---------------------------------------------------------------------------
-
-
-def word_pattern(word: str) -> str:
-    """The full-match pattern the grammar builder (and so the engine) writes for a word."""
-    return trigger_pattern(Trigger(kind="word", value=word), None)
 
 
 @pytest.mark.parametrize(
@@ -59,12 +53,12 @@ def test_word_pattern_is_full_match_with_group_at_word(word: str) -> None:
     ids=["partial-word", "no-overlap", "partial-marker", "empty"],
 )
 def test_safe_emit_holds_back_stop_prefixes(pending: str, stops: list[str], expected: int) -> None:
-    assert _safe_emit(pending, stops, max(len(s) for s in stops) - 1) == expected
+    assert safe_emit(pending, stops, max(len(s) for s in stops) - 1) == expected
 
 
 def test_find_stop_takes_earliest() -> None:
-    assert _find_stop("a STOP b END", ["END", "STOP"]) == (2, "STOP")
-    assert _find_stop("nothing", ["END"]) is None
+    assert find_stop("a STOP b END", ["END", "STOP"]) == (2, "STOP")
+    assert find_stop("nothing", ["END"]) is None
 
 
 # ---- on a model -----------------------------------------------------------------------------
@@ -171,3 +165,19 @@ def test_errors_leave_the_process_running(engine: Engine, qwen: Any) -> None:
         engine.generate("word " * 2000)
     assert engine.generate(PROMPT, sampling=GREEDY, max_tokens=3).result.prompt_tokens > 0
     assert len(engine.generate(PROMPT, sampling=GREEDY, max_tokens=3).text()) > 0
+
+
+@pytest.mark.model
+def test_triggers_the_front_end_resolved_become_tokens_or_patterns(engine: Engine) -> None:
+    from tooldialect.engine.base import Triggers
+
+    words = ("<tool_call>", "[[call]]")  # one token in Qwen's vocab, and several
+    triggers = Triggers(
+        words=words, word_patterns=tuple(word_pattern(w) for w in words), patterns=("^x(y)",)
+    )
+    g = Grammar(gbnf='root ::= "y"', lazy=True, trigger_words=words)
+    tokens, patterns = engine.trigger_arguments(g, triggers)
+    assert len(tokens) == 1 and engine.piece(tokens[0]) == b"<tool_call>"
+    assert patterns == ["^x(y)", word_pattern("[[call]]")]
+    with pytest.raises(GrammarError, match=r"\[\[call\]\]"):
+        engine.trigger_arguments(g)  # the grammar's own words: no pattern for the long one

@@ -17,7 +17,7 @@ import pytest
 from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import ToolChatHandler
 
-NOTE = {
+NOTE: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "save_note",
@@ -91,13 +91,13 @@ def test_forced_tokens_are_the_models_own(
 
 @pytest.mark.model
 def test_batched_fast_forward_streams_what_it_returns(llm: Any) -> None:
-    request = {"tools": [NOTE], "tool_choice": "required"}
+    request: dict[str, Any] = {"tools": [NOTE], "tool_choice": "required"}
     text, forced, response = run(llm, fast_forward=True, **request)
     assert forced > 0
     calls = response["choices"][0]["message"]["tool_calls"]
     assert calls and calls[0]["function"]["name"] == "save_note"
     handler = ToolChatHandler(fast_forward=True)
-    chunks = list(
+    chunks: list[Any] = list(
         handler(llama=llm, messages=MESSAGES, temperature=0, max_tokens=40, stream=True, **request)
     )
     assert handler.last_result is not None and handler.last_result.text == text
@@ -113,7 +113,7 @@ def test_batched_fast_forward_streams_what_it_returns(llm: Any) -> None:
 def test_a_forced_call_is_fast_forwarded_from_its_first_token(llm: Any) -> None:
     """SmolLM2's polyfilled opener holds no added token: it is decoded with the prompt."""
     handler = ToolChatHandler(fast_forward=True)
-    out = handler(
+    out: Any = handler(
         llama=llm,
         messages=MESSAGES,
         tools=[NOTE],
@@ -138,7 +138,7 @@ def test_an_added_token_is_left_to_the_model(qwen_path: Path) -> None:
     qwen = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False)
     added = {int(t) for t in qwen.tokenize(b"<tool_call></tool_call>", add_bos=False, special=True)}
     handler = ToolChatHandler(fast_forward=True)
-    out = handler(
+    out: Any = handler(
         llama=qwen,
         messages=MESSAGES,
         tools=[NOTE],
@@ -159,11 +159,16 @@ def test_an_added_token_is_left_to_the_model(qwen_path: Path) -> None:
 def test_a_request_with_logprobs_samples_every_token(llm: Any) -> None:
     """Forced tokens have no distribution: with logprobs nothing is fast-forwarded, and every
     completion token has its own entry (fast-forward is on by default otherwise)."""
-    request = {"tools": [NOTE], "tool_choice": "required", "temperature": 0, "max_tokens": 30}
+    request: dict[str, Any] = {
+        "tools": [NOTE],
+        "tool_choice": "required",
+        "temperature": 0,
+        "max_tokens": 30,
+    }
     handler = ToolChatHandler()
     handler(llama=llm, messages=MESSAGES, **request)
     assert handler.last_result is not None and handler.last_result.forced_tokens > 0
-    out = handler(llama=llm, messages=MESSAGES, logprobs=True, top_logprobs=1, **request)
+    out: Any = handler(llama=llm, messages=MESSAGES, logprobs=True, top_logprobs=1, **request)
     res = handler.last_result
     assert res is not None and res.forced_tokens == 0
     entries = out["choices"][0]["logprobs"]["content"]

@@ -95,9 +95,11 @@ def test_after_the_trigger_forced_tokens_are_appended_minus_the_last() -> None:
     # forced text '{"name": "' tokenizes to {" name ": ' "' ; the last is held back
     assert [VOCAB[t] for t in forced] == [b'{"', b"name", b'":']
     assert sampler.accepted == forced
-    assert ff.extend(forced[-1], sampler, room=10) == []  # ' "' would be the held-back last
+    # ' "' would be the held-back last
+    assert ff.extend(forced[-1], sampler, room=10) == []  # type: ignore[arg-type]
     ff.observe(tok(' "'))
-    assert ff.extend(tok(' "'), sampler, room=10) == []  # alpha | beta: a branch point
+    # alpha | beta: a branch point
+    assert ff.extend(tok(' "'), sampler, room=10) == []  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("room", [0, 1, 2], ids=["no-room", "one", "two"])
@@ -149,8 +151,8 @@ def test_forced_text_stops_before_a_possible_added_token() -> None:
     """'hi <c' could become 'hi ' + '<call>': forcing '<' alone would rule the added token out."""
     gbnf = 'root ::= "hi <c" ("all>" | "x") " beta"'
     ff = FastForward.create(
-        FakeEngine(),
-        Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()),  # type: ignore[arg-type]
+        FakeEngine(),  # type: ignore[arg-type]
+        Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()),
     )
     assert ff is not None
     forced = ff.start(FakeSampler(), room=10)  # type: ignore[arg-type]

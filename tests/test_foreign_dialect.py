@@ -15,7 +15,7 @@ from models.schema_check import schema_errors
 from tooldialect import DialectSpec, parse_output
 from tooldialect.handler import ToolChatHandler
 
-FORECAST = {
+FORECAST: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "get_forecast",

@@ -89,7 +89,8 @@ def route(plan: Route, mode: Literal["car", "foot"] = "foot") -> dict[str, Any]:
 
 
 def props(t: Tool) -> dict[str, Any]:
-    return t.parameters["properties"]
+    properties: dict[str, Any] = t.parameters["properties"]
+    return properties
 
 
 @pytest.mark.parametrize(
@@ -250,7 +251,7 @@ def test_decorator_keeps_the_function_callable_and_takes_options() -> None:
     assert add(2, 3) == 5
     assert add.name == "add_numbers"
     assert add.to_openai()["function"]["description"] == "Add two integers."
-    assert add.__doc__ is None and add.__name__ == "add"
+    assert add.__doc__ is None and getattr(add, "__name__", None) == "add"
 
 
 def test_openai_dict_goes_through_the_handler_normalisation() -> None:
@@ -271,7 +272,7 @@ def test_generated_schemas_compile(fn: Any) -> None:
         spec = DialectSpec.builtin(dialect)
         choice = normalize_tool_choice("required", defs)
         grammar = build_grammar(spec, defs, tool_choice=choice, parallel_tool_calls=True)
-        assert grammar.gbnf
+        assert grammar is not None and grammar.gbnf
 
 
 @pytest.mark.model

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
 
 import gguf
 import pytest
@@ -80,15 +79,17 @@ class FakeLlama:
 
     model_path = "/models/tiny.gguf"
     _model = FakeVocab()
-    metadata: ClassVar[dict[str, str]] = {
-        "general.architecture": "llama",
-        "general.name": "Tiny Test",
-        "llama.context_length": "4096",
-        "tokenizer.ggml.bos_token_id": "1",
-        "tokenizer.ggml.eos_token_id": "4",
-        "tokenizer.chat_template": "T",
-        "tokenizer.chat_template.tool_use": "U",
-    }
+
+    def __init__(self) -> None:
+        self.metadata: dict[str, str] = {
+            "general.architecture": "llama",
+            "general.name": "Tiny Test",
+            "llama.context_length": "4096",
+            "tokenizer.ggml.bos_token_id": "1",
+            "tokenizer.ggml.eos_token_id": "4",
+            "tokenizer.chat_template": "T",
+            "tokenizer.chat_template.tool_use": "U",
+        }
 
     def token_bos(self) -> int:
         return 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ def llm(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
 
 
-def valid_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+def valid_calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The message's calls, each checked against its tool's schema."""
     calls = message.get("tool_calls") or []
     for call in calls:

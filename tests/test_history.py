@@ -11,7 +11,7 @@ import pytest
 from tooldialect import ToolChatHandler
 from tooldialect.prompt.history import ReplyMemory
 
-CALL = {
+CALL: dict[str, Any] = {
     "role": "assistant",
     "content": None,
     "tool_calls": [
@@ -36,7 +36,7 @@ RAW = '{"name": "get_weather", "arguments": {"city":"Paris"}}'
                 "tool_calls": [
                     {
                         **CALL["tool_calls"][0],
-                        "id": "x",  # type: ignore[index]
+                        "id": "x",
                         "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
                     }
                 ],
@@ -48,7 +48,7 @@ RAW = '{"name": "get_weather", "arguments": {"city":"Paris"}}'
                 **CALL,
                 "tool_calls": [
                     {
-                        **CALL["tool_calls"][0],  # type: ignore[index]
+                        **CALL["tool_calls"][0],
                         "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
                     }
                 ],

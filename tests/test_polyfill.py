@@ -82,7 +82,7 @@ def test_without_system_role_guide_leads_first_user_message() -> None:
 
 
 def test_calls_and_results_become_text_turns() -> None:
-    msgs = [
+    msgs: list[dict[str, Any]] = [
         {"role": "user", "content": "Weather in Paris and Rome?"},
         {"role": "assistant", "content": None, "tool_calls": [CALL]},
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
@@ -107,7 +107,7 @@ def test_result_template_fields_and_role() -> None:
             )
         }
     )
-    msgs = [
+    msgs: list[dict[str, Any]] = [
         {"role": "assistant", "content": "Checking.", "tool_calls": [CALL]},
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conftest import read_template
@@ -13,7 +15,7 @@ from tooldialect.prompt.render import prompt_opens_reasoning, render_prompt
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.tools import normalize_tools
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
@@ -23,7 +25,7 @@ TOOLS = [
         },
     }
 ]
-CONVERSATION = [
+CONVERSATION: list[dict[str, Any]] = [
     {"role": "user", "content": "Weather in Paris?"},
     {
         "role": "assistant",

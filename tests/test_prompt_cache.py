@@ -23,7 +23,8 @@ class FakeLlama:
 class FakeCache(dict[Any, Any]):
     cache_size = 0
 
-    def __hash__(self) -> int:
+    # dict sets __hash__ = None; the prompt caches are keyed by cache identity
+    def __hash__(self) -> int:  # type: ignore[override]
         return id(self)
 
 
@@ -119,7 +120,8 @@ def run_turns(path: Path, **handler_options: Any) -> tuple[list[Any], list[int],
     from llama_cpp import Llama
 
     handler = ToolChatHandler(**handler_options)
-    llm = Llama(str(path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler)
+    # Any: llama-cpp-python's TypedDict request types are closed; the tests send plain dicts
+    llm: Any = Llama(str(path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler)
     messages, evals = [], []
     for tools, question in TURNS:
         out = llm.create_chat_completion(
@@ -154,10 +156,13 @@ def test_cache_restores_a_returning_tool_set_and_changes_nothing(smollm2_path: P
 
 @pytest.mark.model
 def test_llama_cache_is_honoured_and_entries_load_in_llama_cpp(smollm2_path: Path) -> None:
-    from llama_cpp import Llama, LlamaRAMCache
+    from llama_cpp import Llama
+    from llama_cpp.llama_cache import LlamaRAMCache
 
     handler = ToolChatHandler()
-    llm = Llama(str(smollm2_path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler)
+    llm: Any = Llama(
+        str(smollm2_path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler
+    )
     cache = LlamaRAMCache(1 << 30)
     llm.set_cache(cache)
     evals = []

@@ -43,7 +43,7 @@ def test_tool_choice_forms(choice: Any, mode: str, name: str | None) -> None:
 
 BAD_CHOICES: list[tuple[str, Any]] = [
     ("unknown-word", "sometimes"),
-    ("unknown-object", {"type": "tool", "name": "x"}),
+    ("unknown-object", {"type": "web_search_preview"}),
     ("number", 3),
 ]
 
@@ -97,3 +97,133 @@ BAD_FORMATS: list[tuple[str, Any]] = [
 def test_bad_response_format_says_what_is_accepted(fmt: Any) -> None:
     with pytest.raises(ToolSpecError, match="response_format"):
         normalize_response_format(fmt)
+
+
+# ---- allowed_tools, strict, and the other forms agent frameworks send ------------------------
+
+THREE = normalize_tools(
+    [
+        {"type": "function", "function": {"name": "get_weather", "strict": True}},
+        {"type": "function", "function": {"name": "search"}},
+        {"type": "function", "function": {"name": "get_time"}},
+    ]
+)
+
+MORE_CHOICES: list[tuple[str, Any, str, str | None, tuple[str, ...] | None]] = [
+    ("responses-function", {"type": "function", "name": "search"}, "named", "search", None),
+    ("anthropic-tool", {"type": "tool", "name": "search"}, "named", "search", None),
+    ("anthropic-any", {"type": "any"}, "required", None, None),
+    ("anthropic-auto", {"type": "auto"}, "auto", None, None),
+    (
+        "chat-allowed-tools",
+        {
+            "type": "allowed_tools",
+            "allowed_tools": {
+                "mode": "required",
+                "tools": [{"type": "function", "function": {"name": "search"}}],
+            },
+        },
+        "required",
+        None,
+        ("search",),
+    ),
+    (
+        "responses-allowed-tools",
+        {
+            "type": "allowed_tools",
+            "mode": "auto",
+            "tools": [
+                {"type": "function", "name": "get_time"},
+                {"type": "function", "name": "search"},
+            ],
+        },
+        "auto",
+        None,
+        ("get_time", "search"),
+    ),
+    (
+        "allowed-everything-is-the-plain-mode",
+        {"type": "allowed_tools", "mode": "auto", "tools": ["get_weather", "search", "get_time"]},
+        "auto",
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("choice", "mode", "name", "allowed"),
+    [c[1:] for c in MORE_CHOICES],
+    ids=[c[0] for c in MORE_CHOICES],
+)
+def test_agent_framework_choice_forms(
+    choice: Any, mode: str, name: str | None, allowed: tuple[str, ...] | None
+) -> None:
+    got = normalize_tool_choice(choice, THREE)
+    assert (got.mode, got.name, got.allowed) == (mode, name, allowed)
+
+
+@pytest.mark.parametrize(
+    ("choice", "words"),
+    [
+        (
+            {
+                "type": "allowed_tools",
+                "mode": "auto",
+                "tools": [
+                    {"type": "function", "name": "nope"},
+                    {"type": "function", "name": "zap"},
+                ],
+            },
+            "['nope', 'zap']",
+        ),
+        (
+            {"type": "allowed_tools", "mode": "sometimes", "tools": ["search"]},
+            "mode 'auto' or 'required'",
+        ),
+        (
+            {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}},
+            "non-empty tools",
+        ),
+        (
+            {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function"}]},
+            "names no function",
+        ),
+    ],
+)
+def test_bad_allowed_tools_name_the_problem(choice: Any, words: str) -> None:
+    with pytest.raises(ToolSpecError) as err:
+        normalize_tool_choice(choice, THREE)
+    assert words in str(err.value)
+
+
+def test_allowed_tools_rejects_hosted_tool_entries() -> None:
+    from tooldialect.errors import UnsupportedToolChoiceError
+
+    with pytest.raises(UnsupportedToolChoiceError, match="'mcp'"):
+        normalize_tool_choice(
+            {
+                "type": "allowed_tools",
+                "mode": "auto",
+                "tools": [{"type": "mcp", "server_label": "x"}],
+            },
+            THREE,
+        )
+
+
+def test_strict_is_kept() -> None:
+    assert THREE[0].strict and not THREE[1].strict
+    assert THREE[0].to_openai()["function"]["strict"] is True
+
+
+def test_callable_tools_narrow_only_the_calls() -> None:
+    choice = normalize_tool_choice(
+        {"type": "allowed_tools", "mode": "required", "tools": ["get_time"]}, THREE
+    )
+    assert [t.name for t in choice.callable_tools(THREE)] == ["get_time"]
+    assert [t.name for t in normalize_tool_choice("auto", THREE).callable_tools(THREE)] == [
+        "get_weather",
+        "search",
+        "get_time",
+    ]
+    assert normalize_tool_choice("none", THREE).callable_tools(THREE) == []

@@ -21,6 +21,13 @@ from tooldialect.handler import ToolChatHandler
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 USER = {"role": "user", "content": "hi"}
+ALLOWED = {
+    "type": "allowed_tools",
+    "allowed_tools": {
+        "mode": "required",
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+    },
+}
 
 REWRITES = [
     (
@@ -100,6 +107,26 @@ REWRITES = [
         {"messages": [USER], "max_tokens": 3},
         {},
     ),
+    (
+        {"messages": [USER], "tool_choice": ALLOWED},
+        {"messages": [USER]},
+        {"tool_choice": ALLOWED},
+    ),
+    (
+        {"messages": [USER], "tool_choice": {"type": "function", "name": "f"}},
+        {"messages": [USER]},
+        {"tool_choice": {"type": "function", "name": "f"}},
+    ),
+    (
+        {"messages": [USER], "tool_choice": {"type": "function", "function": {"name": "f"}}},
+        {"messages": [USER], "tool_choice": {"type": "function", "function": {"name": "f"}}},
+        {},
+    ),
+    (
+        {"messages": [USER], "tool_choice": "required"},
+        {"messages": [USER], "tool_choice": "required"},
+        {},
+    ),
 ]
 
 
@@ -117,6 +144,10 @@ REWRITES = [
         "user-parts-kept",
         "max-completion-tokens",
         "max-tokens-wins",
+        "allowed-tools-lifted",
+        "responses-named-choice-lifted",
+        "named-choice-kept",
+        "required-kept",
     ],
 )
 def test_rewrite_chat_request(
@@ -151,6 +182,8 @@ def test_rewritten_body_passes_the_servers_request_model() -> None:
     rewritten, _ = rewrite_chat_request(body)
     kwargs = types.CreateChatCompletionRequest.model_validate(rewritten).model_dump()
     assert kwargs["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    with pytest.raises(ValueError):  # why allowed_tools is carried beside the body
+        types.CreateChatCompletionRequest.model_validate({**rewritten, "tool_choice": ALLOWED})
     assert kwargs["max_tokens"] == 5
     assert [m["role"] for m in kwargs["messages"]] == ["system", "user", "assistant", "tool"]
 
@@ -316,7 +349,12 @@ def test_cli_dispatches_serve(monkeypatch: pytest.MonkeyPatch) -> None:
     from tooldialect.apps.cli import main as cli_main
 
     got: list[list[str]] = []
-    monkeypatch.setattr(tooldialect.apps.serve, "main", lambda argv: got.append(list(argv)) or 0)
+
+    def fake_main(argv: list[str]) -> int:
+        got.append(list(argv))
+        return 0
+
+    monkeypatch.setattr(tooldialect.apps.serve, "main", fake_main)
     assert cli_main(["serve", "--model", "m.gguf", "--port", "1"]) == 0
     assert got == [["--model", "m.gguf", "--port", "1"]]
 
@@ -351,7 +389,7 @@ def test_non_streamed_reply_goes_out_as_the_handler_made_it(handled: bool) -> No
     sent: list[Any] = []
 
     async def receive() -> Any:
-        return {"type": "http.request", "body": b'{"messages": []}'}
+        return {"type": "http.request", "body": json.dumps({"messages": [USER]}).encode()}
 
     async def send(message: Any) -> None:
         sent.append(message)
@@ -362,3 +400,114 @@ def test_non_streamed_reply_goes_out_as_the_handler_made_it(handled: bool) -> No
     length = int(dict(sent[0]["headers"])[b"content-length"])
     assert json.loads(body) == (full if handled else json.loads(trimmed))
     assert length == len(body)
+
+
+# ---- requests the library refuses are answered 400, never 500 -------------------------------
+
+CALL_TURN = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+}
+MALFORMED = [
+    ([USER, {"role": "tool", "tool_call_id": "c1", "content": "4"}], "messages[1]"),
+    ([USER, CALL_TURN, {"role": "tool", "tool_call_id": "zz", "content": "4"}], "tool_call_id"),
+    (
+        [
+            USER,
+            {
+                **CALL_TURN,
+                "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{"}}],
+            },
+        ],
+        "messages[1].tool_calls[0].function.arguments",
+    ),
+    ([USER, CALL_TURN, {"role": "function", "name": "g", "content": "4"}], "messages[2]"),
+]
+
+
+def _post(app: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
+    """(status, JSON body, whether the app was reached) of one chat request through the layer."""
+    reached: list[bool] = []
+    sent: list[Any] = []
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(True)
+        await app(scope, receive, send)
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": json.dumps(body).encode()}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/v1/chat/completions",
+        "headers": [(b"content-type", b"application/json")],
+        "query_string": b"",
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("test", 80),
+        "root_path": "",
+    }
+    asyncio.run(RequestRewrite(inner)(scope, receive, send))
+    raw = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], json.loads(raw), bool(reached)
+
+
+@pytest.mark.parametrize(("messages", "named"), MALFORMED, ids=["orphan", "id", "args", "fn"])
+@pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
+def test_malformed_history_is_a_400_before_the_server_runs(
+    messages: list[dict[str, Any]], named: str, stream: bool
+) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # never reached
+        raise AssertionError("the server should not see this request")
+
+    status, body, reached = _post(app, {"messages": messages, "stream": stream})
+    assert (status, reached) == (400, False)
+    assert body["error"]["type"] == "invalid_request_error"
+    assert named in body["error"]["message"]
+
+
+def test_a_refusal_raised_in_the_handler_is_a_400_through_the_servers_error_route() -> None:
+    """The server's own route class answers 500 for any exception; the layer makes it 400."""
+    fastapi = pytest.importorskip("fastapi", reason=INSTALL_HINT)
+    errors = pytest.importorskip("llama_cpp.server.errors", reason=INSTALL_HINT)
+    from starlette.concurrency import run_in_threadpool
+
+    from tooldialect.errors import ToolSpecError
+
+    class Refuses(ToolChatHandler):
+        def __call__(self, **kwargs: Any) -> Any:
+            raise ToolSpecError("messages[0] (role 'wizard') does not reach the prompt")
+
+    router = fastapi.APIRouter(route_class=errors.RouteErrorHandler)
+    served = RequestExtrasHandler(Refuses())
+
+    async def chat(request: Any) -> Any:
+        body = await request.json()
+        return await run_in_threadpool(served, llama=None, messages=body["messages"])
+
+    chat.__annotations__ = {"request": fastapi.Request}  # resolved here, not from a string
+    router.add_api_route("/v1/chat/completions", chat, methods=["POST"])
+
+    app = fastapi.FastAPI()
+    app.include_router(router)
+    status, body, _ = _post(app, {"messages": [{"role": "wizard", "content": "x"}]})
+    assert status == 400
+    assert body["error"] == {
+        "message": "messages[0] (role 'wizard') does not reach the prompt",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": None,
+    }
+
+    class Breaks(ToolChatHandler):
+        def __call__(self, **kwargs: Any) -> Any:
+            raise RuntimeError("a server bug")
+
+    served.handler = Breaks()
+    status, _, _ = _post(app, {"messages": [USER]})
+    assert status == 500  # what is the server's fault stays a 500

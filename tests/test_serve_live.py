@@ -270,7 +270,7 @@ def test_pydantic_ai_agent_runs_two_tool_steps(base_url: str) -> None:
     done: set[str] = set()
     needs = {"get_weather": "get_current_city"}
 
-    async def when_useful(ctx: RunContext[None], tool: ToolDefinition) -> ToolDefinition | None:
+    async def when_useful(ctx: RunContext[object], tool: ToolDefinition) -> ToolDefinition | None:
         ready = needs.get(tool.name, "") in done | {""}
         return tool if ready and tool.name not in done else None
 

@@ -68,7 +68,9 @@ def stream(llm: Any, **kwargs: Any) -> tuple[str, list[dict[str, Any]], list[Any
     """Content, logprob entries and tool-call deltas of a stream (chunks validated)."""
     from openai.types.chat import ChatCompletionChunk
 
-    text, entries, calls = "", [], []
+    text = ""
+    entries: list[dict[str, Any]] = []
+    calls: list[Any] = []
     for chunk in llm.create_chat_completion(
         **{"messages": ASK, **GREEDY, **kwargs, "stream": True}
     ):

@@ -14,7 +14,7 @@ import pytest
 
 from tool_defs import WEATHER
 from tooldialect.dialect.spec import DialectSpec
-from tooldialect.engine.in_process.generate import GenerationResult
+from tooldialect.engine.base import GenerationResult
 from tooldialect.frontend.response import finish_reason
 from tooldialect.handler import ToolChatHandler
 from tooldialect.parse import StreamParser, parse_output

@@ -17,7 +17,10 @@ class. Messages quote the offending value and say what to do about it.
     ├── ToolCallParseError        strict parsing of model output failed
     ├── EngineBusyError           a stream was superseded by a newer request on its ``Llama``
     ├── ContextOverflowError      the prompt does not fit in ``n_ctx``
-    └── ServerError               no llama-server answered, or one broke off a reply
+    ├── ServerError               no llama-server answered, or one broke off a reply
+    └── MCPError                  an MCP server cannot be configured, started or used
+        ├── MCPConfigError        an ``mcpServers`` entry is malformed or names an unset ${VAR}
+        └── MCPToolNameError      two MCP tools (or an MCP tool and a local one) share a name
 
 ``ToolSpecError``, ``UnsupportedSchemaError``, ``ContextOverflowError`` and
 ``UnsupportedToolChoiceError`` also derive from ``ValueError`` so code written against
@@ -31,6 +34,9 @@ __all__ = [
     "DialectError",
     "EngineBusyError",
     "GrammarError",
+    "MCPConfigError",
+    "MCPError",
+    "MCPToolNameError",
     "MissingTemplateError",
     "ModelMetadataError",
     "RenderBudgetError",
@@ -123,3 +129,18 @@ class ContextOverflowError(ToolDialectError, ValueError):
 class ServerError(ToolDialectError):
     """No llama-server answered within the retry window, or one broke off a reply it had begun
     (such a request is never sent again: part of it was already returned)."""
+
+
+class MCPError(ToolDialectError):
+    """An MCP server cannot be configured, started or reached (``tooldialect.apps.mcp``).
+
+    A failing *call* is never raised: it goes back to the model as a tool result.
+    """
+
+
+class MCPConfigError(MCPError, ValueError):
+    """An ``mcpServers`` entry is malformed, or names a ``${VAR}`` that is not set."""
+
+
+class MCPToolNameError(MCPError, ValueError):
+    """Two MCP tools, or an MCP tool and a local tool, would be offered under one name."""

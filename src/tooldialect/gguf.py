@@ -271,3 +271,33 @@ def read_gguf_metadata(path: str | os.PathLike[str]) -> ModelInfo:
         eos_token_id=eos_id,
         context_length=_int_or_none(values.get(f"{arch}.context_length")),
     )
+
+
+def read_gguf_tokens(path: str | os.PathLike[str]) -> tuple[list[str], list[int]]:
+    """A GGUF file's token texts and token types (``tokenizer.ggml.token_type``; empty when the
+    file has none). Raises :class:`~tooldialect.ModelMetadataError` like
+    :func:`read_gguf_metadata`."""
+    file = Path(path)
+    try:
+        with (
+            file.open("rb") as handle,
+            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf,
+        ):
+            _, arrays = _read_header(buf)
+            reader = _HeaderReader(buf)
+            tokens: list[str] = []
+            found = arrays.get(_TOKENS_KEY)
+            if found is not None and found[0] == GGUFValueType.STRING:
+                reader.offset = found[2]
+                tokens = [reader.string() for _ in range(found[1])]
+            types: list[int] = []
+            typed = arrays.get("tokenizer.ggml.token_type")
+            if typed is not None and typed[0] in _SCALARS:
+                reader.offset = typed[2]
+                types = [int(reader.scalar(_SCALARS[typed[0]])) for _ in range(typed[1])]
+    except (OSError, ValueError, struct.error) as exc:
+        raise ModelMetadataError(
+            f"cannot read GGUF tokens from {str(file)!r}: {exc}; "
+            "check that the path points to a complete .gguf model file"
+        ) from exc
+    return tokens, types

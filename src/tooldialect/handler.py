@@ -1,8 +1,9 @@
 """``ToolChatHandler``: llama-cpp-python's chat-handler protocol, OpenAI shapes in and out.
 
-Glue only. Per ``Llama`` the model's template and dialect are resolved once (and cached); per
-request the pipeline is: ``request`` (normalise tools, render the prompt, build the cached
-grammar) -> one engine pass -> ``response`` (parse, batch or streaming, into OpenAI dicts).
+A thin adapter: the shared ``frontend.FrontEnd`` does everything above the engine (template and
+dialect resolved once per ``Llama``, request preparation, the completion tail); this class says
+where the model comes from (a ``Llama``) and what decodes (the in-process engine, with this
+handler's prompt cache and fast-forward).
 
 Template resolution, in order: the handler's ``chat_template=``, the GGUF's own template, a
 fallback shipped for the GGUF's architecture (with a warning naming it), else
@@ -12,27 +13,32 @@ fallback shipped for the GGUF's architecture (with a warning naming it), else
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .dialect.builtins import get_builtin
-from .dialect.detect import detect_dialect
 from .dialect.spec import DialectSpec
-from .engine.in_process.generate import GenerationResult, engine_for
+from .dialect.vocabulary import Vocabulary
+from .engine.base import Engine, GenerationResult, SamplingParams
+from .engine.in_process.generate import engine_for
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
-from .engine.in_process.sampling import SamplingParams
-from .errors import GrammarError, MissingTemplateError, ToolSpecError
-from .frontend.request import ModelSetup, Request, prepare_request
-from .frontend.response import build_response, stream_chunks
+from .errors import ToolSpecError
+from .frontend.frontend import FrontEnd
+from .frontend.request import ModelSetup, Request
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
-from .prompt.budget import RenderBudget, using_budget
-from .prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
-from .prompt.template import ChatTemplate
+from .prompt.budget import RenderBudget
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import (
+        CreateChatCompletionResponse,
+        CreateChatCompletionStreamResponse,
+    )
 
 __all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
+
+_SAMPLING = SamplingParams()
+"""The sampling defaults (``SamplingParams`` writes them once; the signature reads them)."""
 
 
 class ToolChatHandler:
@@ -73,24 +79,31 @@ class ToolChatHandler:
         fast_forward: bool = True,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
     ) -> None:
-        if argument_layout not in ("free", "canonical"):
-            raise GrammarError(
-                f"argument_layout={argument_layout!r} is not a layout; pass 'canonical' or 'free'"
-            )
-        self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
-        self.chat_template = chat_template
-        self.template_kwargs = dict(template_kwargs or {})
-        self.parallel_tool_calls = parallel_tool_calls
-        self.fallback = fallback
-        self.verbatim_history = verbatim_history
-        self.render_budget = render_budget
+        self.frontend = FrontEnd(
+            adapter="ToolChatHandler",
+            dialect=dialect,
+            chat_template=chat_template,
+            template_kwargs=template_kwargs,
+            parallel_tool_calls=parallel_tool_calls,
+            fallback=fallback,
+            verbatim_history=verbatim_history,
+            render_budget=render_budget,
+            argument_layout=argument_layout,
+        )
         self._prompt_caches = PromptCaches(prompt_cache)
         self.fast_forward = fast_forward
-        self.argument_layout: ArgumentLayout = argument_layout
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
-        self.last_result: GenerationResult | None = None
+
+    @property
+    def dialect(self) -> DialectSpec | None:
+        """The dialect given (``None``: detected per model)."""
+        return self.frontend.dialect
+
+    @property
+    def last_result(self) -> GenerationResult | None:
         """The engine's account of the latest request (complete once it has been consumed)."""
+        return self.frontend.last_result
 
     def __repr__(self) -> str:
         name = self.dialect.id if self.dialect else "auto"
@@ -98,55 +111,20 @@ class ToolChatHandler:
 
     # ---- per model ---------------------------------------------------------------------------
 
-    def setup(self, llama: Any) -> ModelSetup:
-        """Template, dialect and engine for ``llama``, resolved once."""
+    def setup(self, llama: Any, *, engine: Engine | None = None) -> ModelSetup:
+        """Template, dialect and engine for ``llama``, resolved once. ``engine`` replaces the
+        in-process engine on first resolution (an engine of your own, or a test double)."""
         with self._lock:
             cached = self._setups.get(llama)
             if cached is not None:
                 return cached
-            info = ModelInfo.from_llama(llama)
-            source, origin = self._template_source(info)
-            template = ChatTemplate(
-                source,
-                bos_token=info.bos_token,
-                eos_token=info.eos_token,
-                budget=self.render_budget,
-            )
-            with using_budget(self.render_budget):
-                spec = self.dialect or detect_dialect(
-                    source, bos_token=info.bos_token, eos_token=info.eos_token
-                )
-            made = ModelSetup(
-                info=info,
-                template=template,
-                template_origin=origin,
-                spec=spec,
-                engine=engine_for(llama),
+            made = self.frontend.resolve(
+                ModelInfo.from_llama(llama),
+                engine if engine is not None else engine_for(llama),
+                vocabulary=Vocabulary.of_llama(llama),
             )
             self._setups[llama] = made
             return made
-
-    def _template_source(self, info: ModelInfo) -> tuple[str, str]:
-        if self.chat_template is not None:
-            return self.chat_template, "user"
-        if info.chat_template:
-            return info.chat_template, "gguf"
-        found = fallback_template(info.architecture) if self.fallback else None
-        if found is not None:
-            name, source = found
-            warnings.warn(
-                f"{info.path or info.name!r} carries no chat template; using tooldialect's "
-                f"fallback {name!r} for architecture {info.architecture!r}. Pass "
-                "ToolChatHandler(chat_template=...) to choose the template yourself.",
-                stacklevel=4,
-            )
-            return source, f"fallback:{name}"
-        shipped = ", ".join(sorted(FALLBACK_TEMPLATES))
-        raise MissingTemplateError(
-            f"model {info.path or info.name!r} (architecture {info.architecture!r}) carries no "
-            f"chat template and tooldialect ships no fallback for it (it has: {shipped}); pass "
-            "one: ToolChatHandler(chat_template=open('template.jinja').read())"
-        )
 
     # ---- the protocol ------------------------------------------------------------------------
 
@@ -159,23 +137,23 @@ class ToolChatHandler:
         function_call: Any = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Any = None,
-        temperature: float = 0.2,
-        top_p: float = 0.95,
-        top_k: int = 40,
-        min_p: float = 0.05,
-        typical_p: float = 1.0,
+        temperature: float = _SAMPLING.temperature,
+        top_p: float = _SAMPLING.top_p,
+        top_k: int = _SAMPLING.top_k,
+        min_p: float = _SAMPLING.min_p,
+        typical_p: float = _SAMPLING.typical_p,
         stream: bool = False,
         stop: str | list[str] | None = None,
         seed: int | None = None,
         response_format: Any = None,
         max_tokens: int | None = None,
-        presence_penalty: float = 0.0,
-        frequency_penalty: float = 0.0,
-        repeat_penalty: float = 1.0,
+        presence_penalty: float = _SAMPLING.presence_penalty,
+        frequency_penalty: float = _SAMPLING.frequency_penalty,
+        repeat_penalty: float = _SAMPLING.repeat_penalty,
         tfs_z: float = 1.0,
-        mirostat_mode: int = 0,
-        mirostat_tau: float = 5.0,
-        mirostat_eta: float = 0.1,
+        mirostat_mode: int = _SAMPLING.mirostat_mode,
+        mirostat_tau: float = _SAMPLING.mirostat_tau,
+        mirostat_eta: float = _SAMPLING.mirostat_eta,
         model: str | None = None,
         logits_processor: Any = None,
         grammar: Any = None,
@@ -183,19 +161,13 @@ class ToolChatHandler:
         logprobs: bool | None = None,
         top_logprobs: int | None = None,
         **kwargs: Any,
-    ) -> dict[str, Any] | Iterator[dict[str, Any]]:
-        """One chat completion (a response dict, or an iterator of chunks when ``stream``)."""
-        request = self.prepare(
-            llama=llama,
-            messages=messages,
-            functions=functions,
-            function_call=function_call,
-            tools=tools,
-            tool_choice=tool_choice,
-            grammar=grammar,
-            response_format=response_format,
-            **kwargs,
-        )
+    ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
+        """One chat completion (a response dict, or an iterator of chunks when ``stream``).
+
+        Typed as llama-cpp-python's own response types, so ``Llama(chat_handler=...)`` type-checks
+        for users; what is returned is a superset of them (``reasoning_content``, usage details),
+        which their closed TypedDicts cannot state, hence the cast.
+        """
         sampling = SamplingParams(
             temperature=temperature,
             top_p=top_p,
@@ -212,43 +184,37 @@ class ToolChatHandler:
             seed=seed,
             logit_bias={int(k): float(v) for k, v in (logit_bias or {}).items()},
         )
-        stops = [stop] if isinstance(stop, str) else list(stop or [])
-        stops += request.setup.spec.stop
-        gen = request.setup.engine.generate(
-            request.prompt,
-            grammar=request.grammar,
+        result = self.frontend.complete(
+            self.setup(llama),
+            messages=messages,
             sampling=sampling,
+            model=model or str(getattr(llama, "model_path", "") or ""),
+            stream=stream,
             max_tokens=max_tokens,
-            stop=stops,
-            prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
-            fast_forward=self.fast_forward,
-            # OpenAI: top_logprobs needs logprobs=True; llama-cpp-python reads it the same way
-            logprobs=(top_logprobs or 0) if logprobs else None,
+            stop=stop,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
             logits_processor=logits_processor,
+            fast_forward=self.fast_forward,
+            prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
+            functions=functions,
+            function_call=function_call,
+            tools=tools,
+            tool_choice=tool_choice,
+            grammar=grammar,
+            response_format=response_format,
+            **kwargs,
         )
-        self.last_result = gen.result
-        name = model or str(getattr(llama, "model_path", "") or "")
         if stream:
-            return stream_chunks(request, gen, name)
-        text = gen.text()
-        response = build_response(request, text, gen.result, name)
-        request.setup.replies.remember(response["choices"][0]["message"], text)
-        return response
+            return cast("Iterator[CreateChatCompletionStreamResponse]", result)
+        return cast("CreateChatCompletionResponse", result)
 
     def prepare(
         self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
     ) -> Request:
         """Everything but generation: tools, prompt, grammar (``request.prepare_request`` with
         this handler's defaults). Raises the library's errors."""
-        return prepare_request(
-            self.setup(llama),
-            messages=messages,
-            default_parallel=self.parallel_tool_calls,
-            default_template_kwargs=self.template_kwargs,
-            verbatim_history=self.verbatim_history,
-            argument_layout=self.argument_layout,
-            **request,
-        )
+        return self.frontend.prepare(self.setup(llama), messages=messages, **request)
 
 
 def _cache_argument(cache: Any) -> Any:
@@ -262,7 +228,7 @@ def create_chat_completion(
     messages: Sequence[Mapping[str, Any]],
     handler: ToolChatHandler | None = None,
     **request: Any,
-) -> dict[str, Any] | Iterator[dict[str, Any]]:
+) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
     """``llama.create_chat_completion`` plus per-request extras.
 
     llama-cpp-python's ``create_chat_completion`` has a fixed signature and drops unknown

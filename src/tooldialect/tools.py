@@ -6,19 +6,24 @@ and never re-inspects the raw request.
 
 from __future__ import annotations
 
+import functools
+import json
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeGuard, cast
+from typing import Any, Literal, Protocol, TypeAlias, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import ToolSpecError
+from .errors import ToolSpecError, UnsupportedToolChoiceError
 
 __all__ = [
     "ToolChoice",
     "ToolDef",
+    "ToolLike",
     "normalize_response_format",
     "normalize_tool_choice",
     "normalize_tools",
+    "tools_key",
 ]
 
 _NAME_PUNCT = frozenset("_-.: ")
@@ -47,14 +52,33 @@ class ToolDef(BaseModel):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     """JSON Schema of the arguments object."""
     strict: bool = False
-    """OpenAI's ``strict`` flag (the grammar is always strict; kept for round-tripping)."""
+    """OpenAI's ``strict`` flag. Accepted and kept for round-tripping; the grammar enforces the
+    schema as written whether or not it is set (docs/structured-output.md, "strict")."""
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """The tool as canonical JSON (keys sorted): equal tools, equal text. Computed once."""
+        return json.dumps(self.model_dump(), sort_keys=True, ensure_ascii=False, default=repr)
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI ``{"type": "function", "function": {...}}`` form."""
         fn: dict[str, Any] = {"name": self.name, "parameters": self.parameters}
         if self.description:
             fn["description"] = self.description
+        if self.strict:
+            fn["strict"] = True
         return {"type": "function", "function": fn}
+
+
+class SupportsOpenAI(Protocol):
+    """An object that knows its OpenAI tool form, such as ``tooldialect.Tool``."""
+
+    def to_openai(self) -> Mapping[str, Any]: ...
+
+
+ToolLike: TypeAlias = Mapping[str, Any] | ToolDef | SupportsOpenAI
+"""What every public entry point takes as a tool: an OpenAI dict (or a legacy bare function dict),
+a ``ToolDef`` already validated, or an object with ``to_openai()``."""
 
 
 _Mode = Literal["auto", "none", "required", "named"]
@@ -69,70 +93,143 @@ class ToolChoice(BaseModel):
     """``named`` forces the single function ``name``."""
     name: str | None = None
     """The forced function for ``named``."""
+    allowed: tuple[str, ...] | None = None
+    """OpenAI's ``allowed_tools`` subset (with ``auto`` or ``required``): a call may only name
+    these. The prompt still lists every tool, so it (and its cache) stays the same across
+    requests that change the subset; only the grammar narrows. ``None``: every tool."""
 
     @property
     def forced(self) -> bool:
         """True when a call must be made from the first token."""
         return self.mode in ("required", "named")
 
+    def callable_tools(self, tools: Sequence[ToolDef]) -> list[ToolDef]:
+        """The tools a call may name under this choice (the prompt shows all of ``tools``)."""
+        if self.mode == "none":
+            return []
+        if self.mode == "named":
+            return [t for t in tools if t.name == self.name]
+        if self.allowed is None:
+            return list(tools)
+        return [t for t in tools if t.name in self.allowed]
 
-def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[ToolDef]:
+
+def tools_key(tools: Sequence[ToolDef]) -> tuple[str, ...]:
+    """A hashable key naming ``tools`` by content (for caches of what is built from them)."""
+    return tuple(t.fingerprint for t in tools)
+
+
+_RECENT_CAPACITY = 8
+_recent: OrderedDict[tuple[str, ...], tuple[list[Any], list[ToolDef]]] = OrderedDict()
+"""Tool names -> (a copy of the raw tools, their ToolDefs): agents send the same tools each turn."""
+
+
+def normalize_tools(tools: Sequence[ToolLike] | None) -> list[ToolDef]:
     """Validate OpenAI-shaped ``tools`` (or legacy bare function dicts, or objects with a
-    ``to_openai()`` method such as ``tooldialect.Tool``) into ``ToolDef`` s."""
+    ``to_openai()`` method such as ``tooldialect.Tool``) into ``ToolDef`` s.
+
+    The one normalisation: every public entry point that takes tools calls this, and everything
+    below it takes ``list[ToolDef]``. ``ToolDef`` s pass through as they are (already valid).
+
+    Tools equal to a recent call's give that call's ``ToolDef`` objects again, so what was built
+    from them (template forms, grammars, their keys) is found without being rebuilt.
+    """
     if tools is None:
         return []
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
         raise ToolSpecError(f"tools must be a list of tool objects, got {tools!r}")
+    names = _recent_names(tools)
+    if names is None:
+        return _validate_tools(tools)
+    hit = _recent.get(names)
+    # `==` is deep and in C; a copy (not the caller's objects) is what it compares with
+    if hit is not None and hit[0] == list(tools):
+        return list(hit[1])
+    out = _validate_tools(tools)
+    try:
+        copy = json.loads(json.dumps(list(tools)))
+    except (TypeError, ValueError):  # not JSON (a callable default, a NaN...): not cached
+        return out
+    _recent[names] = (copy, list(out))
+    while len(_recent) > _RECENT_CAPACITY:
+        _recent.pop(next(iter(_recent)), None)
+    return out
+
+
+def _recent_names(tools: Sequence[Any]) -> tuple[str, ...] | None:
+    """Each tool's name, or ``None`` when the tools are not plain JSON dicts (never cached)."""
+    names: list[str] = []
+    for tool in tools:
+        fn = tool.get("function", tool) if type(tool) is dict else None
+        name = fn.get("name") if type(fn) is dict else None
+        if not isinstance(name, str):
+            return None
+        names.append(name)
+    return tuple(names)
+
+
+def _validate_tools(tools: Sequence[Any]) -> list[ToolDef]:
     out: list[ToolDef] = []
     seen: set[str] = set()
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, Mapping) and callable(getattr(tool, "to_openai", None)):
-            tool = tool.to_openai()  # a tooldialect.Tool (or anything shaped like one)
-        if not isinstance(tool, Mapping):
-            raise ToolSpecError(f"tools[{i}] must be an object, got {tool!r}")
-        kind = tool.get("type", "function")
-        if kind != "function":
-            raise ToolSpecError(f"tools[{i}].type must be 'function', got {kind!r}")
-        fn = tool.get("function", tool if "name" in tool else None)
-        if not isinstance(fn, Mapping):
-            raise ToolSpecError(f"tools[{i}] needs a 'function' object, got {tool!r}")
-        name = fn.get("name")
-        if not _valid_name(name):
-            raise ToolSpecError(
-                f"tools[{i}].function.name must be a non-empty string of letters, digits, "
-                f"'_', '-', '.', ':' or inner spaces, got {name!r}"
-            )
-        if name in seen:
-            raise ToolSpecError(f"tools[{i}]: duplicate function name {name!r}")
-        seen.add(name)
-        params = fn.get("parameters")
-        if params is None:
-            params = {"type": "object", "properties": {}}
-        if not isinstance(params, Mapping):
-            raise ToolSpecError(
-                f"tools[{i}].function.parameters must be a JSON Schema object, got {params!r}"
-            )
-        if params.get("type", "object") != "object":
-            raise ToolSpecError(
-                f"tools[{i}].function.parameters must describe an object, "
-                f"got type {params.get('type')!r}"
-            )
-        desc = fn.get("description") or ""
-        if not isinstance(desc, str):
-            raise ToolSpecError(f"tools[{i}].function.description must be a string, got {desc!r}")
-        out.append(
-            ToolDef(
-                name=name, description=desc, parameters=dict(params), strict=bool(fn.get("strict"))
-            )
-        )
+    for i, item in enumerate(tools):
+        tool = item if isinstance(item, ToolDef) else _tool_def(i, item)
+        if tool.name in seen:
+            raise ToolSpecError(f"tools[{i}]: duplicate function name {tool.name!r}")
+        seen.add(tool.name)
+        out.append(tool)
     return out
+
+
+def _tool_def(i: int, item: object) -> ToolDef:
+    """``tools[i]`` (a dict, or an object with ``to_openai()``) validated."""
+    tool = item
+    if not isinstance(item, Mapping) and callable(getattr(item, "to_openai", None)):
+        tool = cast(SupportsOpenAI, item).to_openai()  # a tooldialect.Tool (or alike)
+    if not isinstance(tool, Mapping):
+        raise ToolSpecError(f"tools[{i}] must be an object, got {tool!r}")
+    kind = tool.get("type", "function")
+    if kind != "function":
+        raise ToolSpecError(f"tools[{i}].type must be 'function', got {kind!r}")
+    fn = tool.get("function", tool if "name" in tool else None)
+    if not isinstance(fn, Mapping):
+        raise ToolSpecError(f"tools[{i}] needs a 'function' object, got {tool!r}")
+    name = fn.get("name")
+    if not _valid_name(name):
+        raise ToolSpecError(
+            f"tools[{i}].function.name must be a non-empty string of letters, digits, "
+            f"'_', '-', '.', ':' or inner spaces, got {name!r}"
+        )
+    params = fn.get("parameters")
+    if params is None:
+        params = {"type": "object", "properties": {}}
+    if not isinstance(params, Mapping):
+        raise ToolSpecError(
+            f"tools[{i}].function.parameters must be a JSON Schema object, got {params!r}"
+        )
+    if params.get("type", "object") != "object":
+        raise ToolSpecError(
+            f"tools[{i}].function.parameters must describe an object, "
+            f"got type {params.get('type')!r}"
+        )
+    desc = fn.get("description") or ""
+    if not isinstance(desc, str):
+        raise ToolSpecError(f"tools[{i}].function.description must be a string, got {desc!r}")
+    return ToolDef(
+        name=name, description=desc, parameters=dict(params), strict=bool(fn.get("strict"))
+    )
 
 
 _CHOICE_FORMS = (
     "'auto', 'none', 'required' (or 'any', the same), a tool's name, "
-    "{'type': 'function', 'function': {'name': ...}}, or the legacy function_call forms "
-    "({'name': ...}, 'auto', 'none')"
+    "{'type': 'function', 'function': {'name': ...}} (Chat Completions), "
+    "{'type': 'function', 'name': ...} (Responses), {'type': 'tool', 'name': ...} (Anthropic), "
+    "{'type': 'auto' | 'none' | 'required' | 'any'}, "
+    "{'type': 'allowed_tools', 'allowed_tools': {'mode': 'auto' | 'required', 'tools': [...]}} "
+    "(Chat Completions), {'type': 'allowed_tools', 'mode': ..., 'tools': [...]} (Responses), "
+    "or the legacy function_call forms ({'name': ...}, 'auto', 'none')"
 )
+
+_MODE_WORDS = {"auto": "auto", "none": "none", "required": "required", "any": "required"}
 
 
 def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolChoice:
@@ -140,33 +237,32 @@ def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolCho
 
     Accepted: ``"auto"``, ``"none"``, ``"required"``, ``"any"`` (Anthropic's and LangChain's word
     for ``required``), a bare tool name (LangChain's ``bind_tools(tool_choice="name")``), the
-    OpenAI object ``{"type": "function", "function": {"name": ...}}`` and the legacy
-    ``function_call`` object ``{"name": ...}``.
+    OpenAI object ``{"type": "function", "function": {"name": ...}}``, the Responses API's
+    ``{"type": "function", "name": ...}``, Anthropic's ``{"type": "tool", "name": ...}`` and
+    ``{"type": "auto" | "any" | "none"}``, the legacy ``function_call`` object ``{"name": ...}``,
+    and OpenAI's ``allowed_tools`` subset in its Chat Completions and Responses forms. Unknown
+    names raise ``ToolSpecError`` naming them.
     """
     if tool_choice is None:
         tool_choice = "auto"
     known = [t.name for t in tools]
     if isinstance(tool_choice, str):
-        if tool_choice == "any":
-            tool_choice = "required"
-        if tool_choice not in ("auto", "none", "required"):
-            if tool_choice in known:
-                return ToolChoice(mode="named", name=tool_choice)
-            raise ToolSpecError(
-                f"tool_choice {tool_choice!r} is neither a mode nor a tool's name (tools are "
-                f"{known}); accepted forms: {_CHOICE_FORMS}"
-            )
-        if tool_choice == "required" and not tools:
-            raise ToolSpecError("tool_choice='required' needs at least one tool in tools")
-        if not tools:
-            return ToolChoice(mode="none")
-        return ToolChoice(mode=cast(_Mode, tool_choice))
+        if tool_choice in _MODE_WORDS:
+            return _mode_choice(_MODE_WORDS[tool_choice], tools)
+        if tool_choice in known:
+            return ToolChoice(mode="named", name=tool_choice)
+        raise ToolSpecError(
+            f"tool_choice {tool_choice!r} is neither a mode nor a tool's name (tools are "
+            f"{known}); accepted forms: {_CHOICE_FORMS}"
+        )
     if isinstance(tool_choice, Mapping):
-        fn = tool_choice.get("function")
-        name = fn.get("name") if isinstance(fn, Mapping) else None
-        if fn is None and "type" not in tool_choice:
-            name = tool_choice.get("name")  # legacy function_call={"name": ...}
-        if tool_choice.get("type", "function") != "function" or not isinstance(name, str):
+        kind = tool_choice.get("type", "function")
+        if kind == "allowed_tools":
+            return _allowed_choice(tool_choice, tools)
+        if kind in _MODE_WORDS and set(tool_choice) <= {"type", "disable_parallel_tool_use"}:
+            return _mode_choice(_MODE_WORDS[kind], tools)
+        name = _choice_name(tool_choice)
+        if kind not in ("function", "tool") or not isinstance(name, str):
             raise ToolSpecError(
                 f"tool_choice object {tool_choice!r} is not understood; accepted forms: "
                 f"{_CHOICE_FORMS}"
@@ -177,6 +273,64 @@ def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolCho
     raise ToolSpecError(
         f"tool_choice must be a string or an object, got {tool_choice!r}; accepted forms: "
         f"{_CHOICE_FORMS}"
+    )
+
+
+def _mode_choice(mode: str, tools: Sequence[ToolDef]) -> ToolChoice:
+    if mode == "required" and not tools:
+        raise ToolSpecError("tool_choice='required' needs at least one tool in tools")
+    if not tools:
+        return ToolChoice(mode="none")
+    return ToolChoice(mode=cast(_Mode, mode))
+
+
+def _choice_name(tool_choice: Mapping[str, Any]) -> Any:
+    """The function a named ``tool_choice`` object names, in any of its forms."""
+    fn = tool_choice.get("function")
+    if isinstance(fn, Mapping):
+        return fn.get("name")
+    return tool_choice.get("name")  # Responses, Anthropic, legacy function_call={"name": ...}
+
+
+def _allowed_choice(tool_choice: Mapping[str, Any], tools: Sequence[ToolDef]) -> ToolChoice:
+    """OpenAI's ``allowed_tools`` (Chat Completions nests it, Responses does not)."""
+    body = tool_choice.get("allowed_tools", tool_choice)
+    mode = body.get("mode", "auto") if isinstance(body, Mapping) else None
+    listed = body.get("tools") if isinstance(body, Mapping) else None
+    if mode not in ("auto", "required") or not isinstance(listed, Sequence) or not listed:
+        raise ToolSpecError(
+            f"tool_choice {dict(tool_choice)!r} is not an allowed_tools choice: it needs "
+            "mode 'auto' or 'required' and a non-empty tools list such as "
+            "[{'type': 'function', 'function': {'name': ...}}] or [{'type': 'function', "
+            "'name': ...}]"
+        )
+    names: list[str] = []
+    for i, entry in enumerate(listed):
+        if isinstance(entry, Mapping) and entry.get("type", "function") not in ("function", "tool"):
+            raise UnsupportedToolChoiceError(
+                f"tool_choice.allowed_tools.tools[{i}] is a {entry.get('type')!r} tool; only "
+                "function tools can be allowed here"
+            )
+        name = entry if isinstance(entry, str) else None
+        if isinstance(entry, Mapping):
+            name = _choice_name(entry)
+        if not isinstance(name, str):
+            raise ToolSpecError(
+                f"tool_choice.allowed_tools.tools[{i}] names no function: {entry!r}; pass "
+                "{'type': 'function', 'function': {'name': ...}} or {'type': 'function', "
+                "'name': ...}"
+            )
+        names.append(name)
+    known = [t.name for t in tools]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ToolSpecError(
+            f"tool_choice allowed_tools names unknown functions {unknown}; tools are {known}"
+        )
+    allowed = tuple(dict.fromkeys(names))
+    # the whole set allowed is the plain mode: the same grammar, the same cache entry
+    return ToolChoice(
+        mode=cast(_Mode, mode), allowed=None if set(allowed) == set(known) else allowed
     )
 
 

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, f
 
 from bench import bfcl_data, bfcl_score
 
-AREA = {
+AREA: dict[str, Any] = {
     "name": "geometry.area",
     "description": "Area of a triangle.",
     "parameters": {
@@ -27,7 +27,7 @@ AREA = {
         "required": ["base", "height"],
     },
 }
-WEATHER = {
+WEATHER: dict[str, Any] = {
     "name": "weather",
     "description": "Weather in a city.",
     "parameters": {
@@ -36,7 +36,7 @@ WEATHER = {
         "required": ["city"],
     },
 }
-AREA_ANSWER = {
+AREA_ANSWER: dict[str, Any] = {
     "geometry.area": {"base": [10], "height": [5.0], "unit": ["cm", ""], "sides": [["a", "b"], ""]}
 }
 NAMES = {"geometry_area": "geometry.area", "weather": "weather"}
@@ -145,7 +145,7 @@ def test_parallel_any_order(calls: list[tuple[str, str]], valid: bool) -> None:
 
 
 def test_parallel_multiple_mixed_functions() -> None:
-    answer = [{"weather": {"city": ["Paris"]}}, AREA_ANSWER]
+    answer: list[dict[str, Any]] = [{"weather": {"city": ["Paris"]}}, AREA_ANSWER]
     calls = [call("geometry_area", base=10, height=5), call("weather", city="Paris")]
     assert bfcl_score.score("parallel_multiple", [AREA, WEATHER], answer, calls, NAMES).valid
     wrong = [call("geometry_area", base=10, height=6), call("weather", city="Paris")]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tooldialect.dialect import builtins as registry
 from tooldialect.dialect.builtins import Signature, builtin, builtin_dialects, get_builtin
+from tooldialect.dialect.families import hermes as hermes_family
 from tooldialect.dialect.spec import DialectSpec, JsonBody, format_template
 from tooldialect.errors import DialectError
 
@@ -146,9 +146,9 @@ def test_unknown_builtin_lists_valid_names() -> None:
 
 def test_duplicate_registration_is_refused() -> None:
     with pytest.raises(DialectError, match="duplicate builtin dialect id 'hermes'"):
-        builtin(registry.hermes)
+        builtin(hermes_family.hermes)
     with pytest.raises(DialectError, match="duplicate"):
-        builtin(signatures=[Signature(("x",))])(registry.hermes)
+        builtin(signatures=[Signature(("x",))])(hermes_family.hermes)
 
 
 def test_signature_matching() -> None:
@@ -160,11 +160,11 @@ def test_signature_matching() -> None:
 
 def _family_functions() -> list[tuple[str, object]]:
     """Every zero-argument function returning a DialectSpec in the registry and families."""
-    modules = [registry] + [
+    modules = [
         importlib.import_module(f"tooldialect.dialect.families.{m}")
-        for m in ("json_envelope", "tagged", "element", "python_call")
+        for m in ("hermes", "json_envelope", "tagged", "element", "python_call")
     ]
-    found = []
+    found: list[tuple[str, object]] = []
     for mod in modules:
         for fname, fn in inspect.getmembers(mod, inspect.isfunction):
             sig = inspect.signature(fn)

@@ -366,3 +366,27 @@ def test_unforcible_dialect_raises() -> None:
     )
     with pytest.raises(UnsupportedToolChoiceError, match=r"t-x.*calls hide in a header"):
         build_grammar(spec, TOOLS, tool_choice="required")
+
+
+@pytest.mark.parametrize("name", ["hermes", "llama-3", "mistral-v11"])
+@pytest.mark.parametrize("choice", ["required", "auto"])
+def test_spec_without_parallel_calls_allows_one_call(name: str, choice: str) -> None:
+    """``spec.parallel_calls=False`` limits the grammar to one call even when the request allows
+    several (model-free: checked with the pure-Python GBNF automaton)."""
+    from tooldialect.grammar.forced import GbnfAutomaton
+
+    def accepts(gbnf: str, root: str, text: str) -> bool:
+        return GbnfAutomaton(gbnf, root).feed(text)
+
+    parallel = DialectSpec.builtin(name)
+    if not parallel.parallel_calls:
+        parallel = parallel.model_copy(update={"parallel_calls": True})
+    single = parallel.model_copy(update={"parallel_calls": False})
+    one = parallel.render_call("get_weather", ARGS)
+    two = parallel.render_calls([("get_weather", ARGS, None), ("ping", {}, None)])
+    assert two.startswith(one.rstrip())
+    for spec, both in ((parallel, True), (single, False)):
+        g = build_grammar(spec, TOOLS, tool_choice=choice, parallel_tool_calls=True)
+        assert g is not None
+        assert accepts(g.gbnf, g.root, one), (spec.parallel_calls, one)
+        assert accepts(g.gbnf, g.root, two) is both, (spec.parallel_calls, two)

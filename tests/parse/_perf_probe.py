@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import json
 import pstats
 import random
@@ -159,8 +160,8 @@ def main() -> None:
     print(f"{'batch':>12}: {mb / best(lambda: parse_output(text, spec), args.reps):6.1f} MB/s")
     for name, chunks in runs.items():
         assert stream(spec, chunks) == calls
-        secs = best(lambda chunks=chunks: stream(spec, chunks), args.reps)
-        base = best(lambda chunks=chunks: noop(chunks), args.reps)
+        secs = best(functools.partial(stream, spec, chunks), args.reps)
+        base = best(functools.partial(noop, chunks), args.reps)
         print(
             f"{name:>12}: {mb / secs:6.1f} MB/s  ({len(chunks)} chunks, "
             f"{secs / len(chunks) * 1e6:.2f} us/feed; no-op feed {mb / base:.1f} MB/s)"

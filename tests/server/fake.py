@@ -29,14 +29,30 @@ class Behaviour:
     """How many slots /slots reports as processing."""
     probs: bool = False
     """Send ``completion_probabilities`` with each piece."""
+    raw: list[bytes] | None = None
+    """Pieces sent as raw bytes inside the event's JSON string (invalid UTF-8 included)."""
+    slots_answer: bytes | None = None
+    """A body /slots answers with instead of the slot list (garbage)."""
 
 
 class FakeServer:
-    def __init__(self, *, slots: int = 2, model: str = "/models/fake.gguf") -> None:
+    def __init__(
+        self,
+        *,
+        slots: int = 2,
+        model: str = "/models/fake.gguf",
+        template: str = TEMPLATE,
+        bos: str = "",
+        adds_bos: bool = False,
+    ) -> None:
         self.behaviour = Behaviour()
         self.requests: list[dict[str, Any]] = []
         self.slots = slots
         self.model = model
+        self.template = template
+        self.bos = bos
+        self.adds_bos = adds_bos
+        """/tokenize with ``add_special`` answers one token more, as a BOS-adding tokenizer."""
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,13 +73,19 @@ class FakeServer:
                         {
                             "total_slots": outer.slots,
                             "model_path": outer.model,
-                            "chat_template": TEMPLATE,
-                            "bos_token": "",
+                            "chat_template": outer.template,
+                            "bos_token": outer.bos,
                             "eos_token": "<|im_end|>",
                         }
                     )
                 elif self.path == "/slots":
                     b = outer.behaviour
+                    if b.slots_answer is not None:
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(len(b.slots_answer)))
+                        self.end_headers()
+                        self.wfile.write(b.slots_answer)
+                        return
                     self._json(
                         [{"id": i, "is_processing": i < b.busy_slots} for i in range(outer.slots)]
                     )
@@ -73,7 +95,8 @@ class FakeServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if self.path == "/tokenize":
-                    self._json({"tokens": [1]})
+                    extra = [0] if outer.adds_bos and body.get("add_special") else []
+                    self._json({"tokens": [*extra, 1]})
                     return
                 outer.requests.append(body)
                 b = outer.behaviour
@@ -85,7 +108,14 @@ class FakeServer:
                 self.end_headers()
                 slot = body.get("id_slot", -1)
                 slot = slot if slot >= 0 else 0
-                for i, piece in enumerate(b.reply):
+                for i, data in enumerate(b.raw or []):
+                    head = f'data: {{"stop": false, "tokens_predicted": {i + 1}, "content": "'
+                    self.wfile.write(head.encode() + data + b'"}\n\n')
+                    self.wfile.flush()
+                limit = int(body.get("n_predict", -1))
+                cut = 0 <= limit <= len(b.reply)  # n_predict reached: stop_type "limit"
+                reply = b.reply[:limit] if cut else b.reply
+                for i, piece in enumerate(reply):
                     if b.break_after is not None and i >= b.break_after:
                         self.wfile.flush()
                         self.close_connection = True
@@ -104,9 +134,9 @@ class FakeServer:
                     "content": "",
                     "stop": True,
                     "id_slot": slot,
-                    "tokens_predicted": len(b.reply),
+                    "tokens_predicted": len(reply) + len(b.raw or []),
                     "tokens_evaluated": 7,
-                    "stop_type": "eos",
+                    "stop_type": "limit" if cut else "eos",
                     "stopping_word": "",
                     "timings": {"prompt_n": 3},
                 }

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pytest
 
 from tooldialect import ServerClient, ServerError
 from tooldialect.dialect.spec import DialectSpec
-from tooldialect.engine.in_process.sampling import SamplingParams
-from tooldialect.engine.llama_server.engine import completion_body, spec_markers
+from tooldialect.engine.base import GenerationRequest, SamplingParams
+from tooldialect.engine.llama_server.engine import completion_body
+from tooldialect.frontend.frontend import resolve_triggers, spec_markers
 from tooldialect.grammar import build_grammar
 from tooldialect.tools import normalize_tool_choice, normalize_tools
 
@@ -96,9 +98,10 @@ def test_a_reply_broken_off_is_never_sent_again() -> None:
             srv.behaviour.break_after = 1
         client = ServerClient([a.url, b.url])
         chunks = client.create_chat_completion(messages=HELLO, stream=True)
+        assert not isinstance(chunks, dict)
         got = []
         with pytest.raises(ServerError, match="not sent again"):
-            for chunk in chunks:  # type: ignore[union-attr]
+            for chunk in chunks:
                 got.append(chunk)
         assert len(a.requests) + len(b.requests) == 1
         assert any(c["choices"][0]["delta"].get("content") == "one" for c in got)
@@ -134,9 +137,17 @@ TOOLS = normalize_tools(
 def test_completion_body_carries_the_grammar_and_triggers(mode: str) -> None:
     spec = DialectSpec.builtin("hermes")
     grammar = build_grammar(spec, TOOLS, tool_choice=normalize_tool_choice(mode, TOOLS))
-    body = completion_body(
-        "p", spec=spec, grammar=grammar, sampling=SamplingParams(), max_tokens=5, stop=["x", "x"]
+    job = GenerationRequest(
+        prompt="p",
+        grammar=grammar,
+        triggers=resolve_triggers(grammar),
+        sampling=SamplingParams(),
+        max_tokens=5,
+        stop=("x", "x"),
+        markers=tuple(spec_markers(spec)),
     )
+    body = completion_body(job)
+    assert grammar is not None
     assert body["grammar"] == grammar.gbnf and body["n_predict"] == 5 and body["stop"] == ["x"]
     assert "<tool_call>" in body["preserved_tokens"]
     if mode == "auto":
@@ -176,3 +187,76 @@ def test_a_logits_processor_cannot_cross_http() -> None:
         ServerClient(srv.url).create_chat_completion(
             messages=HELLO, logits_processor=lambda ids, scores: scores
         )
+
+
+@pytest.mark.parametrize("adds", [True, False], ids=["server-adds-bos", "server-adds-none"])
+def test_a_bos_the_server_adds_itself_is_not_sent_twice(adds: bool) -> None:
+    from .fake import TEMPLATE
+
+    with FakeServer(template="{{ bos_token }}" + TEMPLATE, bos="<s>", adds_bos=adds) as srv:
+        client = ServerClient(srv.url)
+        _ask(client)
+        sent = srv.requests[0]["prompt"]
+        assert sent.startswith("<|im_start|>user") is adds
+        assert sent.startswith("<s><|im_start|>user") is not adds
+        assert client.prepare(messages=HELLO).prompt.startswith("<s>")  # the render keeps it
+
+
+def test_invalid_utf8_from_the_server_is_replaced_and_the_reply_goes_on() -> None:
+    with FakeServer() as srv:
+        srv.behaviour.reply = [" end"]
+        srv.behaviour.raw = [b"caf\xc3\xa9 ", b"\xe2\x82x", b"\xff ok"]
+        client = ServerClient(srv.url)
+        assert _ask(client) == "café \ufffdx\ufffd ok end"
+        chunks: Any = client.create_chat_completion(messages=HELLO, stream=True)
+        texts = [c["choices"][0]["delta"].get("content") for c in chunks]
+        assert [t for t in texts if t] == ["café ", "\ufffdx", "\ufffd ok", " end"]
+
+
+def _hung_url() -> tuple[socket.socket, str]:
+    """A server that accepts connections and never answers (a stopped process)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+    return s, f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_dead_hung_and_garbled_servers_cost_a_cooldown_not_the_request() -> None:
+    hung, hung_url = _hung_url()
+    with hung, FakeServer() as garbled, FakeServer() as good:
+        garbled.behaviour.slots_answer = b"\x00not json"
+        urls = [_dead_url(), hung_url, garbled.url, good.url]
+        client = ServerClient(urls, retry_window=10, cooldown=60, probe_timeout=0.5)
+        for turn in range(3):
+            assert _ask(client, [{"role": "user", "content": f"question {turn}"}]) == "Hello there"
+        assert len(good.requests) == 3 and not garbled.requests
+        down = [b.url for b in client.pool.backends if b.down_until > 0]
+        assert down == urls[:3]
+
+
+def test_a_server_that_went_down_after_setup_is_taken_out_of_rotation() -> None:
+    with FakeServer() as a, FakeServer() as b:
+        client = ServerClient([a.url, b.url], retry_window=10, cooldown=60, probe_timeout=0.5)
+        _ask(client)  # both known and healthy
+        a.__exit__(None, None, None)  # now refuses connections
+        for turn in range(3):
+            _ask(client, [{"role": "user", "content": f"next {turn}"}])
+        assert len(b.requests) >= 3
+        assert client.pool.backends[0].down_until > 0 and client.pool.backends[1].down_until == 0
+
+
+def test_the_render_budget_and_missing_template_rules_hold_for_the_server_engine() -> None:
+    from tooldialect import MissingTemplateError, RenderBudget
+    from tooldialect.errors import RenderBudgetError
+
+    hostile = "{% for i in range(100000) %}{{ i }}{% endfor %}{{ messages[0].content }}"
+    with FakeServer(template=hostile) as srv:
+        client = ServerClient(srv.url, render_budget=RenderBudget(max_steps=5000))
+        with pytest.raises(RenderBudgetError, match="max_steps"):
+            client.create_chat_completion(messages=HELLO)
+        assert not srv.requests
+    with FakeServer(template="") as srv:
+        with pytest.raises(MissingTemplateError, match=r"ServerClient\(chat_template="):
+            ServerClient(srv.url).setup()
+        mine = ServerClient(srv.url, chat_template="{{ messages[0].content }}").setup()
+        assert mine.template_origin == "user"

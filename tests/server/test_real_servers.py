@@ -7,6 +7,8 @@ Skips with the build command when no llama-server binary is found (see
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,8 +69,14 @@ def _complete(client: ServerClient, **request: Any) -> dict[str, Any]:
     return out
 
 
+def iter_chunks(out: dict[str, Any] | Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    assert not isinstance(out, dict), "a stream was asked for"
+    return out
+
+
 def _reassemble(chunks: Iterator[dict[str, Any]]) -> tuple[str, list[tuple[str, Any]], str]:
-    content, calls, finish = "", {}, ""
+    content, finish = "", ""
+    calls: dict[int, dict[str, str]] = {}
     for chunk in chunks:
         choice = chunk["choices"][0]
         delta = choice["delta"]
@@ -116,13 +124,13 @@ def test_tool_choice(qwen_server: LlamaServer, choice: Any) -> None:
 
 def test_streaming_equals_non_streaming(qwen_server: LlamaServer) -> None:
     client = ServerClient(qwen_server.url)
-    request = {"messages": ASK, "tools": [WEATHER, TIME], "tool_choice": "required"}
+    request: dict[str, Any] = {"messages": ASK, "tools": [WEATHER, TIME], "tool_choice": "required"}
     # both from a slot that holds the prompt: llama.cpp's logits differ in the last bits between a
     # cold and a cached prefill, which can flip a greedy near-tie
     _complete(client, **request)
     batch = _complete(client, **request)
     stream = client.create_chat_completion(temperature=0, max_tokens=60, stream=True, **request)
-    content, calls, finish = _reassemble(stream)  # type: ignore[arg-type]
+    content, calls, finish = _reassemble(iter_chunks(stream))
     assert calls == _calls(batch)
     assert finish == batch["choices"][0]["finish_reason"]
     assert content == (batch["choices"][0]["message"]["content"] or "")
@@ -181,6 +189,37 @@ def test_two_servers_one_killed_mid_run(smollm2_path: Path) -> None:
         assert survivor.held and not holder.held
 
 
+def test_a_killed_and_a_stopped_server_cost_no_request(smollm2_path: Path) -> None:
+    """One server killed (SIGKILL) and one stopped (SIGSTOP) before the next request: the
+    /slots probe finds the first refusing and the second silent, both sit out their cooldown,
+    and the three following requests are served by the third."""
+    binary = _binary()
+    with (
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as a,
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as b,
+        LlamaServer(smollm2_path, binary=binary, args=ARGS) as c,
+    ):
+        client = ServerClient(
+            [a.url, b.url, c.url], retry_window=20, cooldown=60, probe_timeout=1.0
+        )
+        hello = [{"role": "user", "content": "Say hi."}]
+        assert client.create_chat_completion(messages=hello, temperature=0, max_tokens=2)
+        assert b.process is not None
+        a.kill()
+        os.kill(b.process.pid, signal.SIGSTOP)
+        try:
+            for name in ("Ada", "Bob", "Cy"):
+                ask = [{"role": "user", "content": f"Write the name {name}."}]
+                out = client.create_chat_completion(messages=ask, temperature=0, max_tokens=3)
+                assert isinstance(out, dict) and out["choices"][0]["message"]["role"]
+                assert out["usage"]["completion_tokens"] >= 1
+            dead, stopped, alive = client.pool.backends
+            assert dead.down_until > 0 and stopped.down_until > 0 and alive.down_until == 0
+            assert alive.held and not dead.held and not stopped.held
+        finally:
+            os.kill(b.process.pid, signal.SIGCONT)
+
+
 CITY = {
     "type": "json_schema",
     "json_schema": {
@@ -205,7 +244,7 @@ def test_structured_output(qwen_server: LlamaServer) -> None:
     stream = client.create_chat_completion(
         messages=ask, response_format=CITY, temperature=0, max_tokens=60, stream=True
     )
-    streamed, calls, _ = _reassemble(stream)  # type: ignore[arg-type]
+    streamed, calls, _ = _reassemble(iter_chunks(stream))
     assert streamed == content and not calls
 
 

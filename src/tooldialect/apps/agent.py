@@ -7,6 +7,10 @@ an unknown tool name go back to the model as tool results that say what went wro
 end the loop. ``stream()`` yields typed events a notebook or a terminal can render live; ``run()``
 returns the :class:`AgentResult` (transcript as OpenAI messages, usage and time per step).
 
+For long runs: a loop breaker (an identical call is not run again; repeated refusals end the run
+with outcome ``loop``), an approval hook that may allow, deny or edit each call, and MCP servers
+as a tool source (``mcp=``; see ``tooldialect.apps.mcp``).
+
 It is not a framework: LangChain, pydantic-ai or the OpenAI Agents SDK work through the handler
 (or ``tooldialect serve``) as they are. Each step re-sends the whole transcript; the handler
 re-renders the earlier replies verbatim, so each step decodes only the new suffix.
@@ -19,181 +23,59 @@ import inspect
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import TracebackType
+from typing import Any
 
-from ..errors import ToolSpecError
-from .function_tool import Tool, ToolArgumentsError, check_unique, result_text, run_to_completion
+from ..errors import MCPToolNameError, ToolSpecError
+from .agent_events import (
+    AgentEvent,
+    AgentResult,
+    AgentStep,
+    ArgumentsDelta,
+    CallFinished,
+    CallStarted,
+    FinalAnswer,
+    Outcome,
+    ReasoningDelta,
+    StepFinished,
+    StepStarted,
+    TextDelta,
+)
+from .agent_policy import (
+    Allow,
+    ApprovalHook,
+    Deny,
+    PendingCall,
+    RepeatGuard,
+    decide,
+    edited_arguments,
+)
+from .function_tool import (
+    Tool,
+    ToolArgumentsError,
+    ToolResult,
+    check_unique,
+    result_text,
+    run_to_completion,
+)
 
 __all__ = [
     "Agent",
     "AgentEvent",
     "AgentResult",
     "AgentStep",
+    "Allow",
     "ArgumentsDelta",
     "CallFinished",
     "CallStarted",
+    "Deny",
     "FinalAnswer",
+    "PendingCall",
     "ReasoningDelta",
     "StepFinished",
+    "StepStarted",
     "TextDelta",
 ]
-
-
-# ---- events ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """A piece of the model's visible text."""
-
-    step: int
-    """The model call it belongs to (1-based)."""
-    text: str
-    """The new text."""
-
-
-@dataclass(frozen=True)
-class ReasoningDelta:
-    """A piece of the model's reasoning (``reasoning_content``)."""
-
-    step: int
-    """The model call it belongs to (1-based)."""
-    text: str
-    """The new reasoning text."""
-
-
-@dataclass(frozen=True)
-class CallStarted:
-    """The model began a tool call: its id and full name are known."""
-
-    step: int
-    """The model call it belongs to (1-based)."""
-    index: int
-    """Position of the call within the turn."""
-    id: str
-    """The call id its result will answer."""
-    name: str
-    """The function called."""
-
-
-@dataclass(frozen=True)
-class ArgumentsDelta:
-    """A fragment of a call's JSON arguments, as the model writes them."""
-
-    step: int
-    """The model call it belongs to (1-based)."""
-    index: int
-    """Position of the call within the turn."""
-    id: str
-    """The call id."""
-    delta: str
-    """The new argument text."""
-
-
-@dataclass(frozen=True)
-class CallFinished:
-    """A tool call was run (or refused); ``error`` is set when it failed."""
-
-    step: int
-    """The model call it belongs to (1-based)."""
-    id: str
-    """The call id."""
-    name: str
-    """The function called."""
-    arguments: str
-    """The JSON arguments the model wrote."""
-    result: str
-    """The text sent back to the model (the error message when ``error`` is set)."""
-    error: str | None = None
-    """``unknown_tool``, ``invalid_arguments`` or ``tool_error``; ``None`` on success."""
-    seconds: float = 0.0
-    """Wall time of the function."""
-
-
-@dataclass(frozen=True)
-class StepFinished:
-    """A model call and its tool calls are done."""
-
-    step: AgentStep
-    """What the step did."""
-
-
-@dataclass(frozen=True)
-class FinalAnswer:
-    """The loop is over; ``result.outcome`` says why."""
-
-    result: AgentResult
-    """Everything the run produced."""
-
-
-AgentEvent = (
-    TextDelta
-    | ReasoningDelta
-    | CallStarted
-    | ArgumentsDelta
-    | CallFinished
-    | StepFinished
-    | FinalAnswer
-)
-"""Every event ``Agent.stream`` yields."""
-
-
-# ---- results ---------------------------------------------------------------------------------
-
-
-@dataclass
-class AgentStep:
-    """One model call and the tool calls it made."""
-
-    number: int
-    """1-based."""
-    usage: dict[str, Any]
-    """The response's OpenAI ``usage`` (with ``prompt_tokens_details.cached_tokens``)."""
-    finish_reason: str | None
-    """``tool_calls``, ``stop`` or ``length``."""
-    model_seconds: float
-    """Wall time of the model call."""
-    tool_seconds: float = 0.0
-    """Wall time spent running the turn's tools."""
-    calls: list[CallFinished] = field(default_factory=list)
-    """The turn's calls, in the model's order."""
-
-    @property
-    def decoded_prompt_tokens(self) -> int:
-        """Prompt tokens the model had to decode (the rest came from the KV cache)."""
-        details = self.usage.get("prompt_tokens_details") or {}
-        return int(self.usage.get("prompt_tokens", 0)) - int(details.get("cached_tokens", 0))
-
-
-Outcome = Literal["answer", "max_steps", "length"]
-
-
-@dataclass
-class AgentResult:
-    """What a run produced."""
-
-    outcome: Outcome
-    """``answer``: the model answered without a call. ``max_steps``: the limit was reached with
-    calls still coming (``answer`` is then ``None``). ``length``: the last reply hit
-    ``max_tokens`` without a call; ``answer`` holds the cut text."""
-    answer: str | None
-    """The final text."""
-    messages: list[dict[str, Any]]
-    """The whole transcript, OpenAI messages (system, user, assistant, tool...)."""
-    steps: list[AgentStep]
-    """One entry per model call."""
-
-    @property
-    def usage(self) -> dict[str, int]:
-        """Tokens summed over the steps."""
-        total = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
-        for s in self.steps:
-            total["prompt_tokens"] += int(s.usage.get("prompt_tokens", 0))
-            total["completion_tokens"] += int(s.usage.get("completion_tokens", 0))
-            details = s.usage.get("prompt_tokens_details") or {}
-            total["cached_tokens"] += int(details.get("cached_tokens", 0))
-        return total
 
 
 # ---- the loop --------------------------------------------------------------------------------
@@ -205,15 +87,21 @@ class Agent:
     ``llm``: a ``llama_cpp.Llama`` whose chat handler is a ``ToolChatHandler`` (or that uses
     ``chat_format="tooldialect"``); anything with an OpenAI-shaped, streaming
     ``create_chat_completion`` works. ``tools``: ``Tool`` objects, or plain functions (made into
-    tools with ``Tool.from_function``). ``system``: a system message put first. ``max_steps``:
-    model calls per run. ``tool_choice`` applies to the first step; as in the OpenAI Agents SDK it
-    resets to ``"auto"`` after a step that called tools (``reset_tool_choice=False`` keeps it,
-    which with ``"required"`` runs until ``max_steps``). ``answer_at_limit``: make the last
-    allowed step with ``tool_choice="none"``, so a model that keeps calling (small models repeat
-    calls) still answers from the results it has; the outcome stays ``max_steps``, with that text
-    as the answer (the step re-decodes the prompt: without tools the template renders a different
-    system turn). Other keywords (``temperature``,
-    ``max_tokens``, ``parallel_tool_calls``, ``enable_thinking``...) go to every request.
+    tools with ``Tool.from_function``). ``mcp``: an ``MCPTools``, or what it takes (an
+    ``mcpServers`` JSON path or object, server configs); the agent then starts the servers and
+    stops them on :meth:`close` (use it as a context manager). An ``MCPTools`` you pass is
+    started if needed and left for you to close. ``system``: a system message put first.
+    ``max_steps``: model calls per run. ``tool_choice`` applies to the first step; as in the
+    OpenAI Agents SDK it resets to ``"auto"`` after a step that called tools
+    (``reset_tool_choice=False`` keeps it, which with ``"required"`` runs until ``max_steps``).
+    ``answer_at_limit``: make the last allowed step (and the step after the loop breaker tripped)
+    with ``tool_choice="none"``, so a model that keeps calling still answers from the results it
+    has; the outcome stays ``max_steps`` (or ``loop``), with that text as the answer.
+    ``max_identical_calls``: how often one call with the same arguments runs per run (``None``:
+    no limit); ``loop_limit``: refused repeats after which the run ends with outcome ``loop``
+    (``None``: never). ``approve``: a hook that sees each call first (see
+    ``tooldialect.apps.agent_policy``). Other keywords (``temperature``, ``max_tokens``,
+    ``parallel_tool_calls``, ``enable_thinking``...) go to every request.
     """
 
     def __init__(
@@ -221,32 +109,89 @@ class Agent:
         llm: Any,
         *,
         tools: Iterable[Tool | Callable[..., Any]] = (),
+        mcp: Any = None,
         system: str | None = None,
         max_steps: int = 8,
         tool_choice: Any = "auto",
         reset_tool_choice: bool = True,
         answer_at_limit: bool = False,
+        max_identical_calls: int | None = 1,
+        loop_limit: int | None = 3,
+        approve: ApprovalHook | None = None,
         **request_options: Any,
     ) -> None:
         if max_steps < 1:
             raise ToolSpecError(f"max_steps must be at least 1, got {max_steps!r}")
+        if max_identical_calls is not None and max_identical_calls < 1:
+            raise ToolSpecError(
+                f"max_identical_calls must be at least 1 (or None), got {max_identical_calls!r}"
+            )
+        if loop_limit is not None and loop_limit < 1:
+            raise ToolSpecError(f"loop_limit must be at least 1 (or None), got {loop_limit!r}")
         made = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
-        self.tools = check_unique(made)
-        """The tools by name."""
+        self._own_tools = check_unique(made)
         self.llm = llm
         self.system = system
         self.max_steps = max_steps
         self.tool_choice = tool_choice
         self.reset_tool_choice = reset_tool_choice
         self.answer_at_limit = answer_at_limit
+        self.max_identical_calls = max_identical_calls
+        self.loop_limit = loop_limit
+        self.approve = approve
         self.request_options = request_options
+        self.mcp, self._owns_mcp = _start_mcp(mcp)
+        """The ``MCPTools`` the agent draws tools from (``None`` without ``mcp=``)."""
+        try:
+            self.tools  # noqa: B018 - a name clash between local and MCP tools fails here
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """The tools by name: the local ones and the MCP servers' current ones."""
+        if self.mcp is None:
+            return self._own_tools
+        remote = self.mcp.tools()
+        clash = sorted(set(self._own_tools) & {t.name for t in remote})
+        if clash:
+            raise MCPToolNameError(
+                f"local tools and MCP tools share the names {clash}; rename the local ones or "
+                "pass MCPTools(naming=...)"
+            )
+        return {**self._own_tools, **check_unique(remote)}
 
     def __repr__(self) -> str:
         return f"Agent(tools={sorted(self.tools)}, max_steps={self.max_steps})"
 
-    def run(self, prompt: str | Sequence[Mapping[str, Any]]) -> AgentResult:
-        """Run to the end and return the result (see :meth:`stream` for the events)."""
+    def close(self) -> None:
+        """Stop the MCP servers the agent started (safe to call twice)."""
+        if self.mcp is not None and self._owns_mcp:
+            self.mcp.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def run(
+        self,
+        prompt: str | Sequence[Mapping[str, Any]],
+        *,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> AgentResult:
+        """Run to the end and return the result; ``on_event`` sees every event as it happens
+        (see :meth:`stream`)."""
         for event in self.stream(prompt):
+            if on_event is not None:
+                on_event(event)
             if isinstance(event, FinalAnswer):
                 return event.result
         raise AssertionError("Agent.stream ended without a FinalAnswer")  # pragma: no cover
@@ -260,13 +205,19 @@ class Agent:
         messages = self._start(prompt)
         steps: list[AgentStep] = []
         choice = self.tool_choice
+        guard = RepeatGuard(
+            max_identical_calls=self.max_identical_calls, loop_limit=self.loop_limit
+        )
         for number in range(1, self.max_steps + 1):
-            last = number == self.max_steps and self.answer_at_limit and number > 1
+            at_limit = number == self.max_steps and self.answer_at_limit and number > 1
+            last = at_limit or guard.tripped
             if last:
                 choice = "none"
+            tools = self.tools
+            yield StepStarted(number, tuple(tools))
             turn = _Turn(number)
             started = time.perf_counter()
-            for chunk in self._complete(messages, choice):
+            for chunk in self._complete(messages, choice, tools):
                 yield from turn.feed(chunk)
             step = AgentStep(
                 number=number,
@@ -279,12 +230,14 @@ class Agent:
             if not turn.calls:
                 yield StepFinished(step)
                 outcome: Outcome = "length" if turn.finish_reason == "length" else "answer"
-                outcome = "max_steps" if last else outcome
-                result = AgentResult(outcome, "".join(turn.content), messages, steps)
-                yield FinalAnswer(result)
+                outcome = "max_steps" if at_limit else outcome
+                outcome = "loop" if guard.tripped else outcome
+                reason = _reason(outcome, guard, number)
+                text = "".join(turn.content)
+                yield FinalAnswer(AgentResult(outcome, text, messages, steps, reason=reason))
                 return
             started = time.perf_counter()
-            for finished in self._run_calls(number, turn.calls):
+            for finished in self._run_calls(number, turn.calls, tools, guard):
                 step.calls.append(finished)
                 messages.append(
                     {
@@ -299,7 +252,12 @@ class Agent:
             yield StepFinished(step)
             if self.reset_tool_choice:
                 choice = "auto"
-        yield FinalAnswer(AgentResult("max_steps", None, messages, steps))
+            if guard.tripped and not (self.answer_at_limit and number < self.max_steps):
+                reason = _reason("loop", guard, number)
+                yield FinalAnswer(AgentResult("loop", None, messages, steps, reason=reason))
+                return
+        reason = _reason("max_steps", guard, self.max_steps)
+        yield FinalAnswer(AgentResult("max_steps", None, messages, steps, reason=reason))
 
     # ---- pieces ------------------------------------------------------------------------------
 
@@ -312,7 +270,9 @@ class Agent:
             messages.insert(0, {"role": "system", "content": self.system})
         return messages
 
-    def _complete(self, messages: list[dict[str, Any]], choice: Any) -> Iterator[dict[str, Any]]:
+    def _complete(
+        self, messages: list[dict[str, Any]], choice: Any, tools: Mapping[str, Tool]
+    ) -> Iterator[dict[str, Any]]:
         """One streamed completion; the handler's extras go through when it is ours."""
         from ..handler import ToolChatHandler, create_chat_completion
 
@@ -321,8 +281,8 @@ class Agent:
             "stream": True,
             **self.request_options,
         }
-        if self.tools:
-            request["tools"] = [t.to_openai() for t in self.tools.values()]
+        if tools:
+            request["tools"] = [t.to_openai() for t in tools.values()]
             request["tool_choice"] = choice
         if isinstance(getattr(self.llm, "chat_handler", None), ToolChatHandler):
             out: Any = create_chat_completion(self.llm, **request)
@@ -332,13 +292,65 @@ class Agent:
             out = iter([_as_chunk(out)])
         yield from out
 
-    def _run_calls(self, step: int, calls: list[dict[str, Any]]) -> list[CallFinished]:
-        """Run a turn's calls: sync tools one after another, async ones concurrently."""
-        if not any(self._is_async(c) for c in calls):
-            return [self._run_sync(step, c) for c in calls]
+    def _run_calls(
+        self,
+        step: int,
+        calls: list[dict[str, Any]],
+        tools: Mapping[str, Tool],
+        guard: RepeatGuard,
+    ) -> list[CallFinished]:
+        """Screen a turn's calls in order (repeats, approval), then run the rest: sync tools one
+        after another, async ones concurrently. Results keep the model's order."""
+        done: dict[int, CallFinished] = {}
+        runnable: list[tuple[int, dict[str, Any]]] = []
+        for index, call in enumerate(calls):
+            screened = self._screen(step, call, tools, guard)
+            if isinstance(screened, CallFinished):
+                done[index] = screened
+            else:
+                runnable.append((index, screened))
+        ran = self._execute(step, [c for _, c in runnable], tools)
+        for (index, _), finished in zip(runnable, ran, strict=True):
+            done[index] = finished
+        for index, call in enumerate(calls):
+            finished = done[index]
+            if finished.error != "repeated_call":
+                guard.record(
+                    PendingCall(step, call["id"], call["name"], call["arguments"]), finished.result
+                )
+        return [done[i] for i in range(len(calls))]
+
+    def _screen(
+        self, step: int, call: dict[str, Any], tools: Mapping[str, Tool], guard: RepeatGuard
+    ) -> dict[str, Any] | CallFinished:
+        """The call to run (maybe with edited arguments), or the event for one not run."""
+        pending = PendingCall(step, call["id"], call["name"], call["arguments"])
+        if call["name"] not in tools:
+            return _finished(step, call, time.perf_counter(), exc=_unknown(call, tools))
+        refusal = guard.check(pending)
+        if refusal is not None:
+            return _refused(step, call, refusal, "repeated_call")
+        verdict = decide(self.approve, pending)
+        if isinstance(verdict, Deny):
+            why = f": {verdict.reason}" if verdict.reason else ""
+            text = (
+                f"Not run: the user did not allow this call to {call['name']}{why}. Do not "
+                "call it again with these arguments; go on without it or ask the user."
+            )
+            return _refused(step, call, text, "denied")
+        edited = edited_arguments(verdict) if isinstance(verdict, Allow) else None
+        if edited is not None and edited != call["arguments"]:
+            return {**call, "arguments": edited, "requested": call["arguments"]}
+        return call
+
+    def _execute(
+        self, step: int, calls: list[dict[str, Any]], tools: Mapping[str, Tool]
+    ) -> list[CallFinished]:
+        if not any(tools[c["name"]].is_async for c in calls):
+            return [self._run_sync(step, c, tools) for c in calls]
 
         async def all_calls() -> list[CallFinished]:
-            return list(await asyncio.gather(*(self._run_async(step, c) for c in calls)))
+            return list(await asyncio.gather(*(self._run_async(step, c, tools) for c in calls)))
 
         try:
             asyncio.get_running_loop()
@@ -351,38 +363,73 @@ class Agent:
         worker.join()
         return box[0]
 
-    def _is_async(self, call: dict[str, Any]) -> bool:
-        found = self.tools.get(call["name"])
-        return found is not None and found.is_async
-
-    def _invoke(self, call: dict[str, Any]) -> Any:
+    def _invoke(self, call: dict[str, Any], tools: Mapping[str, Tool]) -> Any:
         """Validate and call; the value may be an awaitable. Raises what went wrong."""
-        found = self.tools.get(call["name"])
-        if found is None:
-            known = ", ".join(sorted(self.tools)) or "none"
-            raise _UnknownTool(f"there is no tool named {call['name']!r}. Available tools: {known}")
+        found = tools[call["name"]]
         args, kwargs = found.validate(call["arguments"])
         return found.fn(*args, **kwargs)
 
-    def _run_sync(self, step: int, call: dict[str, Any]) -> CallFinished:
+    def _run_sync(self, step: int, call: dict[str, Any], tools: Mapping[str, Tool]) -> CallFinished:
         started = time.perf_counter()
         try:
-            value = self._invoke(call)
+            value = self._invoke(call, tools)
             if inspect.isawaitable(value):
                 value = run_to_completion(value)
         except Exception as exc:
             return _finished(step, call, started, exc=exc)
         return _finished(step, call, started, value=value)
 
-    async def _run_async(self, step: int, call: dict[str, Any]) -> CallFinished:
+    async def _run_async(
+        self, step: int, call: dict[str, Any], tools: Mapping[str, Tool]
+    ) -> CallFinished:
         started = time.perf_counter()
         try:
-            value = self._invoke(call)
+            value = self._invoke(call, tools)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
             return _finished(step, call, started, exc=exc)
         return _finished(step, call, started, value=value)
+
+
+def _start_mcp(mcp: Any) -> tuple[Any, bool]:
+    """``(MCPTools or None, whether the agent owns it)``; servers are started here."""
+    if mcp is None:
+        return None, False
+    from .mcp import MCPTools
+
+    if isinstance(mcp, MCPTools):
+        return mcp.start(), False
+    return MCPTools(mcp).start(), True
+
+
+def _unknown(call: dict[str, Any], tools: Mapping[str, Tool]) -> Exception:
+    known = ", ".join(sorted(tools)) or "none"
+    return _UnknownTool(f"there is no tool named {call['name']!r}. Available tools: {known}")
+
+
+def _refused(step: int, call: dict[str, Any], text: str, error: str) -> CallFinished:
+    return CallFinished(
+        step=step,
+        id=call["id"],
+        name=call["name"],
+        arguments=call["arguments"],
+        result=text,
+        error=error,
+    )
+
+
+def _reason(outcome: Outcome, guard: RepeatGuard, steps: int) -> str | None:
+    if outcome == "loop":
+        return (
+            f"stopped after {guard.refused} repeated calls were refused (the last: "
+            f"{guard.last_refused}); the model kept asking for results it already had"
+        )
+    if outcome == "max_steps":
+        return f"the step limit ({steps} model calls) was reached"
+    if outcome == "length":
+        return "the last reply was cut at max_tokens"
+    return None
 
 
 class _UnknownTool(Exception):
@@ -402,6 +449,10 @@ def _finished(
     error: str | None = None
     if exc is None:
         text = result_text(value)
+        if isinstance(value, ToolResult) and value.is_error:
+            error = value.error or "tool_error"
+        if call.get("requested") is not None:
+            text = f"(Run with arguments changed by the user to {call['arguments']}.)\n{text}"
     elif isinstance(exc, _UnknownTool):
         text, error = f"Error: {exc}.", "unknown_tool"
     elif isinstance(exc, ToolArgumentsError):
@@ -417,6 +468,8 @@ def _finished(
         result=text,
         error=error,
         seconds=time.perf_counter() - started,
+        value=value,
+        requested_arguments=call.get("requested"),
     )
 
 

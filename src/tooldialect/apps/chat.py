@@ -1,9 +1,10 @@
-"""``tooldialect chat MODEL.gguf [--tools module:function ...]``: an interactive terminal chat.
+"""``tooldialect chat MODEL.gguf [--tools module:function ...] [--mcp mcp.json]``: a terminal chat.
 
 Streams the model's text as it comes, shows each tool call (name, arguments as they are written)
-and its result, and runs the given Python functions as tools through ``tooldialect.Agent``. Reads
-one user message per line from stdin, so it can be piped; ``/reset`` forgets the conversation,
-``/exit`` (or end of input) quits.
+and its result, and runs the given Python functions, and the tools of the MCP servers of an
+``mcpServers`` JSON file, through ``tooldialect.Agent``. Reads one user message per line from
+stdin, so it can be piped; ``/reset`` forgets the conversation, ``/exit`` (or end of input) quits
+(and stops the MCP servers, also on Ctrl-C).
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ def configure_parser(cmd: argparse.ArgumentParser) -> None:
         default=[],
         metavar="MODULE:FUNCTION",
         help="functions to offer as tools: an importable module or a .py file, a colon, a name",
+    )
+    cmd.add_argument(
+        "--mcp",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="MCP.JSON",
+        help="offer the tools of the MCP servers in an mcpServers JSON file (Claude Desktop's)",
+    )
+    cmd.add_argument(
+        "--mcp-log", default=None, metavar="FILE", help="write stdio MCP servers' stderr here"
     )
     cmd.add_argument("--system", default=None, help="system message")
     cmd.add_argument("--max-steps", type=int, default=6, help="model calls per user message")
@@ -140,37 +152,63 @@ class Renderer:
                 w("\n")
             elif result.outcome == "length":
                 w(self._style("[reply cut at --max-tokens]", "33") + "\n")
+            elif result.outcome == "loop":
+                w(self._style(f"[stopped: {result.reason}]", "33") + "\n")
         self.out.flush()
 
 
 def run_chat(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
     """The chat loop for parsed ``args``; returns the exit status."""
-    stdin = stdin or sys.stdin
+    mcp = None
+    log: TextIO | None = None
+    try:  # the MCP servers stop on every way out: an error, the end of input, Ctrl-C
+        try:
+            tools = [load_tool(s) for s in args.tools]
+            if getattr(args, "mcp", None):
+                from .mcp import MCPTools, load_mcp_config
+
+                configs = [c for path in args.mcp for c in load_mcp_config(path)]
+                if args.mcp_log:
+                    log = open(args.mcp_log, "a", encoding="utf-8")  # noqa: SIM115
+                mcp = MCPTools(configs, errlog=log).start()
+            from llama_cpp import Llama
+
+            from ..handler import ToolChatHandler
+
+            options: dict[str, Any] = {"n_ctx": args.n_ctx, "verbose": False}
+            if args.n_threads:
+                options["n_threads"] = args.n_threads
+            handler: Any = ToolChatHandler()  # llama_cpp's Protocol pins TypedDict messages
+            llm = Llama(model_path=args.model, chat_handler=handler, **options)
+            agent = Agent(
+                llm,
+                tools=tools,
+                mcp=mcp,
+                system=args.system,
+                max_steps=args.max_steps,
+                tool_choice=args.tool_choice,
+                answer_at_limit=True,
+                temperature=args.temperature,
+                max_tokens=args.max_tokens,
+            )
+        except (ToolDialectError, OSError, ValueError) as exc:
+            print(f"tooldialect chat: {exc}", file=sys.stderr)
+            return 1
+        return _loop(agent, args, stdin or sys.stdin)
+    finally:
+        _close(mcp, log)
+
+
+def _close(mcp: Any, log: TextIO | None) -> None:
+    if mcp is not None:
+        mcp.close()
+    if log is not None:
+        log.close()
+
+
+def _loop(agent: Agent, args: argparse.Namespace, stdin: TextIO) -> int:
+    """Read user lines and run the agent on each until /exit or the end of input."""
     out = sys.stdout
-    try:
-        tools = [load_tool(s) for s in args.tools]
-        from llama_cpp import Llama
-
-        from ..handler import ToolChatHandler
-
-        options: dict[str, Any] = {"n_ctx": args.n_ctx, "verbose": False}
-        if args.n_threads:
-            options["n_threads"] = args.n_threads
-        handler: Any = ToolChatHandler()  # llama_cpp's Protocol pins TypedDict messages
-        llm = Llama(model_path=args.model, chat_handler=handler, **options)
-        agent = Agent(
-            llm,
-            tools=tools,
-            system=args.system,
-            max_steps=args.max_steps,
-            tool_choice=args.tool_choice,
-            answer_at_limit=True,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-        )
-    except (ToolDialectError, OSError, ValueError) as exc:
-        print(f"tooldialect chat: {exc}", file=sys.stderr)
-        return 1
     interactive = stdin.isatty()
     names = ", ".join(agent.tools) or "none"
     print(f"model: {Path(args.model).name}   tools: {names}   (/reset, /exit)", file=sys.stderr)

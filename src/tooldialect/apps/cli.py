@@ -1,6 +1,7 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
-``tooldialect chat model.gguf --tools module:function``: see ``tooldialect.apps.chat``.
+``tooldialect chat model.gguf --tools module:function --mcp mcp.json``: see
+``tooldialect.apps.chat``.
 ``tooldialect serve ...``: the OpenAI-compatible server, see ``tooldialect.apps.serve``.
 
 Reads only the GGUF header (no weights are loaded).
@@ -13,7 +14,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ..dialect.detect import detect_dialect
+from ..dialect.detect import explain_detection
+from ..dialect.vocabulary import Vocabulary
 from ..errors import ToolDialectError
 from ..gguf import read_gguf_metadata
 from ..prompt.fallbacks import fallback_template
@@ -43,8 +45,14 @@ def inspect_model(path: str) -> dict[str, object]:
 
         template = ChatTemplate(source, bos_token=info.bos_token, eos_token=info.eos_token)
         summary["capabilities"] = template.capabilities.model_dump()
-        spec = detect_dialect(source, bos_token=info.bos_token, eos_token=info.eos_token)
-        summary["dialect"] = json.loads(spec.model_dump_json())
+        detection = explain_detection(
+            source,
+            bos_token=info.bos_token,
+            eos_token=info.eos_token,
+            vocabulary=Vocabulary.from_gguf(path),
+        )
+        summary["detection"] = detection.summary()
+        summary["dialect"] = json.loads(detection.spec.model_dump_json())
     return summary
 
 

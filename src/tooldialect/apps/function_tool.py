@@ -18,6 +18,7 @@ import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -27,11 +28,42 @@ from ..errors import ToolSpecError
 from ..tools import ToolDef, normalize_tools
 from .docstrings import parse_docstring
 
-__all__ = ["Tool", "ToolArgumentsError", "check_unique", "result_text", "run_to_completion", "tool"]
+__all__ = [
+    "Tool",
+    "ToolArgumentsError",
+    "ToolResult",
+    "check_unique",
+    "result_text",
+    "run_to_completion",
+    "tool",
+]
 
 
 class ToolArgumentsError(ToolSpecError):
     """The arguments a model sent do not fit the tool's schema (the message says how)."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's value when it is more than the text the model reads: a failure the tool reports
+    itself (``is_error``), parts a text-only model cannot see (images, audio), the source object.
+
+    Return one from a tool to control the text and the ``CallFinished.error`` code; MCP tools
+    (``tooldialect.apps.mcp``) always return one.
+    """
+
+    text: str
+    """What the model is sent as the ``role: "tool"`` message."""
+    is_error: bool = False
+    """The call failed; ``error`` says how (``CallFinished.error``)."""
+    error: str | None = None
+    """A short code for the failure (``tool_error``, ``timeout``, ``server_down``...)."""
+    structured: Any = None
+    """A structured (JSON) value, where the tool returned one."""
+    media: tuple[Any, ...] = ()
+    """Parts kept for the caller only (an MCP ``ImageContent``, ``AudioContent``...)."""
+    raw: Any = None
+    """The object the result was made from (an MCP ``CallToolResult``)."""
 
 
 class Tool:
@@ -308,9 +340,12 @@ def check_unique(tools: Iterable[Tool]) -> dict[str, Tool]:
 
 def result_text(value: Any) -> str:
     """A tool's return value as the text of a ``role: "tool"`` message: strings as they are,
-    everything else as JSON (pydantic models, dataclasses, lists...)."""
+    everything else as JSON (pydantic models, dataclasses, lists...); a :class:`ToolResult` as its
+    ``text``."""
     if isinstance(value, str):
         return value
+    if isinstance(value, ToolResult):
+        return value.text
     try:
         return to_json(value, fallback=str).decode()
     except Exception:  # an object pydantic cannot serialise even with the fallback

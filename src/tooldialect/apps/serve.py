@@ -15,10 +15,19 @@ the layer rewrites the first into forms it takes and carries the second to the h
 * ``role: "developer"`` messages become ``role: "system"``; an assistant tool-call turn's
   ``content: null`` is dropped; text-part lists in system, assistant and tool messages are joined;
 * ``max_completion_tokens`` becomes ``max_tokens`` (when that is absent);
+* a ``tool_choice`` the server's model rejects (``allowed_tools``, ``"any"``, the Responses
+  API's ``{"type": "function", "name": ...}``) is carried to the handler like the extras below;
 * ``chat_template_kwargs``, ``parallel_tool_calls`` and ``reasoning_effort`` are lifted out of the
   body and reach the handler through a context variable (``RequestExtrasHandler``);
 * a non-streamed reply goes out as the handler made it (the server's response model would drop
-  ``reasoning_content`` and ``usage.prompt_tokens_details``).
+  ``reasoning_content`` and ``usage.prompt_tokens_details``);
+* a request the library refuses (malformed history, a message no template renders, a tool
+  choice the dialect cannot force: ``CLIENT_ERRORS``) is answered 400 with the error's text, as
+  an OpenAI ``invalid_request_error``, where the server would answer 500. Messages are checked
+  before the server sees them, so a streamed request gets its 400 too.
+
+``/v1/responses`` (OpenAI's Responses API) is a route of its own on the same app
+(``apps.responses``): it converts to a chat request for the same handler and back.
 
 It is an HTTP front for one in-process model, one request at a time; see docs/serve.md.
 """
@@ -32,9 +41,22 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from ..errors import (
+    ContextOverflowError,
+    ToolSpecError,
+    UnsupportedSchemaError,
+    UnsupportedToolChoiceError,
+)
 from ..handler import ToolChatHandler
+from ..prompt.messages import validate_messages
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import (
+        CreateChatCompletionResponse,
+        CreateChatCompletionStreamResponse,
+    )
 
 __all__ = [
     "RequestExtrasHandler",
@@ -58,6 +80,18 @@ _handler_replies: ContextVar[list[dict[str, Any]] | None] = ContextVar(
     "tooldialect_handler_replies", default=None
 )
 """The handler's own non-streamed reply, which the server's response model would trim."""
+_client_errors: ContextVar[list[Exception] | None] = ContextVar(
+    "tooldialect_client_errors", default=None
+)
+"""Errors the handler raised that are the request's fault (answered 400, not 500)."""
+
+CLIENT_ERRORS = (
+    ToolSpecError,
+    UnsupportedToolChoiceError,
+    UnsupportedSchemaError,
+    ContextOverflowError,
+)
+"""The library's errors that say the request is wrong, not the server."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -83,6 +117,9 @@ def rewrite_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
             if isinstance(schema, Mapping)
             else {"type": "json_object"}
         )
+    choice = out.get("tool_choice")
+    if choice is not None and not _server_takes_choice(choice):
+        extras["tool_choice"] = out.pop("tool_choice")  # allowed_tools, "any", a Responses form
     messages = out.get("messages")
     if isinstance(messages, list):
         out["messages"] = [_rewrite_message(m) if isinstance(m, Mapping) else m for m in messages]
@@ -91,6 +128,19 @@ def rewrite_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
         if out.get("max_tokens") is None:
             out["max_tokens"] = limit
     return out, extras
+
+
+def _server_takes_choice(choice: Any) -> bool:
+    """Whether the server's request model takes this ``tool_choice`` (it rejects the others)."""
+    if isinstance(choice, str):
+        return choice in ("none", "auto", "required")
+    fn = choice.get("function") if isinstance(choice, Mapping) else None
+    return (
+        isinstance(fn, Mapping)
+        and set(choice) <= {"type", "function"}
+        and choice.get("type") == "function"
+        and isinstance(fn.get("name"), str)
+    )
 
 
 def _rewrite_message(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,6 +196,10 @@ class RequestRewrite:
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
+            refused = _refusal(parsed)
+            if refused is not None:
+                await _send_error(send, refused)
+                return
             body, extras = rewrite_chat_request(parsed)
             raw = json.dumps(body).encode("utf-8")
             scope = dict(scope)
@@ -154,17 +208,69 @@ class RequestRewrite:
                 for k, v in scope.get("headers", [])
             ]
         replies: list[dict[str, Any]] = []
+        errors: list[Exception] = []
         token = _request_extras.set(extras)
         token_replies = _handler_replies.set(replies)
+        token_errors = _client_errors.set(errors)
         try:
             await self.app(
                 scope,
                 _replay({"type": "http.request", "body": raw}, receive),
-                _untrimmed(replies, send),
+                _as_client_error(errors, _untrimmed(replies, send)),
             )
         finally:
+            _client_errors.reset(token_errors)
             _handler_replies.reset(token_replies)
             _request_extras.reset(token)
+
+
+def _refusal(body: Mapping[str, Any]) -> Exception | None:
+    """The error malformed ``messages`` raise, checked before the server (and a stream) starts."""
+    if "messages" not in body:
+        return None
+    try:
+        validate_messages(body["messages"])
+    except ToolSpecError as exc:
+        return exc
+    return None
+
+
+def _error_body(error: Exception) -> bytes:
+    param = "messages" if str(error).startswith("messages") else None
+    return json.dumps(
+        {
+            "error": {
+                "message": str(error),
+                "type": "invalid_request_error",
+                "param": param,
+                "code": None,
+            }
+        }
+    ).encode("utf-8")
+
+
+async def _send_error(send: Send, error: Exception) -> None:
+    body = _error_body(error)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _as_client_error(errors: list[Exception], send: Send) -> Send:
+    """A ``send`` that turns the server's 500 for an error in ``CLIENT_ERRORS`` into a 400."""
+    replaced = False
+
+    async def wrapped(message: Message) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message.get("status") == 500 and errors:
+            replaced = True
+            await _send_error(send, errors[-1])
+            return
+        if replaced and message["type"] == "http.response.body":
+            return  # the server's own 500 body; ours went out with the start
+        await send(message)
+
+    return wrapped
 
 
 def _replay(first: Message, receive: Receive) -> Receive:
@@ -218,7 +324,9 @@ class RequestExtrasHandler:
         self.handler = handler
         self._named = set(inspect.signature(handler.__call__).parameters) - {"kwargs"}
 
-    def __call__(self, **kwargs: Any) -> dict[str, Any] | Iterator[dict[str, Any]]:
+    def __call__(
+        self, **kwargs: Any
+    ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
         extras = dict(_request_extras.get() or {})
         template = {
             key: kwargs.pop(key)
@@ -229,10 +337,16 @@ class RequestExtrasHandler:
         template.update(extras.pop("chat_template_kwargs", None) or {})
         if template:
             kwargs["chat_template_kwargs"] = template
-        reply = self.handler(**{**kwargs, **extras})
+        try:
+            reply = self.handler(**{**kwargs, **extras})
+        except CLIENT_ERRORS as exc:
+            errors = _client_errors.get()
+            if errors is not None:
+                errors.append(exc)
+            raise
         replies = _handler_replies.get()
         if replies is not None and isinstance(reply, dict):
-            replies.append(reply)
+            replies.append(cast("dict[str, Any]", reply))
         return reply
 
 
@@ -294,11 +408,15 @@ def read_settings(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
 
 def build_app(server_settings: Any, model_settings: list[Any]) -> RequestRewrite:
-    """llama-cpp-python's app (models loaded) behind ``RequestRewrite``, handler registered."""
+    """llama-cpp-python's app (models loaded) behind ``RequestRewrite``, handler registered,
+    with OpenAI's Responses API mounted at ``/v1/responses`` (``apps.responses``)."""
     from llama_cpp.server.app import create_app
+
+    from .responses import mount_responses
 
     register_served_handler()
     app = create_app(server_settings=server_settings, model_settings=model_settings)
+    mount_responses(app)
     return RequestRewrite(app)
 
 

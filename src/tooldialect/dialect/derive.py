@@ -24,22 +24,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from .derive_body import Found, IdMode, find_body
-from .derive_checks import _validate
+from .derive_checks import validate
+from .derive_instructions import derive_from_instructions
 from .derive_probe import (
-    _OPENAI_ID,
-    _PLAIN,
-    _THINK,
+    OPENAI_ID,
+    PLAIN,
     PROBE_ARGS,
     PROBE_IDS,
     PROBE_NAME,
     PROBE_RICH_ARGS,
-    _assistant,
-    _call,
-    _Probe,
-    _probes,
-    _region,
-    _render,
-    _strip_empty_reasoning,
+    THINK_TEXT,
+    Probe,
+    assistant_turn,
+    call_region,
+    probe_call,
+    probes,
+    render_probe,
+    strip_empty_reasoning,
 )
 from .derive_render import ProbeRenderer
 from .derive_text import (
@@ -50,6 +51,7 @@ from .derive_text import (
     split_repeat,
     trailing_word,
 )
+from .families.common import THINK
 from .spec import (
     Body,
     CallFormat,
@@ -61,6 +63,7 @@ from .spec import (
     ReasoningMarkers,
     TaggedBody,
     Trigger,
+    json_type,
 )
 
 __all__ = ["PROBE_ARGS", "PROBE_NAME", "PROBE_RICH_ARGS", "derive_dialect"]
@@ -77,11 +80,12 @@ def derive_dialect(
     renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
     if not renderer.ok:
         return None
-    for probe in _probes(renderer):
+    for probe in probes(renderer):
         spec = _derive(probe)
-        if spec is not None and _validate(spec, probe):
-            return spec
-    return None
+        if spec is not None and validate(spec, probe):
+            return _instruction_spelling(spec, probe.instructions)
+    # no past call renders (or none a spec reproduces): the tool instructions may show one
+    return derive_from_instructions(renderer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,18 +143,20 @@ class _Envelope:
 
 
 def _envelope(
-    probe: _Probe, one_region: str, reasoning: ReasoningMarkers | None
+    probe: Probe, one_region: str, reasoning: ReasoningMarkers | None
 ) -> _Envelope | None:
     """Body and envelope markers, from the one-call and (when it renders) two-call regions."""
     ones = _find_all(one_region, 1, args=PROBE_ARGS)
     if ones is None:
         return None
     first = ones[0]
-    two = _render(probe.renderer, probe.shape, _assistant(calls=[_call(0), _call(1)]))
+    two = render_probe(
+        probe.renderer, probe.shape, assistant_turn(calls=[probe_call(0), probe_call(1)])
+    )
     twos = None
     two_region = ""
     if two is not None:
-        two_region = _strip_empty_reasoning(_region(probe, two).text, reasoning)
+        two_region = strip_empty_reasoning(call_region(probe, two).text, reasoning)
         twos = _find_all(two_region, 2, args=PROBE_ARGS)
     if twos is not None:
         body = _merge_index(twos[0].body, twos[1].body)
@@ -189,7 +195,11 @@ def _attach_words(env: _Envelope) -> _Envelope:
             body = body.model_copy(update={"head": _esc(word) + body.head})
         if isinstance(body, ElementBody) and not body.tail and env.call_close.strip():
             # the closer ends the parameter list: the parser looks for it before each parameter
-            body = body.model_copy(update={"tail": _esc(env.call_close)})
+            body = body.model_copy(update={"tail": _named(env.call_close)})
+            env.call_close = ""
+        elif PROBE_NAME in env.call_close and not body.tail:
+            # a closer repeating the name (``</{name}>``) belongs to the body, not the envelope
+            body = body.model_copy(update={"tail": _named(env.call_close)})
             env.call_close = ""
     elif isinstance(body, PythonBody):
         word = trailing_word(env.call_open)
@@ -207,6 +217,11 @@ def _esc(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
+def _named(text: str) -> str:
+    """Literal template text with the probe's name as ``{name}``."""
+    return _esc(text).replace(PROBE_NAME, "{name}")
+
+
 def _id_template(body: Body) -> str | None:
     """A native call id the template builds from name and index (``functions.{name}:{index}``)."""
     head = body.call_open if isinstance(body, PythonBody) else getattr(body, "head", "")
@@ -216,17 +231,19 @@ def _id_template(body: Body) -> str | None:
     return None
 
 
-def _reasoning(probe: _Probe) -> ReasoningMarkers | None:
+def _reasoning(probe: Probe) -> ReasoningMarkers | None:
     """Markers around ``reasoning_content`` when the template renders it."""
-    turns = [{"content": _PLAIN}, {"calls": [_call(0)]}]
+    turns: list[dict[str, Any]] = [{"content": PLAIN}, {"calls": [probe_call(0)]}]
     for key, turn in (
         (k, t) for k in ("reasoning_content", "thinking", "reasoning") for t in turns
     ):
-        text = _render(probe.renderer, probe.shape, _assistant(**turn, **{key: _THINK}))  # type: ignore[arg-type]
-        if text is None or _THINK not in text:
+        text = render_probe(
+            probe.renderer, probe.shape, assistant_turn(**{**turn, key: THINK_TEXT})
+        )
+        if text is None or THINK_TEXT not in text:
             continue
         lx = lex(text)
-        at = lx.index(_THINK) if _THINK in lx else -1
+        at = lx.index(THINK_TEXT) if THINK_TEXT in lx else -1
         if at == -1:
             continue
         before = _marker_run(lx[:at][::-1])[::-1]
@@ -239,9 +256,9 @@ def _reasoning(probe: _Probe) -> ReasoningMarkers | None:
 def _wraps_content(plain: str, opener: list[str]) -> bool:
     """Whether a would-be reasoning opener also opens plain content (``<|message|>``)."""
     lx = lex(plain)
-    if _PLAIN not in lx:
+    if PLAIN not in lx:
         return False
-    run = _marker_run(lx[: lx.index(_PLAIN)][::-1])
+    run = _marker_run(lx[: lx.index(PLAIN)][::-1])
     return [x for x in run if is_marker(x)] == [x for x in opener if is_marker(x)][-1:]
 
 
@@ -255,12 +272,12 @@ def _marker_run(lx: list[str]) -> list[str]:
     return []
 
 
-def _id_format(probe: _Probe, env: _Envelope) -> IdFormat:
+def _id_format(probe: Probe, env: _Envelope) -> IdFormat:
     if env.id_mode == "index":
         return "numeric"
     if env.id_mode == "echo":
-        call = _call(0, call_id=_OPENAI_ID)
-        if _render(probe.renderer, probe.shape, _assistant(calls=[call])) is None:
+        call = probe_call(0, call_id=OPENAI_ID)
+        if render_probe(probe.renderer, probe.shape, assistant_turn(calls=[call])) is None:
             return "alnum9"  # the template refuses OpenAI-style ids but took nine alphanumerics
     return "openai"
 
@@ -278,10 +295,99 @@ def _triggers(fmt: CallFormat) -> list[Trigger]:
     return []
 
 
-def _derive(probe: _Probe) -> DialectSpec | None:
-    region = _region(probe, probe.one)
+def _near(a: str, b: str) -> bool:
+    """Whether two markers differ by one inserted, dropped or changed character."""
+    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _instruction_spelling(spec: DialectSpec, instructions: str) -> DialectSpec:
+    """``instructions``: the markers the render writes only when tools are given.
+
+    Where the template's history writes a marker the tool instructions spell otherwise (a
+    typo, ``<fcal>`` for ``<fcall>``), the model writes what the instructions show: that
+    spelling becomes canonical, the history's stays readable (a parse-only variant)."""
+    fmt = spec.primary
+    dumped = fmt.model_dump()
+    used = {x for v in _strings(dumped) for x in lex(v) if is_marker(x)}
+    written = {x for x in lex(instructions) if is_marker(x)}
+    shown = written - used
+    fixes = {}
+    for marker in sorted(used - written):
+        near = [m for m in shown if _near(m, marker)]
+        if len(near) == 1:
+            fixes[marker] = near[0]
+    if not fixes:
+        return spec
+    fixed = CallFormat.model_validate(_replaced(dumped, fixes))
+    history = fmt.model_copy(update={"parse_only": True})
+    return spec.model_copy(update={"formats": [fixed, history, *spec.formats[1:]]})
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _replaced(value: Any, fixes: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for old, new in fixes.items():
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, dict):
+        return {k: _replaced(v, fixes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, fixes) for v in value]
+    return value
+
+
+def content_wrapper(plain: str) -> list[str]:
+    """Markers around a plain answer in its turn (``<|open|>response<|sep|>`` ...
+    ``<|close|>response<|sep|>``): the answer sits in a channel, and the markers are not content."""
+    if PLAIN not in plain:
+        return []
+    before, after = (part.strip() for part in plain.split(PLAIN, 1))
+    return [w for w in (before, after) if w and any(is_marker(x) for x in lex(w))]
+
+
+def _learn_types(probe: Probe, body: ElementBody) -> ElementBody:
+    """``body.type_names`` for every JSON type, read off a render with arguments of each type."""
+    text = render_probe(
+        probe.renderer,
+        probe.shape,
+        assistant_turn(calls=[probe_call(0, args=PROBE_RICH_ARGS)]),
+        rich=True,
+    )
+    if text is None:
+        return body
+    pre = body.param.split("{type}", 1)[0].split("{key}", 1)[-1].replace("{{", "{")
+    names = dict(body.type_names)
+    start = text.rfind(PROBE_NAME)  # the call, not the tool list's keys
+    for key, value in PROBE_RICH_ARGS.items():
+        at = text.find(key, start)
+        k = text.find(pre, at) if at >= 0 and pre else -1
+        m = _WORD.match(text, k + len(pre)) if k >= 0 else None
+        if m:
+            names.setdefault(json_type(value), m.group(0))
+    return body.model_copy(update={"type_names": names})
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _derive(probe: Probe) -> DialectSpec | None:
+    region = call_region(probe, probe.one)
     reasoning = _reasoning(probe)
-    env = _envelope(probe, _strip_empty_reasoning(region.text, reasoning), reasoning)
+    env = _envelope(probe, strip_empty_reasoning(region.text, reasoning), reasoning)
     if env is None:
         return None
     fmt = CallFormat(
@@ -295,13 +401,17 @@ def _derive(probe: _Probe) -> DialectSpec | None:
     if not fmt.opener().strip():
         # nothing marks a call: recognise one only at the start of the reply
         fmt = fmt.model_copy(update={"triggers": _triggers(fmt), "at_start_only": True})
+    if isinstance(fmt.body, ElementBody) and "{type}" in fmt.body.param:
+        fmt = fmt.model_copy(update={"body": _learn_types(probe, fmt.body)})
     return DialectSpec(
         id="derived",
         family="derived from the chat template",
         origin="derived",
         description=f"read off the template's own render of a probe call ({env.body.kind} body)",
         formats=[fmt],
-        reasoning=reasoning,
+        # models reason in <think> their template never shows: a call quoted there must not run
+        reasoning=reasoning or THINK,
+        strip=content_wrapper(region.plain),
         stop=[region.end_of_turn] if region.end_of_turn else [],
         id_template=_id_template(env.body) if env.id_mode is None else None,
         id_format=_id_format(probe, env),

@@ -144,7 +144,13 @@ def _find_tagged(
     n = _name_at(text, pos, name)
     if n == -1:
         return None
-    i = text.find("{", n + len(name))
+    later = _name_at(text, n + len(name), name)
+    first_brace = text.find("{", n + len(name))
+    if later != -1 and first_brace != -1 and later < first_brace:
+        # the name is written again before the arguments: a closer repeating the previous
+        # call's name (``</NAME><NAME>{...}``); the head starts at the later one
+        return _find_tagged(text, later, name=name, args=args, call_id=call_id, index=index)
+    i = first_brace
     while i != -1 and i - n <= _MAX_HEAD:
         try:
             obj, end = _DECODER.raw_decode(text, i)
@@ -228,6 +234,31 @@ def _key_echo(text: str, key: str) -> str:
     return text[:i] + _KEY_MARK + text[i + len(key) :]
 
 
+def _quoted(text: str, at: int, value: str) -> bool:
+    """Whether the string value at ``text[at:]`` is written inside JSON quotes."""
+    end = at + len(value)
+    return at > 0 and text[at - 1 : at] == '"' and text[end : end + 1] == '"'
+
+
+def _typed_link(link_a: str, link_b: str) -> tuple[str | None, dict[str, str]]:
+    """The template between key and value, with the word that differs between the string and
+    the integer parameter as ``{is_string}`` (``true``/``false``) or ``{type}`` (its words per
+    type); ``(None, {})`` when the two differ otherwise."""
+    if link_a == link_b:
+        return escape(link_a), {}
+    la, lb = lex(link_a), lex(link_b)
+    if len(la) != len(lb):
+        return None, {}
+    diff = [i for i, (x, y) in enumerate(zip(la, lb, strict=True)) if x != y]
+    if len(diff) != 1 or not (la[diff[0]].isalnum() and lb[diff[0]].isalnum()):
+        return None, {}
+    i = diff[0]
+    pre, post = escape("".join(la[:i])), escape("".join(la[i + 1 :]))
+    if (la[i], lb[i]) == ("true", "false"):
+        return pre + "{is_string}" + post, {}
+    return pre + "{type}" + post, {"string": la[i], "integer": lb[i]}
+
+
 def _find_element(
     text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
 ) -> Found | None:
@@ -236,18 +267,24 @@ def _find_element(
         return None
     (ka, va), (kb, vb) = _scalar_texts(args)
     ia = text.find(ka, n + len(name))
+    later = _name_at(text, n + len(name), name)
+    if later != -1 and ia != -1 and later < ia:
+        # the name is written again before the first key: a closer repeating the previous
+        # call's name (``</fn:NAME><fn:NAME>``); the head starts at the later one
+        return _find_element(text, later, name=name, args=args, call_id=call_id, index=index)
     ja = text.find(va, ia + len(ka)) if ia != -1 else -1
+    json_values = _quoted(text, ja, va)
+    if json_values:  # the string is written as JSON (``"zzword"``), as every other value
+        ja, va = ja - 1, f'"{va}"'
     ib = text.find(kb, ja + len(va)) if ja != -1 else -1
     jb = text.find(vb, ib + len(kb)) if ib != -1 else -1
     if jb == -1 or ia - n > _MAX_HEAD:
         return None
     link_a, link_b = text[ia + len(ka) : ja], text[ib + len(kb) : jb]
-    # a string-typed marker between key and value (``string="true"``) differs per type
-    if link_a != link_b and (
-        link_a.replace("true", "{is_string}") != link_b.replace("false", "{is_string}")
-    ):
+    # a type marker between key and value (``string="true"``, ``type="integer"``) differs
+    link, type_names = _typed_link(link_a, link_b)
+    if link is None:
         return None
-    link = escape(link_a).replace("true", "{is_string}") if link_a != link_b else escape(link_a)
     # one hole per parameter; what repeats around the holes is the parameter template
     holes = (f"{HOLE}a{HOLE}", f"{HOLE}b{HOLE}")
     # a closing tag naming the key (``</arg:k>``, ``</k>``) repeats as ``{key}``
@@ -280,5 +317,7 @@ def _find_element(
         param=param,
         tail="",
         trim_value=link_a.endswith("\n") and unit_close.startswith("\n"),
+        json_values=json_values,
+        type_names=type_names,
     )
     return Found(n, end, body, "echo" if call_id in head_text else None)

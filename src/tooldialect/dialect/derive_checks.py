@@ -10,28 +10,29 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from ..errors import DialectError
+from . import ports
 from .derive_probe import (
-    _PLAIN,
-    _RICH_TOOLS,
-    _SYSTEM,
-    _TOOLS,
-    _USER,
+    PLAIN,
     PROBE_ARGS,
     PROBE_IDS,
     PROBE_NAME,
     PROBE_RICH_ARGS,
-    _assistant,
-    _call,
-    _Probe,
-    _region,
-    _render,
-    _strip_empty_reasoning,
+    RICH_TOOLS,
+    SYSTEM,
+    TOOLS,
+    USER,
+    Probe,
+    assistant_turn,
+    call_region,
+    probe_call,
+    render_probe,
+    strip_empty_reasoning,
 )
 from .spec import DialectSpec, JsonBody, PythonBody
 
-__all__ = ["_validate"]
+__all__ = ["validate"]
 
 # ---------------------------------------------------------------------------------------------
 # Validation
@@ -51,46 +52,48 @@ def _call_id_for(spec: DialectSpec, index: int) -> str | None:
     return None
 
 
-def _validate(spec: DialectSpec, probe: _Probe) -> bool:
+def validate(spec: DialectSpec, probe: Probe) -> bool:
     """The spec reproduces the template's render of the probe call and reads its own output back."""
     if _leaks_probe(spec):
         return False
     try:
         mine = spec.render_call(PROBE_NAME, PROBE_ARGS, call_id=_call_id_for(spec, 0))
-    except Exception:
+    except (DialectError, ValueError, TypeError, KeyError):
         return False
-    theirs = _region(probe, probe.one).text
+    theirs = call_region(probe, probe.one).text
     if isinstance(spec.primary.body, PythonBody):
         theirs = theirs.replace("'", '"')  # Python literals: either quote
     if _squash(mine) not in _squash(theirs):
         return False
     return (
-        _reads_own_render(spec, _region(probe, probe.one).text)
+        _reads_own_render(spec, call_region(probe, probe.one).text)
         and _reproduces_two_calls(spec, probe)
         and _round_trips(spec)
     )
 
 
-def _reproduces_two_calls(spec: DialectSpec, probe: _Probe) -> bool:
+def _reproduces_two_calls(spec: DialectSpec, probe: Probe) -> bool:
     """Where the template renders two calls, the spec writes them as it does: text that changes
     from call to call (an index outside the body, ``<call id="0">``) cannot hide in a marker."""
     if not spec.parallel_calls:
         return True
-    two = _render(probe.renderer, probe.shape, _assistant(calls=[_call(0), _call(1)]))
+    two = render_probe(
+        probe.renderer, probe.shape, assistant_turn(calls=[probe_call(0), probe_call(1)])
+    )
     if two is None:
         return True
-    theirs = _strip_empty_reasoning(_region(probe, two).text, spec.reasoning)
+    theirs = strip_empty_reasoning(call_region(probe, two).text, spec.reasoning)
     calls = [(PROBE_NAME, PROBE_ARGS, _call_id_for(spec, i)) for i in range(2)]
     try:
         mine = spec.render_calls(calls)
-    except Exception:
+    except (DialectError, ValueError, TypeError, KeyError):
         return False
     if isinstance(spec.primary.body, PythonBody):
         theirs = theirs.replace("'", '"')
     return _squash(mine) in _squash(theirs)
 
 
-_SENTINELS = (PROBE_NAME, *PROBE_IDS, *PROBE_ARGS, "zzword", _USER, _SYSTEM, _PLAIN)
+_SENTINELS = (PROBE_NAME, *PROBE_IDS, *PROBE_ARGS, "zzword", USER, SYSTEM, PLAIN)
 
 
 def _leaks_probe(spec: DialectSpec) -> bool:
@@ -108,36 +111,14 @@ def _leaks_probe(spec: DialectSpec) -> bool:
 def _reads_own_render(spec: DialectSpec, theirs: str) -> bool:
     """The parser built from ``spec`` reads the template's own render of the probe call (as the
     template writes it, which may differ from ``render_call`` in spacing or quoting)."""
-    from ..parse import parse_output  # lazily: the parser imports the dialect package
-
-    try:
-        parsed = parse_output(theirs, spec, tools=_TOOLS)
-    except Exception:
-        return False
-    calls = list(parsed.tool_calls)
-    return len(calls) == 1 and calls[0].name == PROBE_NAME and _args_of(calls[0]) == PROBE_ARGS
-
-
-def _args_of(call: Any) -> Any:
-    args = call.arguments
-    if isinstance(args, str):
-        try:
-            return json.loads(args)
-        except ValueError:
-            return None
-    return args
+    reader = ports.installed_reader()
+    got = reader(theirs, spec, tools=TOOLS) if reader is not None else None
+    return got is not None and got.calls == [(PROBE_NAME, PROBE_ARGS)]
 
 
 def _round_trips(spec: DialectSpec) -> bool:
     """``render_call`` output, arguments of every JSON type, parses back to the probe call."""
-    from ..parse import parse_output  # lazily: the parser imports the dialect package
-
     text = spec.render_call(PROBE_NAME, PROBE_RICH_ARGS, call_id=_call_id_for(spec, 0))
-    try:
-        parsed = parse_output(text, spec, tools=_RICH_TOOLS)
-    except Exception:
-        return False
-    calls = list(parsed.tool_calls)
-    if len(calls) != 1 or calls[0].name != PROBE_NAME:
-        return False
-    return bool(_args_of(calls[0]) == PROBE_RICH_ARGS)
+    reader = ports.installed_reader()
+    got = reader(text, spec, tools=RICH_TOOLS) if reader is not None else None
+    return got is not None and got.calls == [(PROBE_NAME, PROBE_RICH_ARGS)]

@@ -17,25 +17,26 @@ from .derive_text import common_prefix, is_marker, lex
 from .spec import ReasoningMarkers
 
 __all__ = [
+    "OPENAI_ID",
+    "PLAIN",
     "PROBE_ARGS",
     "PROBE_IDS",
     "PROBE_NAME",
     "PROBE_RICH_ARGS",
-    "_OPENAI_ID",
-    "_PLAIN",
-    "_RICH_TOOLS",
-    "_SYSTEM",
-    "_THINK",
-    "_TOOLS",
-    "_USER",
-    "_Probe",
-    "_Region",
-    "_assistant",
-    "_call",
-    "_probes",
-    "_region",
-    "_render",
-    "_strip_empty_reasoning",
+    "RICH_TOOLS",
+    "SYSTEM",
+    "THINK_TEXT",
+    "TOOLS",
+    "USER",
+    "Probe",
+    "Region",
+    "assistant_turn",
+    "call_region",
+    "header_rest",
+    "probe_call",
+    "probes",
+    "render_probe",
+    "strip_empty_reasoning",
 ]
 
 PROBE_NAME = "zz_probe_fn"
@@ -54,11 +55,11 @@ PROBE_RICH_ARGS: dict[str, Any] = {
 """Arguments of every JSON type, for the round trip (keys sorted: some templates sort them)."""
 PROBE_IDS = ("zzcall001", "zzcall002")
 """Call ids: nine alphanumerics, since Mistral templates reject every other id."""
-_OPENAI_ID = "call_zzprobe00000000000000001"
-_PLAIN = "zzplain"
-_THINK = "zzthink"
-_USER = "zzuser"
-_SYSTEM = "zzsystem"
+OPENAI_ID = "call_zzprobe00000000000000001"
+PLAIN = "zzplain"
+THINK_TEXT = "zzthink"
+USER = "zzuser"
+SYSTEM = "zzsystem"
 
 
 def _tool(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,8 +83,8 @@ def _tool(args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # Templates see a plain schema (some recurse on array/object schemas); the parser sees every type.
-_TOOLS = [_tool(PROBE_ARGS)]
-_RICH_TOOLS = [_tool(PROBE_RICH_ARGS)]
+TOOLS = [_tool(PROBE_ARGS)]
+RICH_TOOLS = [_tool(PROBE_RICH_ARGS)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ _RICH_TOOLS = [_tool(PROBE_RICH_ARGS)]
 
 
 @dataclass
-class _Probe:
+class Probe:
     """One conversation shape under which a call renders, with the landmarks of its renders."""
 
     renderer: ProbeRenderer
@@ -104,9 +105,14 @@ class _Probe:
     """The marker closing a user turn."""
     plain_end: str | None
     """The marker closing a plain assistant turn."""
+    prompt_tail: str = ""
+    """Whitespace the generation prompt writes past ``prompt`` (the anchor): ``assistant\n``
+    where a past call's header reads ``assistant:calls\n``."""
+    instructions: str = ""
+    """Marker text the render writes only when tools are given (the tool instructions)."""
 
 
-def _call(
+def probe_call(
     index: int, *, args: Mapping[str, Any] = PROBE_ARGS, call_id: str | None = None
 ) -> dict[str, Any]:
     return {
@@ -116,7 +122,7 @@ def _call(
     }
 
 
-def _assistant(
+def assistant_turn(
     *, content: str = "", calls: list[dict[str, Any]] | None = None, **extra: Any
 ) -> dict[str, Any]:
     # A call-only turn carries content None, as OpenAI clients send it; ChatTemplate then picks
@@ -137,8 +143,8 @@ _SHAPES = 5
 def _conversation(shape: int, assistant: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Conversation shape ``shape`` around one assistant turn (templates demand different ones);
     ``None`` gives the messages before the assistant turn."""
-    user = {"role": "user", "content": _USER}
-    system = {"role": "system", "content": _SYSTEM}
+    user = {"role": "user", "content": USER}
+    system = {"role": "system", "content": SYSTEM}
     tail = {"role": "user", "content": "zzagain"}
     tool = {"role": "tool", "tool_call_id": PROBE_IDS[0], "name": PROBE_NAME, "content": "zzresult"}
     before, after = [
@@ -151,10 +157,18 @@ def _conversation(shape: int, assistant: dict[str, Any] | None) -> list[dict[str
     return before if assistant is None else [*before, assistant, *after]
 
 
-def _render(
-    renderer: ProbeRenderer, shape: int, assistant: dict[str, Any], **kwargs: Any
+def render_probe(
+    renderer: ProbeRenderer,
+    shape: int,
+    assistant: dict[str, Any],
+    *,
+    rich: bool = False,
+    **kwargs: Any,
 ) -> str | None:
-    return renderer.render(_conversation(shape, assistant), tools=_TOOLS, **kwargs)
+    """Conversation ``shape`` around ``assistant``, with the probe tool (of every argument type
+    when ``rich``); ``None`` when the template refuses it."""
+    tools = RICH_TOOLS if rich else TOOLS
+    return renderer.render(_conversation(shape, assistant), tools=tools, **kwargs)
 
 
 def _marker_after(text: str, word: str) -> str | None:
@@ -180,26 +194,27 @@ def _anchor(prompt: str, one: str) -> str | None:
     return prompt[:k] if k and not prompt[k:].strip() else None
 
 
-def _probes(renderer: ProbeRenderer) -> Iterator[_Probe]:
+def probes(renderer: ProbeRenderer) -> Iterator[Probe]:
     """The first conversation shape under which the probe call renders."""
     for shape in range(_SHAPES):
-        plain = _render(renderer, shape, _assistant(content=_PLAIN))
-        one = _render(renderer, shape, _assistant(calls=[_call(0)]))
+        plain = render_probe(renderer, shape, assistant_turn(content=PLAIN))
+        one = render_probe(renderer, shape, assistant_turn(calls=[probe_call(0)]))
         if plain is None or one is None or PROBE_NAME not in one:
             continue
-        prompt = renderer.render(
-            _conversation(shape, None), tools=_TOOLS, add_generation_prompt=True
-        )
-        if prompt is not None:
-            prompt = _anchor(prompt, one)
-        yield _Probe(
+        full = renderer.render(_conversation(shape, None), tools=TOOLS, add_generation_prompt=True)
+        prompt = _anchor(full, one) if full is not None else None
+        bare = renderer.render(_conversation(shape, None), add_generation_prompt=True)
+        shown = {x for x in lex(full or "") if is_marker(x)} - set(lex(bare or ""))
+        yield Probe(
             renderer,
             shape,
             plain,
             one,
             prompt,
-            user_end=_marker_after(plain, _USER),
-            plain_end=_marker_after(plain, _PLAIN),
+            user_end=_marker_after(plain, USER),
+            plain_end=_marker_after(plain, PLAIN),
+            prompt_tail=full[len(prompt) :] if full is not None and prompt is not None else "",
+            instructions="".join(sorted(shown)),
         )
         return
 
@@ -209,7 +224,7 @@ def _probes(renderer: ProbeRenderer) -> Iterator[_Probe]:
 
 
 @dataclass
-class _Region:
+class Region:
     """Where a call render differs from the plain render: the call as the model writes it."""
 
     text: str
@@ -219,7 +234,7 @@ class _Region:
     """A marker that ends the turn after calls instead of the usual one (``<|eom_id|>``)."""
 
 
-def _region(probe: _Probe, call: str) -> _Region:
+def call_region(probe: Probe, call: str) -> Region:
     la, lb = lex(probe.plain), lex(call)
     p = common_prefix([la, lb])
     s = 0
@@ -237,18 +252,22 @@ def _region(probe: _Probe, call: str) -> _Region:
         # the model's reply starts after the generation prompt, never inside the header
         plain_start += anchor - start
         start = anchor
+    end += _shared_closers(call[end:], probe.user_end)
+    skip = header_rest(call[start:end], probe.prompt_tail)
+    start += skip
+    plain_start += skip
     text = call[start:end]
     plain_text = probe.plain[plain_start : len(probe.plain) - (len(call) - end)]
-    usual = probe.plain_end
     named = text.find(PROBE_NAME)
+    usual = _end_run(probe.plain) or probe.plain_end
     if usual and usual in text[named:]:
         # the call turn closes with the usual marker and the template writes more after it
         end = start + named + text[named:].index(usual)
         text = call[start:end]
-    region = _Region(text, plain_text)
+    region = Region(text, plain_text)
     following = [x for x in lex(call[end:])[:4] if not x.isspace()]
     last = [x for x in lex(text) if not x.isspace()][-1:]
-    content_wrapped = any(is_marker(x) for x in lex(plain_text.split(_PLAIN)[0]))
+    content_wrapped = any(is_marker(x) for x in lex(plain_text.split(PLAIN)[0]))
     if (
         usual
         and usual == probe.user_end
@@ -264,7 +283,52 @@ def _region(probe: _Probe, call: str) -> _Region:
     return region
 
 
-def _strip_empty_reasoning(region: str, reasoning: ReasoningMarkers | None) -> str:
+def _shared_closers(rest: str, usual: str | None) -> int:
+    """How much of ``rest`` (after the diff) the call still writes: markers both renders share
+    before the end of the turn (``<|close|>calls<|sep|>`` and ``<|close|>response<|sep|>`` share
+    ``<|sep|>``) close the call as they close the answer."""
+    if not usual or usual not in rest:
+        return 0
+    k = rest.index(usual)
+    lx = lex(rest[:k])
+    if not any(is_marker(x) for x in lx) or not all(is_marker(x) or x.isspace() for x in lx):
+        return 0
+    return len(rest[:k].rstrip())
+
+
+_MAX_HEADER_REST = 40
+
+
+def header_rest(text: str, tail: str) -> int:
+    """How much of ``text`` (the call region) still belongs to the turn header: where the
+    generation prompt ends the header with ``tail`` (``assistant\n``) and a past call's header
+    writes words before that whitespace (``assistant:calls\n``), the model's reply starts after
+    it. Markers are never header text (``assistant<tool_call>\n`` is the call)."""
+    if not tail or tail.strip():
+        return 0
+    i = text.find(tail)
+    head = text[:i]
+    if i <= 0 or i > _MAX_HEADER_REST or PROBE_NAME in head or any(is_marker(x) for x in lex(head)):
+        return 0
+    return i + len(tail)
+
+
+def _end_run(plain: str) -> str | None:
+    """The plain turn's end as a marker run: the marker after the answer, with a word and a
+    marker after it where the template writes them (``<|close|>assistant<|sep|>``), so that a
+    marker the call's own syntax shares (``<|close|>argument<|sep|>``) does not end the call."""
+    lx = lex(plain)
+    if PLAIN not in lx:
+        return None
+    after = lx[lx.index(PLAIN) + 1 :]
+    seen = [i for i, x in enumerate(after) if not x.isspace()][:3]
+    rest = [after[i] for i in seen]
+    if len(rest) == 3 and is_marker(rest[0]) and rest[1].isalnum() and is_marker(rest[2]):
+        return "".join(after[seen[0] : seen[2] + 1])
+    return None
+
+
+def strip_empty_reasoning(region: str, reasoning: ReasoningMarkers | None) -> str:
     """Drop an empty reasoning block the template writes before calls."""
     if reasoning is None:
         return region

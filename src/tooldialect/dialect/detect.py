@@ -1,25 +1,57 @@
 """Dialect detection: which builtin a template speaks, else a derived spec, else the polyfill.
 
 Each builtin declares ``signatures`` (text its templates' sources contain, see
-``builtins.Signature``) and a ``priority``; detection walks them most specific first and takes the
-first match. Nothing here
-names a family: adding a family means adding a builtin with signatures.
+``registry.Signature``) and a ``priority``; detection walks them most specific first and takes the
+first match. A builtin picked by signature is only a guess: it is kept when it reads the
+template's own rendering of a past call exactly (``ports.OwnCallCheck``); otherwise the spec
+derived from the template is used when it does. Nothing here names a family: adding a family
+means adding a builtin with signatures.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from typing import cast
+from dataclasses import dataclass
+from typing import Literal
 
+from . import ports
 from .builtins import THINK, builtin_signatures, get_builtin
+from .derive import derive_dialect
 from .spec import DialectSpec
+from .vocabulary import Vocabulary, fit_to_vocabulary, hinted_builtins
 
-__all__ = ["detect_builtin", "detect_dialect"]
+__all__ = ["Detection", "detect_builtin", "detect_dialect", "explain_detection"]
 
 POLYFILL_ID = "polyfill-json"
 
-DeriveFn = Callable[..., DialectSpec | None]
+Chosen = Literal["builtin", "derived", "polyfill"]
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What detection decided and why (``tooldialect inspect`` prints it)."""
+
+    spec: DialectSpec
+    chosen: Chosen
+    tried: str | None = None
+    """The builtin a signature (or the vocabulary) picked, if any."""
+    tried_agrees: bool | None = None
+    """Whether it read the template's own call exactly (``None``: nothing to check against)."""
+    reason: str = ""
+    """Why ``tried`` was kept or rejected, or why nothing was tried."""
+    derived_agrees: bool | None = None
+    """Whether the derived spec read the template's own call (``None``: not derived, or nothing
+    to check against)."""
+
+    def summary(self) -> dict[str, object]:
+        """A JSON-ready view."""
+        return {
+            "chosen": self.chosen,
+            "dialect": self.spec.id,
+            "tried_builtin": self.tried,
+            "tried_agrees": self.tried_agrees,
+            "derived_agrees": self.derived_agrees,
+            "reason": self.reason,
+        }
 
 
 def detect_builtin(template_source: str | None) -> str | None:
@@ -37,58 +69,91 @@ def detect_dialect(
     bos_token: str = "",
     eos_token: str = "",
     builtins: bool = True,
+    vocabulary: Vocabulary | None = None,
+    check: ports.OwnCallCheck | None = None,
 ) -> DialectSpec:
     """The dialect a chat template's model writes tool calls in.
 
-    With ``builtins=True``: the matching builtin (``origin="builtin"``) if it reads the template's
-    own rendering of a past call (``dialect.agreement``; a derived spec that does wins over one
-    that does not), else a spec derived from
-    the template (``dialect.derive``), else the ``polyfill-json`` polyfill. ``builtins=False`` skips
-    the builtins and derives. A template with no tool support gets the polyfill; if it reasons in
-    ``<think>`` the polyfill keeps those markers.
+    With ``builtins=True``: the builtin whose signature matches, if it reads the template's own
+    rendering of a past call exactly; else a spec derived from the template (``dialect.derive``)
+    that does; else the builtin; else the ``polyfill-json`` polyfill. ``builtins=False`` skips the
+    builtins and derives. ``vocabulary`` (the model's tokens, optional) adds evidence: see
+    ``dialect.vocabulary``. ``check`` defaults to the installed ``tooldialect.verify`` check.
     """
+    return explain_detection(
+        template_source,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        builtins=builtins,
+        vocabulary=vocabulary,
+        check=check,
+    ).spec
+
+
+def explain_detection(
+    template_source: str | None,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    builtins: bool = True,
+    vocabulary: Vocabulary | None = None,
+    check: ports.OwnCallCheck | None = None,
+) -> Detection:
+    """``detect_dialect``, with the decision record."""
     src = template_source or ""
-    if builtins:
-        name = detect_builtin(src)
-        if name is not None:
-            return _checked(get_builtin(name), src, bos_token=bos_token, eos_token=eos_token)
-    derived = _derive(src, bos_token=bos_token, eos_token=eos_token)
-    if derived is not None:
-        return derived
-    return _polyfill_for(src)
+    agree = check or ports.installed_check()
+    found = _decide(src, bos_token, eos_token, builtins, vocabulary, agree)
+    if vocabulary is None:
+        return found
+    spec = fit_to_vocabulary(found.spec, vocabulary)
+    return Detection(
+        spec, found.chosen, found.tried, found.tried_agrees, found.reason, found.derived_agrees
+    )
 
 
-def _checked(builtin: DialectSpec, src: str, *, bos_token: str, eos_token: str) -> DialectSpec:
-    """``builtin``, unless it cannot read the template's own rendering of a past call (its
-    signature matched a template that writes calls otherwise) and a derived spec can."""
-    from .agreement import reads_own_call
+def _decide(
+    src: str,
+    bos_token: str,
+    eos_token: str,
+    builtins: bool,
+    vocabulary: Vocabulary | None,
+    agree: ports.OwnCallCheck | None,
+) -> Detection:
+    def verdict(spec: DialectSpec) -> ports.Agreement:
+        if agree is None:
+            return ports.Agreement(None, "no own-call check installed")
+        return agree(spec, src, bos_token=bos_token, eos_token=eos_token)
 
-    if reads_own_call(builtin, src, bos_token=bos_token, eos_token=eos_token) is not False:
-        return builtin
-    derived = _derive(src, bos_token=bos_token, eos_token=eos_token)
-    if derived is not None and reads_own_call(
-        derived, src, bos_token=bos_token, eos_token=eos_token
-    ):
-        return derived
-    return builtin
+    name = detect_builtin(src) if builtins else None
+    if name is None and builtins and vocabulary is not None:
+        name = next(iter(hinted_builtins(vocabulary, src)), None)
+    derived = _derive(src, bos_token, eos_token) if name is None else None
+    if name is None:
+        if derived is not None:
+            return Detection(derived, "derived", reason="no builtin signature matched")
+        return Detection(_polyfill_for(src, vocabulary), "polyfill", reason="nothing derived")
+    builtin = get_builtin(name)
+    tried = verdict(builtin)
+    if tried.ok is not False:
+        why = "reads the template's own call" if tried.ok else tried.reason
+        return Detection(builtin, "builtin", name, tried.ok, why)
+    derived = _derive(src, bos_token, eos_token)
+    theirs = verdict(derived) if derived is not None else None
+    if derived is not None and theirs is not None and theirs.ok:
+        return Detection(derived, "derived", name, False, f"rejected: {tried.reason}", True)
+    why = f"kept although it {tried.reason}: derivation does no better"
+    return Detection(builtin, "builtin", name, False, why, None if theirs is None else theirs.ok)
 
 
-def _derive(src: str, *, bos_token: str, eos_token: str) -> DialectSpec | None:
+def _derive(src: str, bos_token: str, eos_token: str) -> DialectSpec | None:
     if not src.strip():
         return None
-    try:
-        module = importlib.import_module(f"{__package__}.derive")
-    except ModuleNotFoundError as exc:
-        # only a missing derive module falls back; a broken import inside it must surface
-        if exc.name != f"{__package__}.derive":
-            raise
-        return None
-    derive = cast(DeriveFn, module.derive_dialect)
-    return derive(src, bos_token=bos_token, eos_token=eos_token)
+    return derive_dialect(src, bos_token=bos_token, eos_token=eos_token)
 
 
-def _polyfill_for(src: str) -> DialectSpec:
+def _polyfill_for(src: str, vocabulary: Vocabulary | None = None) -> DialectSpec:
     spec = get_builtin(POLYFILL_ID)
-    if THINK.close in src and spec.reasoning is None:
+    thinks = THINK.close in src or (vocabulary is not None and vocabulary.has_special(THINK.close))
+    if thinks and spec.reasoning is None:
         return spec.model_copy(update={"reasoning": THINK})
     return spec

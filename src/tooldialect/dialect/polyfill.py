@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import DialectError
+from ..prompt.compat import fold_system_turns
 from ..tools import ToolDef
 from .spec import DialectSpec, Polyfill, format_template
 
@@ -164,15 +165,4 @@ def _inject_guide(messages: list[Message], guide: str, *, system_role: bool) -> 
             out.insert(0, {"role": "system", "content": guide})
         return out
     # no system role: system text and the guide lead the first user message
-    system = [_text(m.get("content")) for m in out if m.get("role") == "system"]
-    out = [m for m in out if m.get("role") != "system"]
-    preamble = "\n\n".join(p for p in [*system, guide] if p)
-    if not preamble:
-        return out
-    for m in out:
-        if m.get("role") == "user":
-            user = _text(m.get("content"))
-            m["content"] = f"{preamble}\n\n{user}" if user else preamble
-            return out
-    out.insert(0, {"role": "user", "content": preamble})
-    return out
+    return fold_system_turns(out, lead=guide)

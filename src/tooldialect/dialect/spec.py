@@ -61,6 +61,7 @@ __all__ = [
     "Trigger",
     "encode_python_value",
     "format_template",
+    "json_type",
     "new_call_id",
 ]
 
@@ -111,7 +112,7 @@ class TaggedBody(_Model):
     args_close: str = ""
     """Text right after the JSON arguments."""
     tail: str = ""
-    """Text after ``args_close``."""
+    """Text after ``args_close``; may repeat ``{name}`` (``</{name}>``)."""
     raw_args_key: str = ""
     """Read, never written: where the text after the head is not a JSON object, the call's raw
     text (to ``tail``, the next call's opener or the end of the reply) is the value of this key,
@@ -128,9 +129,16 @@ class ElementBody(_Model):
     param: str = "<parameter={key}>\n{value}\n</parameter>\n"
     """Template of one parameter: ``{key}``, ``{value}`` and optionally ``{is_string}``."""
     tail: str = "</function>\n"
-    """Text after the last parameter."""
+    """Text after the last parameter; may repeat ``{name}`` (``</call:{name}>``)."""
     trim_value: bool = True
     """Strip one newline on each side of a value when parsing (Qwen3-Coder writes them)."""
+    json_values: bool = False
+    """Values are written as JSON, strings quoted (``<arg_value>"Seoul"</arg_value>``,
+    ``k = "v"``): the parser decodes a quoted value to the string it holds."""
+    type_names: dict[str, str] = Field(default_factory=dict)
+    """What the template writes for ``{type}`` in ``param`` per JSON type (``string``,
+    ``integer``, ``number``, ``boolean``, ``array``, ``object``, ``null``), e.g.
+    ``{"string": "str", "integer": "int"}``; the parser types a value by it."""
     unescape_value: bool = False
     """The family writes newlines and tabs inside values as the two characters ``\\n`` /
     ``\\t``: the parser decodes them in string values. Off by default, as a value may hold a
@@ -370,22 +378,38 @@ def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, in
             + body.args_open
             + _dumps(dict(args))
             + body.args_close
-            + body.tail
+            + format_template(body.tail, name=name)
         )
     if isinstance(body, ElementBody):
         params = "".join(
             format_template(
                 body.param,
                 key=k,
-                value=v if isinstance(v, str) else _dumps(v),
+                value=_dumps(v) if body.json_values or not isinstance(v, str) else v,
                 is_string="true" if isinstance(v, str) else "false",
+                type=body.type_names.get(json_type(v), json_type(v)),
             )
             for k, v in args.items()
         )
-        return format_template(body.head, **fields) + params + body.tail
+        return format_template(body.head, **fields) + params + format_template(body.tail, name=name)
     encode = encode_python_value if body.value_codec == "python" else encode_gemma4_value
     inner = body.arg_separator.join(f"{k}{body.assign}{encode(v)}" for k, v in args.items())
     return format_template(body.call_open, **fields) + inner + body.call_close
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, (list, tuple)) else "object"
 
 
 def _json_body_object(

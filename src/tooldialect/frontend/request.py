@@ -14,22 +14,26 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import DialectSpec
-from ..errors import TemplateError, UnsupportedToolChoiceError
+from ..errors import TemplateError
+from ..grammar.build import ensure_forcible
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
-from ..prompt.messages import validate_messages
+from ..prompt.messages import canonical_messages
 from ..prompt.render import prompt_prefill, render_prompt
+from ..prompt.turns import end_of_turn_markers
 from ..tools import (
     ToolChoice,
     ToolDef,
     normalize_response_format,
     normalize_tool_choice,
     normalize_tools,
+    tools_key,
 )
+from .grammar_cache import GrammarCache
 
 if TYPE_CHECKING:
-    from ..engine.in_process.sampling import GrammarLike
+    from ..engine.base import Engine, GrammarLike
     from ..gguf import ModelInfo
     from ..grammar.codec import ArgumentLayout
     from ..prompt.template import ChatTemplate
@@ -49,10 +53,11 @@ class ModelSetup:
     template_origin: str
     """``user``, ``gguf`` or ``fallback:<file>``."""
     spec: DialectSpec
-    engine: Any
-    """What generates: the in-process ``engine.Engine``, or the server engine's
-    ``RemoteEngine`` (their ``generate`` signatures differ; each caller knows its own)."""
-    grammars: dict[tuple[Any, ...], GrammarLike | None] = field(default_factory=dict)
+    engine: Engine
+    """What generates (``engine.base.Engine``): the in-process engine of the ``Llama``, or the
+    server engine's ``RemoteEngine``."""
+    grammars: GrammarCache = field(default_factory=GrammarCache)
+    """Grammars by request shape (``grammar_for``), least recently used dropped first."""
     replies: ReplyMemory = field(default_factory=ReplyMemory)
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
 
@@ -86,6 +91,8 @@ class Request:
     call_ids: dict[str, str] = field(default_factory=dict)
     """Dialect id -> client id for the ids the prompt had to map (``template_compat``); a call
     id in the reply that is one of them goes back to the client's."""
+    stop: tuple[str, ...] = ()
+    """Stop strings every engine adds: the template's end-of-turn markers (``prompt.turns``)."""
 
 
 def prepare_request(
@@ -108,9 +115,9 @@ def prepare_request(
 
     ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
     ``parallel_tool_calls``, ``chat_template_kwargs`` and template keywords in ``kwargs`` win.
-    Messages are validated first (``messages.validate_messages``), whatever the engine.
+    Messages are validated first (``messages.canonical_messages``), whatever the engine.
     """
-    validate_messages(messages)
+    messages = canonical_messages(messages)
     if functions is not None and tools is None:
         tools = [{"type": "function", "function": f} for f in functions]
     if function_call is not None and tool_choice is None:
@@ -123,11 +130,7 @@ def prepare_request(
     choice = normalize_tool_choice(tool_choice, defs)
     answer = normalize_response_format(response_format)
     spec = setup.spec
-    if choice.forced and not spec.forcible:
-        raise UnsupportedToolChoiceError(
-            f"dialect {spec.id!r} cannot force tool_choice={tool_choice!r}: "
-            f"{spec.unforcible_reason or 'no grammar can enforce it'}; use tool_choice='auto'"
-        )
+    ensure_forcible(spec, choice)
     # a named tool_choice means one call of that function (vLLM's named tool choice does the same)
     parallel = bool(kwargs.pop("parallel_tool_calls", default_parallel)) and choice.mode != "named"
     render_kwargs = dict(default_template_kwargs or {})
@@ -162,6 +165,7 @@ def prepare_request(
         prefill=call_prefill,
         answer_schema=answer,
         call_ids=client_call_ids(messages),
+        stop=end_of_turn_markers(setup.template),
     )
 
 
@@ -219,9 +223,10 @@ def grammar_for(
         spec = spec.model_copy(update={"reasoning": None})
     # the cache lives on the setup, whose spec is fixed: the key need not name the spec
     key = (
-        json.dumps([t.model_dump() for t in tools], sort_keys=True),
+        tools_key(tools),
         choice.mode,
         choice.name,
+        choice.allowed,
         parallel,
         reasoning_open,
         prefill,
@@ -237,7 +242,7 @@ def grammar_for(
         setup.grammars[key] = build_answer_grammar(
             spec,
             answer_schema,
-            tools=tools if calls else None,
+            tools=choice.callable_tools(tools) if calls else None,
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
             argument_layout=layout,

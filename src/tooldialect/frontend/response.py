@@ -2,18 +2,19 @@
 one a stream of ``chat.completion.chunk`` dicts, both parsed with the request's dialect spec.
 
 Engine-neutral: it reads a ``Request`` (see ``request``), the generated text or pieces, and the
-engine's ``GenerationResult``.
+engine's ``GenerationResult``. What to do with a finished reply (the reply memory) is the
+caller's: ``frontend.FrontEnd.reply`` does it for batch and stream alike.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..engine.in_process.generate import GenerationResult
+    from ..engine.base import Generation, GenerationResult
     from ..parse import ParsedOutput
     from .request import Request
 
@@ -122,8 +123,17 @@ def build_response(
     }
 
 
-def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, Any]]:
-    """``chat.completion.chunk`` dicts for a running generation, calls streamed as deltas."""
+def stream_chunks(
+    request: Request,
+    gen: Generation,
+    model: str,
+    *,
+    on_reply: Callable[[dict[str, Any], str], None] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """``chat.completion.chunk`` dicts for a running generation, calls streamed as deltas.
+    ``on_reply(message, raw_text)`` gets the whole parsed message once the reply ended (before
+    the last chunk goes out)."""
+    result = gen.result
     from ..parse import StreamParser
 
     parser = StreamParser(
@@ -135,7 +145,7 @@ def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, 
     cid = "chatcmpl-" + uuid.uuid4().hex
     created = int(time.time())
 
-    entries: list[dict[str, Any]] | None = gen.result.logprobs
+    entries: list[dict[str, Any]] | None = result.logprobs
     sent = 0
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -161,18 +171,19 @@ def stream_chunks(request: Request, gen: Any, model: str) -> Iterator[dict[str, 
         # no call may come back: the text is content as written
         for piece in gen:
             yield chunk({"content": piece})
-        last = chunk({}, finish_reason(False, gen.result))
-        last["usage"] = usage(gen.result)
+        last = chunk({}, finish_reason(False, result))
+        last["usage"] = usage(result)
         yield last
         return
     for piece in gen:
         for delta in parser.feed(piece):
             saw_call = saw_call or "tool_calls" in delta
             yield chunk(client_ids(delta, request.call_ids))
-    for delta in parser.close(truncated=gen.result.finish_reason == "length"):
+    for delta in parser.close(truncated=result.finish_reason == "length"):
         saw_call = saw_call or "tool_calls" in delta
         yield chunk(client_ids(delta, request.call_ids))
-    request.setup.replies.remember(message_for(parser.result), gen.result.text)
-    last = chunk({}, finish_reason(saw_call, gen.result))
-    last["usage"] = usage(gen.result)
+    if on_reply is not None:
+        on_reply(message_for(parser.result), result.text)
+    last = chunk({}, finish_reason(saw_call, result))
+    last["usage"] = usage(result)
     yield last

@@ -42,12 +42,12 @@ from ..dialect.spec import (
     format_template,
 )
 from ..errors import UnsupportedToolChoiceError
-from ..tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+from ..tools import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout, CodecName, codec_for
 from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
-__all__ = ["ToolGrammar", "build_grammar", "trigger_pattern"]
+__all__ = ["ToolGrammar", "build_grammar", "ensure_forcible", "trigger_pattern", "word_pattern"]
 
 _ID_RULES = {"openai": "[a-zA-Z0-9_-]{1,40}", "alnum9": "[a-zA-Z0-9]{9}", "numeric": "[0-9]{1,6}"}
 _INDEX_RULE = "[0-9]{1,4}"
@@ -76,14 +76,25 @@ class ToolGrammar(BaseModel):
 
     def lazy_patterns(self) -> list[str]:
         """All triggers as full-match patterns (words escaped), for engines that use no tokens."""
-        return [
-            trigger_pattern(Trigger(kind="word", value=w), None) for w in self.trigger_words
-        ] + list(self.trigger_patterns)
+        return [word_pattern(w) for w in self.trigger_words] + list(self.trigger_patterns)
+
+
+def ensure_forcible(spec: DialectSpec, choice: ToolChoice) -> None:
+    """Raise ``UnsupportedToolChoiceError`` when ``choice`` forces a call that ``spec`` cannot
+    constrain from the first token (the one copy of this check: the front end asks it before
+    rendering, ``build_grammar`` before building)."""
+    if choice.forced and not spec.forcible:
+        raise UnsupportedToolChoiceError(
+            f"dialect {spec.id!r} cannot force tool_choice={choice.mode!r}"
+            + (f" ({choice.name!r})" if choice.name else "")
+            + f": {spec.unforcible_reason or 'its calls cannot be constrained from token one'}; "
+            "use tool_choice='auto'"
+        )
 
 
 def build_grammar(
     spec: DialectSpec,
-    tools: Sequence[Mapping[str, Any]] | Sequence[ToolDef] | None,
+    tools: Sequence[ToolLike] | None,
     *,
     tool_choice: Any = "auto",
     parallel_tool_calls: bool = True,
@@ -102,7 +113,7 @@ def build_grammar(
     ``argument_layout="canonical"`` allows only the canonical whitespace inside arguments
     (``", "`` and ``": "``, as ``render_call`` writes them); ``"free"`` lets the model choose.
     """
-    defs = _tool_defs(tools)
+    defs = normalize_tools(tools)
     choice = (
         tool_choice
         if isinstance(tool_choice, ToolChoice)
@@ -111,14 +122,14 @@ def build_grammar(
     if choice.mode == "none" or not defs:
         return None
     forced = choice.forced
-    if forced and not spec.forcible:
+    ensure_forcible(spec, choice)
+    # the prompt shows every tool; a call may name only the chosen (or allowed_tools) ones
+    selected = choice.callable_tools(defs)
+    if not selected:
         raise UnsupportedToolChoiceError(
-            f"dialect {spec.id!r} cannot force tool_choice={choice.mode!r}"
-            + (f" ({choice.name!r})" if choice.name else "")
-            + f": {spec.unforcible_reason or 'its calls cannot be constrained from token one'}; "
-            "use tool_choice='auto'"
+            f"tool_choice allows {choice.name or list(choice.allowed or ())}, none of which is in "
+            f"tools ({[t.name for t in defs]}); name tools the request passes"
         )
-    selected = [t for t in defs if choice.mode != "named" or t.name == choice.name]
     parallel_tool_calls = parallel_tool_calls and spec.parallel_calls
     b = GbnfBuilder()
     root = b.name("root")
@@ -183,12 +194,6 @@ def build_grammar(
     )
 
 
-def _tool_defs(tools: Sequence[Mapping[str, Any]] | Sequence[ToolDef] | None) -> list[ToolDef]:
-    if tools and all(isinstance(t, ToolDef) for t in tools):
-        return list(tools)  # type: ignore[arg-type]
-    return normalize_tools(tools)  # type: ignore[arg-type]
-
-
 # -- triggers ----------------------------------------------------------------------------
 
 _GROUP_RE = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\((?!\?)")
@@ -207,6 +212,12 @@ def _any(markers: Sequence[str]) -> str:
     """ECMAScript alternation of literal ``markers`` (one marker: just it, escaped)."""
     alts = [_esc(m) for m in markers if m]
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def word_pattern(word: str) -> str:
+    """A word trigger as the full-match pattern llama.cpp's lazy sampler takes (any text, then
+    the word, which starts the grammar), for an engine that cannot make it a trigger token."""
+    return trigger_pattern(Trigger(kind="word", value=word), None)
 
 
 def trigger_pattern(
@@ -244,7 +255,7 @@ def trigger_pattern(
 # -- bodies ------------------------------------------------------------------------------
 
 _SENTINEL = re.compile("\x00([a-z_]+)\x00")
-_FIELDS = ("name", "id", "index", "key", "is_string", "value")
+_FIELDS = ("name", "id", "index", "key", "is_string", "type", "value")
 
 
 def _opt(text: str, exact: bool) -> str:
@@ -360,7 +371,7 @@ def _body(
             _opt(body.args_open, exact),
             args,
             _opt(body.args_close, exact),
-            _opt(body.tail, exact),
+            _opt(format_template(body.tail, name=tool.name), exact),
         ]
         return b.add(hint, " ".join(p for p in parts if p))
     if isinstance(body, ElementBody):
@@ -440,13 +451,28 @@ def _element_body(
     marked = format_template(body.param, value="\x00value\x00")
     pre_t, _, post = marked.partition("\x00value\x00")
     has_flag = "{is_string}" in pre_t
+    has_type = "{type}" in pre_t
     items = []
     post_t = post
     for key, sub in _properties(schema).items():
         ptr = f"/properties/{key}"
         h = f"{hint}-{key}"
         post = format_template(post_t, key=key)  # a closing tag may name the key (``</arg:k>``)
-        if has_flag:
+        if body.json_values:  # strings quoted as JSON, like every other value
+            pre = _template(pre_t, {"key": literal(key)}, exact=exact)
+            value = conv.element_value(sub, ptr, post, hint=f"{h}-v", string_only=False)
+            param = b.add(h, f"{pre} {value}")
+        elif has_type:
+            alts = []
+            for type_text, only in _written_types(body, sub):
+                pre = _template(
+                    pre_t, {"key": literal(key), "type": literal(type_text)}, exact=exact
+                )
+                alts.append(
+                    f"{pre} " + conv.element_value(sub, ptr, post, hint=f"{h}-t", string_only=only)
+                )
+            param = b.add(h, " | ".join(alts))
+        elif has_flag:
             alts = []
             for flag, only in (("true", True), ("false", False)):
                 pre = _template(
@@ -465,8 +491,16 @@ def _element_body(
     return b.add(
         hint,
         f"{_template(body.head, head_fields, exact=exact)} {seq} "
-        f"{_opt(body.tail, exact) or chr(34) * 2}",
+        f"{_opt(format_template(body.tail, name=tool.name), exact) or chr(34) * 2}",
     )
+
+
+def _written_types(body: ElementBody, schema: Any) -> list[tuple[str, bool]]:
+    """``(what the template writes for {type}, whether the value is a raw string)`` per JSON
+    type the schema admits (one string alternative where it names none)."""
+    t = schema.get("type") if isinstance(schema, Mapping) else None
+    types = [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if t else []
+    return [(body.type_names.get(x, x), x == "string") for x in types or ["string"]]
 
 
 def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:

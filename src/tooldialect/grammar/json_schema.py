@@ -1,22 +1,14 @@
 """JSON Schema -> GBNF, written for tool arguments (llama-cpp-python's converter is buggy).
 
-Choices, all deliberate:
+This module holds the converter and its dispatch on a schema's shape; each kind of value has its
+own module, which also states that kind's choices: ``schema_objects`` (objects, arrays),
+``schema_strings`` (lengths, formats, patterns), ``schema_numbers`` (integer ranges, numbers),
+``schema_combinators`` (``$ref``, ``allOf``, ``anyOf``/``oneOf``), ``schema_checks`` (what is
+refused, and error pointers). Common choices:
 
-* Object keys come in the order ``properties`` declares them; required keys must appear, optional
-  ones may be skipped. ``additionalProperties`` defaults to *false* when ``properties`` is given
-  (tool arguments are closed) and to *true* when it is not (``{"type": "object"}`` is any object);
-  extra keys, when allowed, come after the declared ones.
 * ``{}``, ``true`` and annotation-only schemas (``title``, ``description``...) are ANY JSON value.
-* ``oneOf`` is compiled as ``anyOf`` (exclusivity is not checked); ``allOf`` is merged when its
-  parts do not conflict. ``$ref`` must point inside the document (``#/$defs/...``); recursion works.
-* Integers honour ``minimum``/``maximum``/``exclusive*`` exactly (digit-range rules). Numbers only
-  honour the sign those bounds imply (``minimum >= 0`` forbids ``-``, ``maximum < 0`` requires it).
-* Strings: ``minLength``/``maxLength``, ``enum``/``const``, ``format`` date, time, date-time, uuid
-  (other formats are annotations and ignored), and ``pattern`` for a regex subset (literals,
-  classes, ``.``, groups, ``|``, ``? * + {m,n}``, ``\\d \\w \\s``); other regexes raise.
 * Whitespace between tokens is flexible but bounded (see ``codec.WS``); no raw control characters
   inside strings.
-* Prefix items (``prefixItems`` / list ``items``) are all required.
 * Keywords that would need more than a context-free grammar, or that we do not compile, raise
   ``UnsupportedSchemaError`` with the JSON pointer of the keyword: ``UNSUPPORTED``.
 """
@@ -26,19 +18,19 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from ..dialect.spec import encode_python_value
 from ..errors import UnsupportedSchemaError
-from .codec import CODECS, Codec, CodecName
+from .codec import CODECS, ArgumentLayout, Codec, CodecName, codec_for
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
-from .regex import regex_to_gbnf
-from .schema_checks import (
-    UNSUPPORTED,
-    _pointer_into,
-    _ptr,
-    _real_pointer,
-    _refuse_unsupported,
-)
+from .schema_arrays import array_expr
+from .schema_checks import LOOSE, UNSUPPORTED, is_annotation, ptr, refuse_unsupported
+from .schema_combinators import all_of_expr, any_of_expr, apply_not, ref_expr
+from .schema_keys import any_key
+from .schema_numbers import FRAC_EXP, INT, integer_expr, number_expr
+from .schema_objects import object_expr, props_sequence
+from .schema_strings import string_content
 
 __all__ = [
     "UNSUPPORTED",
@@ -48,61 +40,50 @@ __all__ = [
     "schema_grammar",
 ]
 
-_ANNOTATIONS = frozenset(
-    {
-        "title",
-        "description",
-        "examples",
-        "default",
-        "$schema",
-        "$id",
-        "$comment",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "$defs",
-        "definitions",
-        "contentEncoding",
-        "contentMediaType",
-        "$anchor",
-    }
+_OBJECT_KEYS = (
+    "properties",
+    "additionalProperties",
+    "required",
+    "patternProperties",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
 )
-_FORMATS = {
-    "date": '[0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01])',
-    "time": (
-        '([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,9})? '
-        '("Z" | "z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9])?'
-    ),
-    "uuid": (
-        '[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" '
-        "[0-9a-fA-F]{12}"
-    ),
-}
-_FORMATS["date-time"] = f"({_FORMATS['date']}) [Tt ] ({_FORMATS['time']})"
-_INT = '"-"? ("0" | [1-9] [0-9]{0,18})'
-_FRAC_EXP = '("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?'
-
-
-def _group(expr: str) -> str:
-    return f"({expr})"
+_ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
+_STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
+_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_MAX_DEPTH = 200
 
 
 class SchemaConverter:
     """Compiles (sub)schemas of one document into rules of a shared ``GbnfBuilder``."""
 
     def __init__(
-        self, builder: GbnfBuilder, document: Any, *, codec: Codec | CodecName = "json"
+        self,
+        builder: GbnfBuilder,
+        document: Any,
+        *,
+        codec: Codec | CodecName = "json",
+        strict: bool = False,
     ) -> None:
         self.b = builder
         self.doc = document
         self.codec = CODECS[codec] if isinstance(codec, str) else codec
+        self.strict = strict
+        """Refuse (``UnsupportedSchemaError``) instead of compiling a superset of the schema."""
+        self.loose: list[tuple[str, str]] = []
+        """``(pointer, what happens instead)`` for each constraint the grammar does not enforce
+        (the grammar admits a superset there; ``grammar.validate`` checks the parsed value)."""
         self._raw_mode = False
+        self._depth = 0
 
     # -- entry points -------------------------------------------------------------------------
 
     def visit(self, schema: Any, pointer: str = "", *, hint: str = "value") -> str:
         """A rule name for values of ``schema`` in this converter's codec."""
-        expr = self._expr(schema, pointer, hint)
+        expr = self.expr(schema, pointer, hint)
         if expr in self.b.rules:  # already a rule (shared primitive, $ref): no wrapper
             return expr
         return self.b.add(hint, expr)
@@ -118,7 +99,7 @@ class SchemaConverter:
         """
         core = post.strip()
         tail = post[post.index(core) + len(core) :] if core else ""
-        s = self._resolve(schema, pointer)
+        s = self.resolve(schema, pointer)
         admits = _admits_string(s, self)
         closing = optional_edges(post) or '""'
         if string_only is False or (string_only is None and admits == "no"):
@@ -135,12 +116,28 @@ class SchemaConverter:
         stop = until(self.b, core, hint="raw")
         return self.b.add(hint, f"{stop} {literal(tail)}?" if tail else stop)
 
-    # -- internals ----------------------------------------------------------------------------
+    # -- shared with the per-kind modules -------------------------------------------------------
 
-    def _resolve(self, schema: Any, pointer: str) -> Any:
+    def loosen(self, pointer: str, what: str) -> None:
+        """Record that the grammar admits more than the schema at ``pointer`` (or refuse)."""
+        if self.strict:
+            raise UnsupportedSchemaError(
+                f"{what} (at {pointer!r}); compile with strict=False for a grammar that admits "
+                "a superset and validate the parsed value",
+                pointer=pointer,
+            )
+        if (pointer, what) not in self.loose:
+            self.loose.append((pointer, what))
+
+    def resolve(self, schema: Any, pointer: str) -> Any:
+        """``schema`` with bare ``$ref`` indirections (annotations aside) followed."""
         seen = 0
-        while isinstance(schema, Mapping) and "$ref" in schema and len(schema) == 1:
-            schema = self._deref(schema["$ref"], _ptr(pointer, "$ref"))
+        while (
+            isinstance(schema, Mapping)
+            and "$ref" in schema
+            and all(k == "$ref" or is_annotation(k) for k in schema)
+        ):
+            schema = self.deref(schema["$ref"], ptr(pointer, "$ref"))
             seen += 1
             if seen > 64:
                 raise UnsupportedSchemaError(
@@ -148,7 +145,8 @@ class SchemaConverter:
                 )
         return schema
 
-    def _deref(self, ref: Any, pointer: str) -> Any:
+    def deref(self, ref: Any, pointer: str) -> Any:
+        """The subschema a local ``$ref`` names."""
         if not isinstance(ref, str) or not ref.startswith("#"):
             raise UnsupportedSchemaError(
                 f"only local $ref ('#/$defs/...') is supported, got {ref!r} at {pointer!r}",
@@ -156,7 +154,7 @@ class SchemaConverter:
             )
         node = self.doc
         for raw in ref[1:].split("/")[1:] if ref != "#" else []:
-            part = raw.replace("~1", "/").replace("~0", "~")
+            part = unquote(raw).replace("~1", "/").replace("~0", "~")
             if isinstance(node, Mapping) and part in node:
                 node = node[part]
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -167,10 +165,22 @@ class SchemaConverter:
                 )
         return node
 
+    def expr(self, schema: Any, pointer: str, hint: str) -> str:
+        """A GBNF expression for values of ``schema``."""
+        self._depth += 1
+        try:
+            if self._depth > _MAX_DEPTH:
+                raise UnsupportedSchemaError(
+                    f"the schema nests deeper than {_MAX_DEPTH} levels at {pointer!r}",
+                    pointer=pointer,
+                )
+            return self._expr(schema, pointer, hint)
+        finally:
+            self._depth -= 1
+
     def _expr(self, schema: Any, pointer: str, hint: str) -> str:
-        c, b = self.codec, self.b
         if schema is True or schema == {}:
-            return self._any()
+            return self.any_value()
         if schema is False:
             raise UnsupportedSchemaError(
                 f"schema 'false' at {pointer!r} matches nothing", pointer=pointer
@@ -180,40 +190,59 @@ class SchemaConverter:
                 f"a schema must be an object or a boolean, got {schema!r} at {pointer!r}",
                 pointer=pointer,
             )
-        _refuse_unsupported(schema, pointer)
+        refuse_unsupported(schema, pointer)
+        if "$recursiveRef" in schema:
+            schema = {
+                **{k: v for k, v in schema.items() if k != "$recursiveRef"},
+                "$ref": schema["$recursiveRef"],
+            }
         if "$ref" in schema:
-            ref = schema["$ref"]
-            rest = {k: v for k, v in schema.items() if k != "$ref" and k not in _ANNOTATIONS}
-            if rest:
-                with _real_pointer(pointer, parts=(_ptr(pointer, "$ref"), pointer)):
-                    return self._expr({"allOf": [{"$ref": ref}, rest]}, pointer, hint)
-            key = ("ref", c.name, ref)
-            if key not in b.memo:
-                target = self._deref(ref, _ptr(pointer, "$ref"))
-                name = b.name(str(ref).rsplit("/", 1)[-1] or "ref")
-                b.memo[key] = name
-                b.define(name, self._expr(target, str(ref)[1:], hint))
-            return b.memo[key]
+            return ref_expr(self, schema, pointer, hint)
+        for kw in LOOSE:
+            if kw in schema:
+                self.loosen(ptr(pointer, kw), f"{kw!r} is not enforced by the grammar")
+        if "not" in schema:
+            return self.expr(apply_not(self, schema, pointer), pointer, hint)
         if "allOf" in schema:
-            with _pointer_into(self.doc, _ptr(pointer, "allOf")):
-                return self._expr(self._merge_all_of(schema, pointer), pointer, hint)
+            return all_of_expr(self, schema, pointer, hint)
         for kw in ("anyOf", "oneOf"):
             if kw in schema:
-                branches = schema[kw]
-                if not isinstance(branches, list) or not branches:
-                    raise UnsupportedSchemaError(
-                        f"{kw!r} at {pointer!r} must be a non-empty list", pointer=_ptr(pointer, kw)
-                    )
-                base = {k: v for k, v in schema.items() if k != kw and k not in _ANNOTATIONS}
-                alts = []
-                for i, br in enumerate(branches):
-                    at = _ptr(pointer, kw, i)
-                    if not base:
-                        alts.append(self.visit(br, at, hint=f"{hint}-{i}"))
-                        continue
-                    with _real_pointer(at, parts=(pointer, at)):
-                        alts.append(self.visit({"allOf": [base, br]}, at, hint=f"{hint}-{i}"))
-                return " | ".join(dict.fromkeys(alts))
+                return any_of_expr(self, schema, pointer, hint, kw)
+        return self._value_expr(schema, pointer, hint)
+
+    def any_value(self) -> str:
+        """The rule for any JSON value in this codec."""
+        c, b = self.codec, self.b
+        key = ("any", c.name, c.layout)
+        if key not in b.memo:
+            name = b.name(f"{c.name}-value")
+            b.memo[key] = name
+            ws, sep = c.pad(b), c.sep(b)
+            kv = f"{any_key(c, b)} {c.colon(b)} {name}"
+            obj = b.add(
+                f"{c.name}-object", f"{c.text('{')} {ws} ({kv} ({sep} {kv})*)? {ws} {c.text('}')}"
+            )
+            arr = b.add(
+                f"{c.name}-array",
+                f"{c.text('[')} {ws} ({name} ({sep} {name})*)? {ws} {c.text(']')}",
+            )
+            num = b.add("number", f"{INT} {FRAC_EXP}")
+            scalars = [c.scalar(b, "true"), c.scalar(b, "false"), c.scalar(b, "null")]
+            b.define(name, " | ".join([obj, arr, c.any_string(b), num, *scalars]))
+        return b.memo[key]
+
+    def content_text(self, s: str) -> str:
+        """A literal piece of string content, escaped as this codec writes string content."""
+        if self._raw_mode or self.codec.name == "gemma4":
+            return literal(s)
+        if self.codec.name == "python":
+            return literal(encode_python_value(s)[1:-1])
+        return literal(self.codec.encode(s)[1:-1])
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _value_expr(self, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
+        c, b = self.codec, self.b
         if schema.get("nullable") is True:
             rest = {k: v for k, v in schema.items() if k != "nullable"}
             return f"{self.visit(rest, pointer, hint=hint)} | {c.scalar(b, 'null')}"
@@ -224,251 +253,72 @@ class SchemaConverter:
             if not isinstance(values, list) or not values:
                 raise UnsupportedSchemaError(
                     f"'enum' at {pointer!r} must be a non-empty list, got {values!r}",
-                    pointer=_ptr(pointer, "enum"),
+                    pointer=ptr(pointer, "enum"),
                 )
             return " | ".join(dict.fromkeys(c.const(v) for v in values))
         typ = schema.get("type")
         if isinstance(typ, list):
             if not typ:
                 raise UnsupportedSchemaError(
-                    f"empty 'type' list at {pointer!r}", pointer=_ptr(pointer, "type")
+                    f"empty 'type' list at {pointer!r}", pointer=ptr(pointer, "type")
                 )
             return " | ".join(
                 self.visit({**schema, "type": t}, pointer, hint=f"{hint}-{t}") for t in typ
             )
+        return self._typed_expr(schema, typ or _implied_type(schema), pointer, hint)
+
+    def _typed_expr(self, schema: Mapping[str, Any], typ: Any, pointer: str, hint: str) -> str:
+        c, b = self.codec, self.b
         if typ is None:
-            if any(k in schema for k in ("properties", "additionalProperties", "required")):
-                typ = "object"
-            elif any(k in schema for k in ("items", "prefixItems", "minItems", "maxItems")):
-                typ = "array"
-            elif any(k in schema for k in ("minLength", "maxLength", "pattern", "format")):
-                typ = "string"
-            elif any(
-                k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-            ):
-                typ = "number"
-            else:
-                return self._any()
+            return self.any_value()
         if typ == "object":
-            return self._object(schema, pointer, hint)
+            return object_expr(self, schema, pointer, hint)
         if typ == "array":
-            return self._array(schema, pointer, hint)
+            return array_expr(self, schema, pointer, hint)
         if typ == "string":
-            content = self._string_content(schema, pointer, c.char(b))
+            content = string_content(
+                schema, pointer, char=c.char(b), text=self.content_text, loosen=self.loosen
+            )
             return c.quote(content) if content is not None else c.any_string(b)
         if typ == "integer":
-            return self._integer(schema, pointer)
+            return integer_expr(schema, pointer, b=b, loosen=self.loosen)
         if typ == "number":
-            return self._number(schema, pointer)
+            return number_expr(schema, pointer, b=b, loosen=self.loosen)
         if typ == "boolean":
             return f"{c.scalar(b, 'true')} | {c.scalar(b, 'false')}"
         if typ == "null":
             return c.scalar(b, "null")
         raise UnsupportedSchemaError(
-            f"unknown type {typ!r} at {_ptr(pointer, 'type')!r}", pointer=_ptr(pointer, "type")
+            f"unknown type {typ!r} at {ptr(pointer, 'type')!r}", pointer=ptr(pointer, "type")
         )
-
-    def _merge_all_of(self, schema: Mapping[str, Any], pointer: str) -> dict[str, Any]:
-        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-        parts = schema["allOf"]
-        if not isinstance(parts, list):
-            raise UnsupportedSchemaError(
-                f"'allOf' at {pointer!r} must be a list", pointer=_ptr(pointer, "allOf")
-            )
-        for i, raw in enumerate(parts):
-            part_pointer = _ptr(pointer, "allOf", i)
-            part = self._resolve(raw, part_pointer)
-            if part is True:
-                continue
-            if not isinstance(part, Mapping):
-                raise UnsupportedSchemaError(
-                    f"allOf part {part!r} at {pointer!r} cannot be merged",
-                    pointer=_ptr(pointer, "allOf", i),
-                )
-            if part is not raw and isinstance(raw, Mapping):  # a $ref: point into its target
-                part_pointer = str(raw["$ref"])[1:]
-            # Refuse here, where the pointer still names the keyword's real place in the schema.
-            _refuse_unsupported(part, part_pointer)
-            direct = part  # keys merged up from a nested allOf live deeper: point at the part
-            if "allOf" in part:
-                part = self._merge_all_of(part, part_pointer)
-            for k, v in part.items():
-                if k in _ANNOTATIONS:
-                    continue
-                if k == "properties" and isinstance(merged.get(k), Mapping):
-                    merged[k] = {**merged[k], **v}
-                elif k == "required":
-                    merged[k] = list(dict.fromkeys([*merged.get(k, []), *v]))
-                elif k in merged and merged[k] != v:
-                    raise UnsupportedSchemaError(
-                        f"allOf parts at {pointer!r} conflict on {k!r} ({merged[k]!r} vs {v!r}); "
-                        "merge them by hand",
-                        pointer=_ptr(part_pointer, k) if k in direct else part_pointer,
-                    )
-                else:
-                    merged[k] = v
-        return merged
-
-    def _any(self) -> str:
-        c, b = self.codec, self.b
-        key = ("any", c.name, c.layout)
-        if key not in b.memo:
-            name = b.name(f"{c.name}-value")
-            b.memo[key] = name
-            ws, sep = c.pad(b), c.sep(b)
-            any_key = c.any_string(b) if c.name != "gemma4" else "[a-zA-Z_] [a-zA-Z0-9_]*"
-            kv = f"{any_key} {c.colon(b)} {name}"
-            obj = b.add(
-                f"{c.name}-object", f"{c.text('{')} {ws} ({kv} ({sep} {kv})*)? {ws} {c.text('}')}"
-            )
-            arr = b.add(
-                f"{c.name}-array",
-                f"{c.text('[')} {ws} ({name} ({sep} {name})*)? {ws} {c.text(']')}",
-            )
-            num = b.add("number", f"{_INT} {_FRAC_EXP}")
-            body = " | ".join(
-                [
-                    obj,
-                    arr,
-                    c.any_string(b),
-                    num,
-                    c.scalar(b, "true"),
-                    c.scalar(b, "false"),
-                    c.scalar(b, "null"),
-                ]
-            )
-            b.define(name, body)
-        return b.memo[key]
-
-    def _object(self, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
-        c, b = self.codec, self.b
-        props = schema.get("properties") or {}
-        if not isinstance(props, Mapping):
-            raise UnsupportedSchemaError(
-                f"'properties' at {pointer!r} must be an object",
-                pointer=_ptr(pointer, "properties"),
-            )
-        required = schema.get("required") or []
-        unknown = [r for r in required if r not in props]
-        addl = schema.get("additionalProperties", None if "properties" in schema else True)
-        if unknown and addl in (None, False):
-            raise UnsupportedSchemaError(
-                f"required keys {unknown!r} at {pointer!r} are not in 'properties'; declare them",
-                pointer=_ptr(pointer, "required"),
-            )
-        ws, sep, colon = c.pad(b), c.sep(b), c.colon(b)
-        items = []
-        for k, sub in props.items():
-            value = self.visit(sub, _ptr(pointer, "properties", k), hint=f"{hint}-{k}")
-            kv = b.add(f"{hint}-{k}-kv", f"{c.key(k)} {colon} {value}")
-            items.append((kv, k in required))
-        tail_rest = tail_first = ""
-        if addl not in (None, False):
-            value = self.visit(
-                addl if isinstance(addl, (Mapping, bool)) else True,
-                _ptr(pointer, "additionalProperties"),
-                hint=f"{hint}-extra",
-            )
-            key = c.any_string(b) if c.name != "gemma4" else "[a-zA-Z_] [a-zA-Z0-9_]*"
-            kv = b.add(f"{hint}-extra-kv", f"{key} {colon} {value}")
-            tail_rest = f"({sep} {kv})*"
-            tail_first = f"({kv} ({sep} {kv})*)?"
-        seq = props_sequence(b, items, sep, hint=hint, tail_rest=tail_rest, tail_first=tail_first)
-        return f"{c.text('{')} {ws} {seq} {ws} {c.text('}')}"
-
-    def _array(self, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
-        c, b = self.codec, self.b
-        ws, sep = c.pad(b), c.sep(b)
-        prefix = schema.get("prefixItems")
-        items = schema.get("items", True)
-        if isinstance(items, list):
-            prefix, items = items, schema.get("additionalItems", True)
-        lo = int(schema.get("minItems", 0))
-        hi = schema.get("maxItems")
-        parts: list[str] = []
-        if prefix:
-            for i, sub in enumerate(prefix):
-                parts.append(self.visit(sub, _ptr(pointer, "prefixItems", i), hint=f"{hint}-{i}"))
-            lo = max(0, lo - len(prefix))
-            hi = None if hi is None else max(0, int(hi) - len(prefix))
-        head = f" {sep} ".join(parts)
-        if items is False or hi == 0:
-            body = head or '""'
-        else:
-            item = self.visit(items, _ptr(pointer, "items"), hint=f"{hint}-item")
-            rep = _repeat(
-                f"({sep} {item})",
-                max(0, lo - (0 if parts else 1)),
-                None if hi is None else int(hi) - (0 if parts else 1),
-            )
-            body = f"{head} {rep}" if parts else f"{item} {rep}" if lo >= 1 else f"({item} {rep})?"
-        return f"{c.text('[')} {ws} {body} {ws} {c.text(']')}"
-
-    def _string_content(self, schema: Mapping[str, Any], pointer: str, char: str) -> str | None:
-        """Expression for constrained string content, or None for any string."""
-        if "pattern" in schema:
-            pat = schema["pattern"]
-            if not isinstance(pat, str):
-                raise UnsupportedSchemaError(
-                    f"'pattern' at {pointer!r} must be a string", pointer=_ptr(pointer, "pattern")
-                )
-            return regex_to_gbnf(
-                pat, pointer=_ptr(pointer, "pattern"), any_char=char, text=self._content_text
-            )
-        fmt = schema.get("format")
-        if isinstance(fmt, str) and fmt in _FORMATS:
-            return _group(_FORMATS[fmt])
-        lo = int(schema.get("minLength", 0))
-        hi = schema.get("maxLength")
-        if lo == 0 and hi is None:
-            return None
-        return _repeat(char, lo, None if hi is None else int(hi))
-
-    def _content_text(self, s: str) -> str:
-        """A literal piece of string content, escaped as this codec writes string content."""
-        if self._raw_mode or self.codec.name == "gemma4":
-            return literal(s)
-        if self.codec.name == "python":
-            return literal(encode_python_value(s)[1:-1])
-        return literal(self.codec.encode(s)[1:-1])
 
     def _raw_string(self, schema: Mapping[str, Any], pointer: str, stop: str) -> str | None:
         """Raw (unquoted) string content for element values; None means 'until the stop marker'."""
         if "const" in schema:
             return literal(_raw(schema["const"]))
         if "enum" in schema and isinstance(schema["enum"], list):
-            return _group(" | ".join(dict.fromkeys(literal(_raw(v)) for v in schema["enum"])))
+            return "(" + " | ".join(dict.fromkeys(literal(_raw(v)) for v in schema["enum"])) + ")"
         char = char_class(stop[:1], negate=True) if stop else "[^\\x00]"
         self._raw_mode = True
         try:
-            content = self._string_content(schema, pointer, char)
+            content = string_content(
+                schema, pointer, char=char, text=self.content_text, loosen=self.loosen
+            )
         finally:
             self._raw_mode = False
-        return None if content is None else _group(content)
+        return None if content is None else f"({content})"
 
-    def _integer(self, schema: Mapping[str, Any], pointer: str) -> str:
-        lo, hi = _bounds(schema, pointer, integer=True)
-        if lo is None and hi is None:
-            return _group(_INT)
-        if lo is not None and hi is not None and lo > hi:
-            raise UnsupportedSchemaError(
-                f"integer bounds at {pointer!r} admit no value ({lo} > {hi})", pointer=pointer
-            )
-        if lo is not None and lo >= 0:
-            return _group(_uint_range(lo, hi))
-        if hi is not None and hi < 0:
-            return f'"-" ({_uint_range(-hi, None if lo is None else -lo)})'
-        neg = '"-" [1-9] [0-9]{0,18}' if lo is None else f'"-" ({_uint_range(1, -lo)})'
-        return f"{neg} | {_uint_range(0, hi)}"
 
-    def _number(self, schema: Mapping[str, Any], pointer: str) -> str:
-        lo, hi = _bounds(schema, pointer, integer=False)
-        unsigned = '("0" | [1-9] [0-9]{0,18})'
-        if lo is not None and lo >= 0:
-            return f"{unsigned} {_FRAC_EXP}"
-        if hi is not None and hi < 0:
-            return f'"-" {unsigned} {_FRAC_EXP}'
-        return f"{_INT} {_FRAC_EXP}"
+def _implied_type(schema: Mapping[str, Any]) -> str | None:
+    for typ, keys in (
+        ("object", _OBJECT_KEYS),
+        ("array", _ARRAY_KEYS),
+        ("string", _STRING_KEYS),
+        ("number", _NUMBER_KEYS),
+    ):
+        if any(k in schema for k in keys):
+            return typ
+    return None
 
 
 def _raw(value: Any) -> str:
@@ -480,7 +330,7 @@ def _admits_string(schema: Any, conv: SchemaConverter) -> str:
     if schema is True or schema == {} or not isinstance(schema, Mapping):
         return "some"
     if "$ref" in schema:
-        return _admits_string(conv._resolve({"$ref": schema["$ref"]}, ""), conv)
+        return _admits_string(conv.resolve({"$ref": schema["$ref"]}, ""), conv)
     if "const" in schema:
         return "only" if isinstance(schema["const"], str) else "no"
     if "enum" in schema and isinstance(schema["enum"], list):
@@ -505,95 +355,6 @@ def _admits_string(schema: Any, conv: SchemaConverter) -> str:
     return "only" if set(types) == {"string"} else "some"
 
 
-def _bounds(schema: Mapping[str, Any], pointer: str, *, integer: bool) -> tuple[Any, Any]:
-    import math
-
-    lo = hi = None
-    for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        v = schema.get(key)
-        if v is None or isinstance(v, bool):
-            continue  # draft-4 boolean exclusive* flags are handled below
-        if not isinstance(v, (int, float)):
-            raise UnsupportedSchemaError(
-                f"{key!r} at {pointer!r} must be a number, got {v!r}", pointer=_ptr(pointer, key)
-            )
-        excl = (
-            key.startswith("exclusive")
-            or schema.get("exclusive" + key[0].upper() + key[1:]) is True
-        )
-        if key.endswith("inimum"):
-            b = (math.floor(v) + 1 if excl else math.ceil(v)) if integer else v
-            lo = b if lo is None else max(lo, b)
-        else:
-            b = (math.ceil(v) - 1 if excl else math.floor(v)) if integer else v
-            hi = b if hi is None else min(hi, b)
-    if not integer and lo is not None and schema.get("exclusiveMinimum") is not None and lo == 0:
-        lo = 0  # sign constraint only
-    return lo, hi
-
-
-def _repeat(x: str, lo: int, hi: int | None) -> str:
-    if hi is None:
-        return f"{x}{{{lo},}}" if lo > 1 else f"{x}+" if lo == 1 else f"{x}*"
-    if hi <= 0:
-        return '""'
-    return f"{x}{{{lo},{hi}}}" if lo != hi else f"{x}{{{lo}}}"
-
-
-def _same_len(a: str, z: str) -> str:
-    if len(a) == 1:
-        return literal(a) if a == z else f"[{a}-{z}]"
-    if a[0] == z[0]:
-        return f"{literal(a[0])} ({_same_len(a[1:], z[1:])})"
-    k = len(a) - 1
-    if a[1:] == "0" * k and z[1:] == "9" * k:
-        return f"[{a[0]}-{z[0]}] [0-9]{{{k}}}"
-    alts = [f"{literal(a[0])} ({_same_len(a[1:], '9' * k)})"]
-    if int(a[0]) + 1 <= int(z[0]) - 1:
-        alts.append(f"[{int(a[0]) + 1}-{int(z[0]) - 1}] [0-9]{{{k}}}")
-    alts.append(f"{literal(z[0])} ({_same_len('0' * k, z[1:])})")
-    return " | ".join(alts)
-
-
-def _uint_range(lo: int, hi: int | None) -> str:
-    """Decimal integers (no sign, no leading zeros) in ``[lo, hi]``; ``hi=None`` is unbounded."""
-    top = hi if hi is not None else 10 ** len(str(lo)) - 1
-    alts = []
-    for length in range(len(str(lo)), len(str(top)) + 1):
-        a = max(lo, 10 ** (length - 1) if length > 1 else 0)
-        z = min(top, 10**length - 1)
-        if a <= z:
-            alts.append(_same_len(str(a), str(z)))
-    if hi is None:
-        d = len(str(lo))
-        alts.append(f"[1-9] [0-9]{{{d},18}}")
-    return " | ".join(f"({a})" for a in alts)
-
-
-def props_sequence(
-    b: GbnfBuilder,
-    items: list[tuple[str, bool]],
-    sep: str,
-    *,
-    hint: str,
-    tail_rest: str = "",
-    tail_first: str = "",
-) -> str:
-    """Key/value items in order, ``(rule, required)``, joined by ``sep``; optional ones may be
-    left out. ``tail_*`` continue the sequence after / instead of the declared items.
-    Linear size."""
-    rest = tail_rest
-    first = tail_first
-    for i in range(len(items) - 1, -1, -1):
-        kv, req = items[i]
-        after = f" {rest}" if rest else ""
-        new_first = f"{kv}{after}" if req else f"{kv}{after} | {first or chr(34) * 2}"
-        new_rest = f"{sep} {kv}{after}" if req else f"({sep} {kv})?{after}"
-        first = b.add(f"{hint}-from{i}", new_first)
-        rest = b.add(f"{hint}-after{i}", new_rest)
-    return first or '""'
-
-
 def json_schema_to_gbnf(
     schema: Any, *, prefix: str = "", codec: CodecName = "json", builder: GbnfBuilder | None = None
 ) -> tuple[str, dict[str, str]]:
@@ -604,10 +365,13 @@ def json_schema_to_gbnf(
     return root, b.rules
 
 
-def schema_grammar(schema: Any, *, codec: CodecName = "json") -> str:
+def schema_grammar(
+    schema: Any, *, codec: CodecName = "json", layout: ArgumentLayout = "free", strict: bool = False
+) -> str:
     """A complete grammar (root rule ``root``) for values of ``schema``."""
     b = GbnfBuilder()
     root_name = b.name("root")
-    value = SchemaConverter(b, schema, codec=codec).visit(schema, "", hint="value")
+    conv = SchemaConverter(b, schema, codec=codec_for(codec, layout), strict=strict)
+    value = conv.visit(schema, "", hint="value")
     b.define(root_name, value)
     return b.render(root_name)

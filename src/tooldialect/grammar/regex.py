@@ -2,7 +2,8 @@
 
 Supported: literals, escapes (``\\d \\w \\s \\D \\W \\S``, ``\\.`` etc.), ``.``, character classes,
 groups ``(...)``/``(?:...)``, ``|``, quantifiers ``? * + {m} {m,} {m,n}`` (lazy ``?`` suffix
-ignored) and ``^``/``$`` at the ends. A pattern without ``^``/``$`` may be surrounded by any
+ignored) and ``^``/``$`` at the ends of the pattern or of each top-level alternative
+(``^a$|^b$``, also inside a group that is the whole alternative: ``(^a$)|(^b$)``). A pattern without ``^``/``$`` may be surrounded by any
 text, as JSON Schema searches. Anything else (backreferences, lookaround, ``\\b``) raises
 ``UnsupportedSchemaError``. Class members are taken literally, so a class that admits ``"`` or a
 control character can yield invalid JSON; keep such patterns out of schemas.
@@ -45,6 +46,16 @@ class _Parser:
         )
 
     def parse(self) -> str:
+        branches = _alternatives(self.p)
+        if len(branches) > 1 and any(_has_anchor(b) for b in branches):
+            alts = [_Parser(b, self.pointer, self.any, self.text).parse() for b in branches]
+            return "(" + " | ".join(f"({a})" for a in alts) + ")"
+        inner = _whole_group(self.p)
+        if inner is not None and _has_anchor(inner):
+            return _Parser(inner, self.pointer, self.any, self.text).parse()
+        return self.parse_branch()
+
+    def parse_branch(self) -> str:
         p = self.p
         anchored_start = p.startswith("^")
         anchored_end = p.endswith("$") and not p.endswith("\\$")
@@ -154,3 +165,51 @@ class _Parser:
         if self.i < len(p) and p[self.i] == "?":
             self.i += 1  # lazy: same language
         return f"({atom}){q}"
+
+
+def _scan(p: str) -> list[tuple[int, str, int]]:
+    """``(index, char, depth)`` of each unescaped character outside classes."""
+    out = []
+    depth = 0
+    i = 0
+    in_class = False
+    while i < len(p):
+        ch = p[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if p.startswith("]", i + 1) or p.startswith("^]", i + 1):
+                i += 2 if p[i + 1] == "]" else 3
+                continue
+        else:
+            if ch == ")":
+                depth -= 1
+            out.append((i, ch, depth))
+            if ch == "(":
+                depth += 1
+        i += 1
+    return out
+
+
+def _alternatives(p: str) -> list[str]:
+    cuts = [i for i, ch, depth in _scan(p) if ch == "|" and depth == 0]
+    bounds = [-1, *cuts, len(p)]
+    return [p[a + 1 : z] for a, z in zip(bounds, bounds[1:])]
+
+
+def _has_anchor(p: str) -> bool:
+    return any(ch in "^$" for _, ch, _ in _scan(p))
+
+
+def _whole_group(p: str) -> str | None:
+    """The inside of ``p`` when ``p`` is one group ``(...)`` / ``(?:...)``, else None."""
+    if not p.startswith("(") or p.startswith("(?", 0) and not p.startswith("(?:"):
+        return None
+    closes = [i for i, ch, depth in _scan(p) if ch == ")" and depth == 0]
+    if closes != [len(p) - 1]:
+        return None
+    return p[3:-1] if p.startswith("(?:") else p[1:-1]

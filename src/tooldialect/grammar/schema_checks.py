@@ -12,47 +12,89 @@ from typing import Any
 
 from ..errors import UnsupportedSchemaError
 
-__all__ = ["UNSUPPORTED"]
+__all__ = [
+    "ANNOTATIONS",
+    "UNSUPPORTED",
+    "pointer_into",
+    "ptr",
+    "real_pointer",
+    "refuse_unsupported",
+]
 
-UNSUPPORTED = frozenset(
+ANNOTATIONS = frozenset(
     {
-        "not",
+        "title",
+        "description",
+        "examples",
+        "default",
+        "$schema",
+        "$id",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$defs",
+        "definitions",
+        "contentEncoding",
+        "contentMediaType",
+        "$anchor",
+    }
+)
+"""Keywords that never change which values a schema admits."""
+
+UNSUPPORTED = frozenset({"$dynamicRef"})
+"""Keywords refused outright: compiling without them would change what a reference means."""
+
+LOOSE = frozenset(
+    {
         "if",
         "then",
         "else",
-        "patternProperties",
-        "dependentSchemas",
-        "dependentRequired",
-        "dependencies",
         "propertyNames",
         "unevaluatedProperties",
         "unevaluatedItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "multipleOf",
-        "minProperties",
-        "maxProperties",
-        "$dynamicRef",
-        "$recursiveRef",
     }
 )
+"""Keywords compiled as if absent: the grammar admits a superset, recorded in
+``SchemaConverter.loose`` and left to validation (``grammar.validate``)."""
 
 
-def _ptr(base: str, *parts: str | int) -> str:
+def is_annotation(key: str) -> bool:
+    """Whether ``key`` never changes which values a schema admits."""
+    return key in ANNOTATIONS or key.startswith("x-") or key not in VALIDATION_KEYWORDS
+
+
+VALIDATION_KEYWORDS = frozenset(
+    {
+        "type", "enum", "const", "nullable",
+        "properties", "patternProperties", "additionalProperties", "required",
+        "dependencies", "dependentRequired", "dependentSchemas",
+        "minProperties", "maxProperties", "propertyNames",
+        "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems",
+        "contains", "minContains", "maxContains",
+        "minLength", "maxLength", "pattern", "format",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+        "$ref", "$recursiveRef", "$dynamicRef",
+        "unevaluatedProperties", "unevaluatedItems",
+    }
+)  # fmt: skip
+
+
+def ptr(base: str, *parts: str | int) -> str:
     for p in parts:
         base += "/" + str(p).replace("~", "~0").replace("/", "~1")
     return base
 
 
 @contextmanager
-def _real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
+def real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
     """Errors inside an ``allOf`` we made up at ``at`` point into the schema, not into it:
     ``at/allOf/0/x`` becomes ``parts[0]/x`` (and ``/allOf/1/x`` ``parts[1]/x``)."""
     try:
         yield
     except UnsupportedSchemaError as exc:
-        head = _ptr(at, "allOf")
+        head = ptr(at, "allOf")
         if exc.pointer == head:  # the made-up allOf as a whole: the schema that made it up
             raise UnsupportedSchemaError(str(exc), pointer=at) from exc
         if not exc.pointer.startswith(head + "/"):
@@ -63,24 +105,19 @@ def _real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
         raise UnsupportedSchemaError(str(exc), pointer=real) from exc
 
 
-def _refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
-    for key, value in schema.items():
-        if key in UNSUPPORTED and not (key in ("minProperties",) and not value):
+def refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
+    """Raise ``UnsupportedSchemaError`` for a keyword in ``UNSUPPORTED``."""
+    for key in schema:
+        if key in UNSUPPORTED:
             raise UnsupportedSchemaError(
-                f"JSON Schema keyword {key!r} at {_ptr(pointer, key)!r} cannot be compiled "
+                f"JSON Schema keyword {key!r} at {ptr(pointer, key)!r} cannot be compiled "
                 "into a grammar; remove it or express the constraint with enum/anyOf",
-                pointer=_ptr(pointer, key),
-            )
-        if key == "uniqueItems" and value:
-            raise UnsupportedSchemaError(
-                f"'uniqueItems': true at {_ptr(pointer, key)!r} cannot be enforced by a "
-                "grammar; drop it",
-                pointer=_ptr(pointer, key),
+                pointer=ptr(pointer, key),
             )
 
 
 @contextmanager
-def _pointer_into(document: Any, fallback: str) -> Iterator[None]:
+def pointer_into(document: Any, fallback: str) -> Iterator[None]:
     """An error from a merged ``allOf`` whose pointer names no place in ``document`` (the merge
     moved the keyword) points at the ``allOf`` itself instead."""
     try:

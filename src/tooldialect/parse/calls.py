@@ -41,6 +41,7 @@ from ..dialect.spec import (
     JsonBody,
     PythonBody,
     TaggedBody,
+    format_template,
 )
 from .escaped import read_element_call
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Text, Wait, certain
@@ -226,7 +227,7 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     if not complete:
         return p, BROKEN
     # closing literals after complete arguments are tolerated when missing
-    for core in (plan.args_close, plan.tail):
+    for core in (plan.args_close, format_template(plan.tail, name=fields["name"])):
         q = yield from probe_closers(src, p, core, plan.alts)
         if q < 0:
             return p, OK

@@ -9,7 +9,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..dialect.spec import ElementBody
+from ..dialect.spec import ElementBody, format_template
 from .events import FAIL, OK, Reader, certain
 from .markers import (
     Segment,
@@ -65,6 +65,28 @@ def _unescape(value: str) -> str:
     return value.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")
 
 
+def _typed(raw: str, body: ElementBody, fields: Mapping[str, str]) -> tuple[str, str | None]:
+    """The value text and its string flag: a CDATA section is unwrapped (text), a JSON string
+    where the family writes JSON values is decoded (text), a ``{type}`` attribute names the
+    type through ``body.type_names``."""
+    flag = fields.get("is_string")
+    if "type" in fields:
+        written = fields["type"].strip()
+        names = {v: k for k, v in body.type_names.items()}
+        flag = "true" if names.get(written, written) == "string" else "false"
+    text = raw.strip()
+    if text.startswith(_CDATA_OPEN) and text.endswith(_CDATA_CLOSE):
+        return text[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)], flag or "true"
+    if body.json_values and text.startswith('"'):
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return raw, flag
+        if isinstance(decoded, str):
+            return decoded, "true"
+    return raw, flag
+
+
 @dataclass
 class _Unfinished:
     """A buffer seen as still growing (``final`` false), for ``_cut_short``."""
@@ -84,7 +106,12 @@ def _cut_short(buf: str, p: int, segments: tuple[Segment, ...]) -> bool:
     return True
 
 
-def _value_end(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, tuple[int, bool]]:
+_CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
+def _value_end(
+    src: Source, p: int, plan: FormatPlan, name: str
+) -> Generator[None, None, tuple[int, bool]]:
     """Where the value starting at ``p`` ends: (position, whether its own closer follows), or
     (-1, False) when the text ends inside it.
 
@@ -92,15 +119,23 @@ def _value_end(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, t
     missing, and the value ends at the first of the body's tail, the call or section closer and
     that next parameter. A value holding a closer's text (``x</tool_call>``) before its own
     closer keeps it."""
-    closer, *others = plan.value_ends
-    c = yield from find_literal(src, p, closer, limit=None)
+    closer, *others = (format_template(e, name=name) for e in plan.value_ends)
+    start = p
+    while not src.final and _CDATA_OPEN.startswith(src.buf[p:].lstrip()):
+        yield None  # too short to tell whether a CDATA section opens here
+    if src.buf[p:].lstrip().startswith(_CDATA_OPEN):
+        # a CDATA section may hold the closer's text: the value ends after the section
+        k = yield from find_literal(src, p, _CDATA_CLOSE, limit=None)
+        start = k + len(_CDATA_CLOSE) if k >= 0 else p
+    c = yield from find_literal(src, start, closer, limit=None)
     buf = src.buf
     limit = c if c >= 0 else len(buf)
-    nxt = _find_before(src, p, limit, plan.param_pre[0].core) if plan.param_pre[0].core else -1
+    core = plan.param_pre[0].core
+    nxt = _find_before(src, start, limit, core) if core else -1
     if c >= 0 and nxt < 0:
         return c, True
     stop = nxt if nxt >= 0 else limit
-    ends = [k for k in (_find_before(src, p, stop, e) for e in others) if k >= 0]
+    ends = [k for k in (_find_before(src, start, stop, e) for e in others) if k >= 0]
     if nxt >= 0:
         ends.append(nxt)
     if ends:
@@ -134,6 +169,29 @@ def _is_indented(buf: str, p: int) -> bool:
     return line < p and not buf[line:p].strip() and buf[line] in " \t"
 
 
+def _line_value_prefix(param: tuple[Segment, ...]) -> tuple[Segment, ...]:
+    """The param template before ``{value}`` where only a line break follows the value
+    (``{key} = {value}\n``): the value runs to the end of its line. ``()`` otherwise."""
+    at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
+    after = param[at + 1 :]
+    if at <= 0 or any(seg.field or seg.core for seg in after):
+        return ()
+    return param[:at] if any("\n" in seg.text for seg in after) else ()
+
+
+def _line_end(src: Source, p: int, stops: tuple[str, ...]) -> Generator[None, None, int]:
+    """The end of the line at ``p``, or an earlier closer in ``stops``; the end of the text
+    once it is final."""
+    while True:
+        buf = src.buf
+        ends = [k for k in (buf.find(s, p) for s in (*stops, "\n") if s) if k >= 0]
+        if ends:
+            return min(ends)
+        if src.final:
+            return len(buf)
+        yield None
+
+
 def read_element_body(
     src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx: Context
 ) -> Reader:
@@ -145,9 +203,11 @@ def read_element_body(
     props = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
     args: dict[str, Any] = {}
     split = bool(plan.param_pre)
+    tail = format_template(plan.tail, name=name)  # a closer may repeat the name
+    line_pre = () if split else _line_value_prefix(plan.param)
     while True:
-        if plan.tail:
-            q = yield from probe_closer(src, p, plan.tail)
+        if tail:
+            q = yield from probe_closer(src, p, tail)
             if q >= len(src.buf) and ctx.truncated and _cut_short(src.buf, p, plan.param):
                 # the token limit cut a marker that may as well open another parameter as the
                 # tail (a lone ``<``): the call is cut, not complete
@@ -155,9 +215,12 @@ def read_element_body(
             if q >= 0:
                 p = q
                 break
-        q, pf = yield from match_template(src, p, plan.param_pre if split else plan.param)
-        if q >= 0 and split:
-            k, closed = yield from _value_end(src, q, plan)
+        q, pf = yield from match_template(src, p, line_pre or plan.param_pre or plan.param)
+        if q >= 0 and line_pre:
+            k = yield from _line_end(src, q, (tail, plan.call_close, plan.section_close))
+            pf["value"], q, indented = src.buf[q:k].rstrip(), k, False
+        elif q >= 0 and split:
+            k, closed = yield from _value_end(src, q, plan, name)
             if k < 0:
                 q = -1
             else:
@@ -178,7 +241,7 @@ def read_element_body(
             at_end = src.final and rest >= len(src.buf)
             if at_end and ctx.truncated:
                 return p, FAIL  # the token limit cut the body before its closer: not a call
-            if plan.tail and not at_end:
+            if tail and not at_end:
                 if (yield from _closes_call(src, p, plan)):
                     break  # the body's tail is missing, the call or section closer follows
                 return p, FAIL
@@ -186,9 +249,9 @@ def read_element_body(
                 return p, FAIL  # no tail, and the text ended inside a parameter: truncated
             break  # a missing tail at the end of the text is tolerated
         key = pf.get("key", "")
-        raw = _trim(pf.get("value", ""), body, indented=indented)
+        raw, flag = _typed(_trim(pf.get("value", ""), body, indented=indented), body, pf)
         sub = props.get(key) if isinstance(props, Mapping) else None
-        value = coerce_value(raw, sub, root=schema, is_string=pf.get("is_string"))
+        value = coerce_value(raw, sub, root=schema, is_string=flag)
         if body.unescape_value and isinstance(value, str):
             value = _unescape(value)
         args[key] = value

@@ -17,13 +17,13 @@ gives ``"Sure.\nDone."``), sent with the first content after the calls.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..dialect.spec import DialectSpec, format_template
 from ..errors import ToolDialectError
-from ..tools import ToolDef, normalize_tools
+from ..tools import ToolLike, normalize_tools
 from .calls import (
     BROKEN,
     FAIL,
@@ -93,7 +93,7 @@ class StreamParser:
         self,
         spec: DialectSpec,
         *,
-        tools: Sequence[ToolDef | Mapping[str, Any]] | None = None,
+        tools: Sequence[ToolLike] | None = None,
         reasoning_open: bool = False,
         prefill: str = "",
         end_of_turn: Sequence[str] = (),
@@ -104,9 +104,7 @@ class StreamParser:
         self._held: list[dict[str, Any]] | None = None
         """A call's deltas held until it ends (``stream_arguments`` off)."""
         self._plan = plan_for(spec, tuple(end_of_turn))
-        defs = [t for t in tools or () if isinstance(t, ToolDef)]
-        raw = [t for t in tools or () if not isinstance(t, ToolDef)]
-        defs += normalize_tools(raw) if raw else []
+        defs = normalize_tools(tools)
         self._ctx = Context(
             spec=spec, schemas={t.name: t.parameters for t in defs}, retract=not stream_arguments
         )

@@ -18,6 +18,8 @@ id format) or tried when the plain render fails, and is never keyed to a family:
   ``additionalProperties``, ``items``, ``properties``, ``required``: Command R+); call ids mapped
   to nine alphanumerics whatever the dialect says; consecutive turns of the same role merged
   (templates that demand alternation, once the polyfill turned tool results into user turns).
+* **System turns folded** (:func:`fold_system_turns`) into the first user turn, for templates that
+  raise on a ``system`` (or ``developer``) message or leave it out of the prompt.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from jinja2 import meta
-
 from ..errors import TemplateError
 from .template import ChatTemplate
 
@@ -38,6 +38,7 @@ __all__ = [
     "alnum9_id",
     "client_call_ids",
     "complete_schemas",
+    "fold_system_turns",
     "map_call_ids",
     "merge_same_role_turns",
     "name_tool_results",
@@ -51,21 +52,12 @@ ALNUM9 = re.compile(r"[A-Za-z0-9]{9}\Z")
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 Message = Mapping[str, Any]
-Render = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], str]
+Render = Callable[[list[dict[str, Any]], list[Mapping[str, Any]] | None], str]
 """Renders (messages, OpenAI tools or None) into a prompt."""
 
 
 # ---------------------------------------------------------------------------------------------
 # Template variables
-
-
-def _read_variables(template: ChatTemplate) -> frozenset[str]:
-    # the compiled template keeps its environment, so custom tags ({% generation %}) parse
-    env = template._template.environment
-    try:
-        return frozenset(meta.find_undeclared_variables(env.parse(template.source)))
-    except Exception:  # a template that parses for rendering parses here too; be safe anyway
-        return frozenset()
 
 
 def template_variables(
@@ -79,7 +71,7 @@ def template_variables(
     without tools. ``datetime``: today's date, ``YYYY-MM-DD`` (a date, not a time, so the prompt
     prefix the KV cache holds stays the same all day). Variables in ``given`` are never touched.
     """
-    wanted = _read_variables(template)
+    wanted = template.variables
     out: dict[str, Any] = {}
     if "functions" in wanted and "functions" not in given:
         fns = [t.get("function", t) for t in tools or ()]
@@ -234,8 +226,47 @@ def merge_same_role_turns(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
+SYSTEM_ROLES = ("system", "developer")
+"""Roles whose text instructs the model; folded into a user turn where a template has no place."""
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple):
+        return "\n".join(
+            p if isinstance(p, str) else str(p.get("text", ""))
+            for p in content
+            if isinstance(p, str) or (isinstance(p, Mapping) and "text" in p)
+        )
+    return str(content)
+
+
+def fold_system_turns(messages: Sequence[Message], *, lead: str = "") -> list[dict[str, Any]]:
+    """``messages`` without system turns: their text, then ``lead``, opens the first user turn
+    (separated by blank lines); a conversation without a user turn gets one at the start."""
+    system = [_text(m.get("content")) for m in messages if m.get("role") in SYSTEM_ROLES]
+    out = [dict(m) for m in messages if m.get("role") not in SYSTEM_ROLES]
+    preamble = "\n\n".join(p for p in [*system, lead] if p)
+    if not preamble:
+        return out
+    for m in out:
+        if m.get("role") == "user":
+            user = _text(m.get("content"))
+            m["content"] = f"{preamble}\n\n{user}" if user else preamble
+            return out
+    out.insert(0, {"role": "user", "content": preamble})
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Rendering with fallbacks
+
+
+def _completed(tools: list[Mapping[str, Any]] | None) -> list[Mapping[str, Any]] | None:
+    return list(complete_schemas(tools)) if tools else tools
 
 
 def render_adapted(
@@ -251,7 +282,9 @@ def render_adapted(
     msgs = name_tool_results(messages)
     if alnum9:
         msgs = map_call_ids(msgs)
-    current_tools = [dict(t) for t in tools] if tools is not None else None
+    current_tools: list[Mapping[str, Any]] | None = (
+        list(tools) if tools is not None else None  # the template copies them
+    )
     try:
         return render(msgs, current_tools)
     except TemplateError as exc:
@@ -260,7 +293,7 @@ def render_adapted(
 
     def schemas() -> None:
         nonlocal current_tools
-        current_tools = complete_schemas(current_tools) if current_tools else current_tools
+        current_tools = _completed(current_tools)
 
     def ids() -> None:
         nonlocal msgs

@@ -7,13 +7,18 @@ template, normalised.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..dialect.polyfill import apply_polyfill
 from ..dialect.spec import DialectSpec
-from ..tools import ToolDef, normalize_tools
-from .compat import render_adapted, template_variables
+from ..errors import ToolSpecError
+from ..tools import ToolLike, normalize_tools
+from .compat import SYSTEM_ROLES, fold_system_turns, render_adapted, template_variables
+from .coverage import lost_messages
+from .messages import canonical_messages
+from .shared import tool_form
 from .template import ChatTemplate
 
 __all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
@@ -24,7 +29,7 @@ def render_prompt(
     spec: DialectSpec,
     messages: Sequence[Mapping[str, Any]],
     *,
-    tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
+    tools: Sequence[ToolLike] | None = None,
     add_generation_prompt: bool = True,
     **template_kwargs: Any,
 ) -> str:
@@ -34,38 +39,80 @@ def render_prompt(
     ``functions``/``datetime`` variables, call ids a dialect accepts (mapped back with
     ``template_compat.client_call_ids``), schema fields and role alternation on a template error.
 
-    Raises ``TemplateError`` when the template raises, ``ToolSpecError`` for malformed tools.
+    No message is lost: a template without a place for system turns gets their text at the head
+    of the first user turn (``compat.fold_system_turns``), and a message the template leaves out
+    of the prompt (a role it has no branch for) raises ``ToolSpecError`` naming it
+    (``coverage``).
+
+    Raises ``TemplateError`` when the template raises, ``ToolSpecError`` for malformed tools or
+    a message the template does not render.
     """
     tmpl = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
-    defs = _tool_defs(tools)
+    defs = normalize_tools(tools)
     # OpenAI lets an assistant message that calls tools leave out `content`; templates read it
     # unconditionally, so it goes in as null (shallow copies: the caller's dicts stay untouched).
     messages = [
         {**m, "content": None} if isinstance(m, Mapping) and "content" not in m else m
-        for m in messages
+        # legacy function calling as tool calls; binding is checked where requests are prepared
+        for m in canonical_messages(messages, strict=False)
     ]
-    openai_tools = [_openai_tool(t) for t in defs] if defs else None
+    # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
+    # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
+    openai_tools = [tool_form(t) for t in defs] if defs else None
     # variables the template reads by convention (FireFunction's ``functions``), and fallbacks
     # for what templates refuse (absent schema fields, client call ids, repeated roles)
     kwargs = {**template_variables(tmpl, openai_tools, template_kwargs), **template_kwargs}
     alnum9 = spec.id_format == "alnum9"
-    if spec.polyfill is not None:
-        rewritten = apply_polyfill(messages, spec, defs, system_role=tmpl.capabilities.system_role)
+
+    def pipeline(msgs: Sequence[Mapping[str, Any]], *, fold: bool) -> str:
+        if spec.polyfill is not None:
+            rewritten = apply_polyfill(msgs, spec, defs, system_role=not fold)
+            return render_adapted(
+                lambda m, _: tmpl.render(m, add_generation_prompt=add_generation_prompt, **kwargs),
+                rewritten,
+                None,
+                alnum9=alnum9,
+            )
         return render_adapted(
-            lambda msgs, _: tmpl.render(
-                msgs, add_generation_prompt=add_generation_prompt, **kwargs
+            lambda m, t: tmpl.render(
+                m, tools=t, add_generation_prompt=add_generation_prompt, **kwargs
             ),
-            rewritten,
-            None,
+            fold_system_turns(msgs) if fold else msgs,
+            openai_tools,
             alnum9=alnum9,
         )
-    return render_adapted(
-        lambda msgs, tls: tmpl.render(
-            msgs, tools=tls, add_generation_prompt=add_generation_prompt, **kwargs
-        ),
-        messages,
-        openai_tools,
-        alnum9=alnum9,
+
+    # a template without a place for system turns gets their text in the first user turn
+    fold = not tmpl.capabilities.system_role
+    renamed = [{**m, "role": "system"} if m.get("role") == "developer" else m for m in messages]
+    # a system turn the template leaves out (a developer turn it has no branch for, a system
+    # prompt it drops when tools are given) is tried as a system turn, then folded
+    attempts = (
+        [(messages, fold)] if fold else [(messages, False), (renamed, False), (messages, True)]
+    )
+    lost: list[int] = []
+    for msgs, folds in attempts:
+        if msgs is renamed and not any(messages[i].get("role") == "developer" for i in lost):
+            continue
+        prompt = pipeline(msgs, fold=folds)
+        lost = lost_messages(
+            tmpl, f"{spec.id}|{folds}", msgs, prompt, functools.partial(pipeline, fold=folds)
+        )
+        if not any(messages[i].get("role") in SYSTEM_ROLES for i in lost):
+            break
+    if lost:
+        raise ToolSpecError(_lost_error(messages, lost))
+    return prompt
+
+
+def _lost_error(messages: Sequence[Mapping[str, Any]], lost: list[int]) -> str:
+    i = lost[0]
+    role = messages[i].get("role")
+    more = f" (and messages {lost[1:]})" if len(lost) > 1 else ""
+    return (
+        f"messages[{i}] (role {role!r}) does not reach the prompt{more}: the model's chat template "
+        "renders no such message, so the model would never see it; send it in a role the "
+        "template renders (system, user, assistant, tool)"
     )
 
 
@@ -92,22 +139,3 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
 def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:
     """Whether the prompt leaves the model inside a reasoning block (ends with the open marker)."""
     return spec.reasoning is not None and prompt_prefill(prompt, spec) in spec.reasoning.opens()
-
-
-def _openai_tool(tool: ToolDef) -> dict[str, Any]:
-    # OpenAI's own key order (name, description, parameters): templates print tools with tojson,
-    # so the order is visible to the model
-    fn: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        fn["description"] = tool.description
-    fn["parameters"] = tool.parameters
-    return {"type": "function", "function": fn}
-
-
-def _tool_defs(tools: Sequence[Mapping[str, Any] | ToolDef] | None) -> list[ToolDef]:
-    if not tools:
-        return []
-    if all(isinstance(t, ToolDef) for t in tools):
-        return [t for t in tools if isinstance(t, ToolDef)]
-    raw = [t.to_openai() if isinstance(t, ToolDef) else t for t in tools]
-    return normalize_tools(raw)

@@ -18,7 +18,6 @@ Messages go through :func:`normalize_messages` first (see there for the rules).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,12 +31,16 @@ import jinja2.nodes
 import jinja2.parser
 import jinja2.runtime
 import jinja2.utils
+from jinja2 import meta
 from jinja2.exceptions import SecurityError
+from jinja2.sandbox import modifies_known_mutable
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import RenderBudgetError, TemplateError, TemplateSecurityError
 from ..tools import ToolDef
 from .budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
+from .shared import SharedMutation, is_shared, shared_json
+from .shared import plain_data as _plain
 
 __all__ = ["ArgumentForm", "ChatTemplate", "TemplateCapabilities", "normalize_messages"]
 
@@ -105,6 +108,16 @@ class _Sandbox(BudgetedSandbox):
             f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
         )
 
+    def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        owner = getattr(obj, "__self__", None)
+        if (
+            owner is not None
+            and is_shared(owner)
+            and modifies_known_mutable(owner, getattr(obj, "__name__", ""))
+        ):
+            raise SharedMutation  # shared tool data: the render starts again on copies
+        return super().call(context, obj, *args, **kwargs)
+
 
 def _raise_exception(message: str) -> None:
     raise jinja2.exceptions.TemplateError(message)
@@ -118,14 +131,17 @@ def _tojson(
     sort_keys: bool = False,
 ) -> str:
     # transformers' override: jinja's own filter escapes HTML characters, which templates don't want
-    return json.dumps(
-        value,
-        ensure_ascii=ensure_ascii,
-        indent=indent,
-        separators=separators,
-        sort_keys=sort_keys,
-        default=_json_default,
-    )
+    def dump() -> str:
+        return json.dumps(
+            value,
+            ensure_ascii=ensure_ascii,
+            indent=indent,
+            separators=separators,
+            sort_keys=sort_keys,
+            default=_json_default,
+        )
+
+    return shared_json(value, (ensure_ascii, indent, separators, sort_keys), dump)
 
 
 def _json_default(value: object) -> object:
@@ -174,38 +190,19 @@ def _compile(source: str) -> jinja2.Template:
         ) from exc
 
 
+@functools.lru_cache(maxsize=64)
+def _read_variables(source: str) -> frozenset[str]:
+    """The undeclared variables ``source`` reads: parsed and walked once per template text."""
+    # the compiled template keeps its environment, so custom tags ({% generation %}) parse
+    env = _compile(source).environment
+    try:
+        return frozenset(meta.find_undeclared_variables(env.parse(source)))
+    except Exception:  # a template that parses for rendering parses here too; be safe anyway
+        return frozenset()
+
+
 # ---------------------------------------------------------------------------------------------
 # Input normalisation
-
-
-def _plain(value: Any) -> Any:
-    """A deep copy built only of JSON-like types (as transformers' ``_plain_template_data``).
-
-    Objects with methods the sandbox cannot vet become an inert ``"<TypeName>"`` placeholder.
-    """
-    if value is None or type(value) in (str, int, float, bool):
-        return value
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, Mapping):
-        return {_plain(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_plain(item) for item in value)
-    if isinstance(value, ToolDef):
-        return _plain(value.to_openai())
-    if isinstance(value, BaseModel):
-        return _plain(value.model_dump())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return f"<{type(value).__name__}>"
 
 
 def _flatten_parts(content: list[Any], *, role: object) -> str:
@@ -405,6 +402,7 @@ class ChatTemplate:
         self.budget = budget
         check_source(source, budget)
         self._template = _compile(source)
+        self._copies_shared = False
 
     def __repr__(self) -> str:
         head = self.source[:40] + ("..." if len(self.source) > 40 else "")
@@ -448,15 +446,29 @@ class ChatTemplate:
             "eos_token": self.eos_token,
             **_plain(dict(template_kwargs)),
             "messages": messages,
-            "tools": _plain(list(tools)) if tools is not None else None,
+            "tools": _plain(list(tools)) if tools is not None and self._copies_shared else None,
             "documents": None,
             "add_generation_prompt": add_generation_prompt,
         }
-        with _template_errors():
-            return render_budgeted(self._template, context, self.budget)
+        if tools is not None and not self._copies_shared:
+            context["tools"] = [t if _shared_top(t) else _plain(t) for t in tools]
+        try:
+            with _template_errors():
+                return render_budgeted(self._template, context, self.budget)
+        except SharedMutation:
+            self._copies_shared = True  # this template changes its tools: copy them from now on
+            context["tools"] = _plain(list(tools or ()))
+            with _template_errors():
+                return render_budgeted(self._template, context, self.budget)
 
     def _strftime_now(self, format: str) -> str:
         return self.now().strftime(format)
+
+    @functools.cached_property
+    def variables(self) -> frozenset[str]:
+        """The variables the template reads and does not set itself (``messages``, ``tools``,
+        ``functions`` ...), found from its syntax tree once per template text."""
+        return _read_variables(self.source)
 
     @functools.cached_property
     def argument_form(self) -> ArgumentForm:
@@ -573,11 +585,24 @@ def _capabilities(
     return probe._probe_capabilities()
 
 
+def _shared_top(tool: object) -> bool:
+    """A tool that is shared template data (``shared.tool_form``), or a shallow copy of one."""
+    if is_shared(tool):
+        return True
+    if type(tool) is not dict or not any(is_shared(v) for v in tool.values()):
+        return False
+    return all(type(k) is str for k in tool) and all(
+        is_shared(v) or type(v) in (str, int, float, bool) or v is None for v in tool.values()
+    )
+
+
 @contextmanager
 def _template_errors() -> Iterator[None]:
     """Map whatever a render raises to the library's error tree, keeping the template's message."""
     try:
         yield
+    except SharedMutation:
+        raise
     except SecurityError as exc:
         raise TemplateSecurityError(
             f"chat template tried to escape the sandbox and was stopped: {exc}; "

@@ -6,8 +6,9 @@ Docstrings name the template each marker was copied from (tests/fixtures/templat
 
 from __future__ import annotations
 
-from ..builtins import THINK, Signature, builtin
+from ..registry import Signature, builtin
 from ..spec import CallFormat, DialectSpec, ElementBody, ReasoningMarkers
+from .common import THINK
 
 
 @builtin(signatures=[Signature(("<tool_call>", "<function=", "<parameter="))], priority=10)

@@ -8,8 +8,9 @@ format, unverified against a template.
 
 from __future__ import annotations
 
-from ..builtins import THINK, Signature, _hermes_formats, builtin
+from ..registry import Signature, builtin
 from ..spec import CallFormat, DialectSpec, JsonBody, PythonBody, ReasoningMarkers, Trigger
+from .common import THINK, hermes_formats
 
 _ARRAY_SEPARATOR = ", "
 
@@ -23,7 +24,7 @@ def granite_4() -> DialectSpec:
         family="IBM Granite 4",
         origin="builtin",
         description="<tool_call>\\n{json}\\n</tool_call> per call, as hermes",
-        formats=_hermes_formats(),
+        formats=hermes_formats(),
     )
 
 
@@ -36,7 +37,7 @@ def mimo() -> DialectSpec:
         family="Xiaomi MiMo",
         origin="builtin",
         description="<tool_call>\\n{json}\\n</tool_call> per call, <think> reasoning",
-        formats=_hermes_formats(),
+        formats=hermes_formats(),
         reasoning=THINK,
     )
 

@@ -6,7 +6,7 @@ Docstrings name the template each marker was copied from (tests/fixtures/templat
 
 from __future__ import annotations
 
-from ..builtins import THINK, Signature, builtin
+from ..registry import Signature, builtin
 from ..spec import (
     CallFormat,
     DialectSpec,
@@ -16,6 +16,7 @@ from ..spec import (
     ReasoningMarkers,
     Trigger,
 )
+from .common import THINK
 
 _LIST_SEPARATOR = ", "
 

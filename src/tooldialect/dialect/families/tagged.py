@@ -7,8 +7,9 @@ Docstrings name the template each marker was copied from (tests/fixtures/templat
 
 from __future__ import annotations
 
-from ..builtins import THINK, Signature, builtin
+from ..registry import Signature, builtin
 from ..spec import CallFormat, DialectSpec, JsonBody, ReasoningMarkers, TaggedBody, Trigger
+from .common import THINK
 
 
 @builtin(signatures=[Signature(("<|tool_calls_section_begin|>",))], priority=10)

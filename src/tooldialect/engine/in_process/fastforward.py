@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
 
 if TYPE_CHECKING:
+    from ..base import GrammarLike
     from .generate import Engine
-    from .sampling import GrammarLike, GrammarSampler
+    from .sampling import GrammarSampler
 
 __all__ = ["FastForward"]
 
@@ -37,7 +38,12 @@ __all__ = ["FastForward"]
 class FastForward:
     """Per-generation fast-forward state."""
 
-    def __init__(self, engine: Engine, grammar: GrammarLike) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        grammar: GrammarLike,
+        triggers: tuple[list[int], list[str]] | None = None,
+    ) -> None:
         self._engine = engine
         self._automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -49,19 +55,28 @@ class FastForward:
         self._eog = int(engine.llama.token_eos())
         self._added = engine.added_tokens()
         if grammar.lazy:
-            tokens, patterns = engine.trigger_arguments(grammar)
+            tokens, patterns = (
+                triggers if triggers is not None else engine.trigger_arguments(grammar)
+            )
             self._trigger_tokens = set(tokens)
             # the engine's patterns are llama.cpp's (ECMAScript); the ones the builder writes
             # mean the same in Python's re, and one that does not compile disables fast-forward
             self._patterns = [re.compile(p) for p in patterns]
 
     @classmethod
-    def create(cls, engine: Engine, grammar: GrammarLike | None) -> FastForward | None:
-        """A fast-forward for ``grammar``, or ``None`` where it cannot follow it safely."""
+    def create(
+        cls,
+        engine: Engine,
+        grammar: GrammarLike | None,
+        triggers: tuple[list[int], list[str]] | None = None,
+    ) -> FastForward | None:
+        """A fast-forward for ``grammar``, or ``None`` where it cannot follow it safely.
+        ``triggers``: the generation's trigger tokens and patterns (``Engine.trigger_arguments``;
+        ``None`` asks the engine for the grammar's own)."""
         if grammar is None:
             return None
         try:
-            return cls(engine, grammar)
+            return cls(engine, grammar, triggers)
         except (GbnfSyntaxError, re.error):
             return None
 

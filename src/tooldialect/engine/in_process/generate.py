@@ -5,25 +5,25 @@ exactly as ``Llama.generate`` leaves it, so our turns and plain ``create_complet
 interleaved and each reuses the other's prefix.
 
 Output text is detokenized with special tokens *visible* (control markers such as ``[TOOL_CALLS]``
-reach the parser) with a buffer that grows for long tokens, through an incremental UTF-8 decoder.
-End-of-generation tokens stop and are never emitted.
+reach the parser) with a buffer that grows for long tokens, through ``engine.text.TextStream``
+(incremental UTF-8 with replacement, stop strings). End-of-generation tokens stop and are never
+emitted. ``Engine`` implements ``engine.base.Engine`` (:meth:`Engine.run`).
 """
 
 from __future__ import annotations
 
-import codecs
 import ctypes
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...dialect.spec import Trigger
 from ...errors import ContextOverflowError, EngineBusyError, GrammarError
-from ...grammar.build import trigger_pattern
+from ..base import Generation, GenerationRequest, GenerationResult, Triggers
+from ..text import TextStream
 from .fastforward import FastForward
 from .hooks import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
 from .prompt_cache import restore_prompt, save_prompt
@@ -37,63 +37,10 @@ from .sampling import (
 )
 
 __all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
+# (Generation and GenerationResult live in engine.base; they are named here for old imports)
 
 _GREEDY_PROBE = 64
 """Candidates tried one by one after a greedy rejection before the full-vocabulary mask."""
-
-FinishReason = Literal["stop", "length"]
-
-
-@dataclass
-class GenerationResult:
-    """What one generation did, for usage accounting, tests and benchmarks."""
-
-    text: str = ""
-    """The full generated text (stop string excluded, special tokens visible)."""
-    finish_reason: FinishReason = "length"
-    """``stop`` (end-of-generation token or stop string) or ``length`` (max_tokens / n_ctx)."""
-    prompt_tokens: int = 0
-    """Length of the whole prompt in tokens."""
-    completion_tokens: int = 0
-    """Tokens sampled (the end-of-generation token not counted)."""
-    last_prompt_eval_tokens: int = 0
-    """Prompt tokens actually decoded; the rest came from the KV cache."""
-    grammar_resamples: int = 0
-    """Steps where the grammar rejected the freely sampled token and the step was resampled."""
-    stopped_by: str | None = None
-    """The stop string that ended generation, if one did."""
-    forced_tokens: int = 0
-    """Completion tokens fast-forwarded (appended because the grammar forced them), not sampled."""
-    forced_positions: list[int] = field(default_factory=list)
-    """1-based completion-token positions that were forced (for per-token records: logprobs)."""
-    logprobs: list[dict[str, Any]] | None = None
-    """OpenAI ``logprobs.content`` entries, one per sampled token, when they were asked for."""
-
-
-class Generation:
-    """An iterator of text pieces; :attr:`result` is complete once it is exhausted."""
-
-    def __init__(self, pieces: Iterator[str], result: GenerationResult) -> None:
-        self._pieces = pieces
-        self.result = result
-
-    def __iter__(self) -> Iterator[str]:
-        return self._pieces
-
-    def __next__(self) -> str:
-        return next(self._pieces)
-
-    def text(self) -> str:
-        """Run to the end and return the whole text."""
-        for _ in self._pieces:
-            pass
-        return self.result.text
-
-    def close(self) -> None:
-        """Stop early (frees the samplers)."""
-        close = getattr(self._pieces, "close", None)
-        if close is not None:
-            close()
 
 
 class AddedTokens(NamedTuple):
@@ -179,26 +126,39 @@ class Engine:
             tokens.insert(0, bos)
         return tokens
 
-    def trigger_arguments(self, grammar: GrammarLike) -> tuple[list[int], list[str]]:
+    def trigger_arguments(
+        self, grammar: GrammarLike, triggers: Triggers | None = None
+    ) -> tuple[list[int], list[str]]:
         """Trigger words that are one token in this vocab become trigger tokens (cheap, and they
-        work for CONTROL tokens); other words become full-match patterns as llama.cpp has them."""
+        work for CONTROL tokens); other words become their full-match patterns, which the front
+        end resolved (``triggers``; ``None`` reads the grammar's own, whose words must then be
+        single tokens)."""
+        words = triggers.words if triggers is not None else tuple(grammar.trigger_words)
+        patterns = list(triggers.patterns if triggers is not None else grammar.trigger_patterns)
         tokens: list[int] = []
-        patterns: list[str] = list(grammar.trigger_patterns)
         llama = self.llama
-        for word in grammar.trigger_words:
+        for word in words:
             ids = llama.tokenize(word.encode("utf-8"), add_bos=False, special=True)
             if len(ids) == 1 and self.piece(ids[0]) == word.encode("utf-8"):
                 tokens.append(int(ids[0]))
-            else:
-                # the same full-match form the grammar builder writes for every word trigger
-                patterns.append(trigger_pattern(Trigger(kind="word", value=word), None))
+                continue
+            pattern = triggers.pattern_of(word) if triggers is not None else None
+            if pattern is None:
+                raise GrammarError(
+                    f"trigger word {word!r} is not one token in this vocabulary and has no "
+                    "full-match pattern; pass triggers= as the front end resolves them"
+                )
+            patterns.append(pattern)
         return tokens, patterns
 
-    def grammar_sampler(self, grammar: GrammarLike) -> GrammarSampler:
-        """A grammar sampler; raises ``GrammarError`` instead of handing llama.cpp a grammar it
-        would crash on (the sampler checks llama.cpp's NULL answer before anything uses it, so
-        the grammar is parsed once, not validated and then parsed again)."""
-        tokens, patterns = self.trigger_arguments(grammar) if grammar.lazy else ([], [])
+    def grammar_sampler(
+        self, grammar: GrammarLike, arguments: tuple[list[int], list[str]] = ([], [])
+    ) -> GrammarSampler:
+        """A grammar sampler with its trigger tokens and patterns (``trigger_arguments``);
+        raises ``GrammarError`` instead of handing llama.cpp a grammar it would crash on (the
+        sampler checks llama.cpp's NULL answer before anything uses it, so the grammar is parsed
+        once, not validated and then parsed again)."""
+        tokens, patterns = arguments if grammar.lazy else ([], [])
         if grammar.lazy and not tokens and not patterns:
             raise GrammarError("a lazy grammar needs trigger words or patterns; it has none")
         return GrammarSampler(self.vocab, grammar, trigger_tokens=tokens, trigger_patterns=patterns)
@@ -228,11 +188,27 @@ class Engine:
 
     # ---- generation --------------------------------------------------------------------------
 
+    def run(self, request: GenerationRequest) -> Generation:
+        """``engine.base.Engine``: one generation of a request the front end prepared."""
+        return self.generate(
+            request.prompt,
+            grammar=request.grammar,
+            triggers=request.triggers,
+            sampling=request.sampling,
+            max_tokens=request.max_tokens,
+            stop=request.stop,
+            prompt_cache=request.prompt_cache,
+            fast_forward=request.fast_forward,
+            logprobs=request.logprobs,
+            logits_processor=request.logits_processor,
+        )
+
     def generate(
         self,
         prompt: str | Sequence[int],
         *,
         grammar: GrammarLike | None = None,
+        triggers: Triggers | None = None,
         sampling: SamplingParams | None = None,
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
@@ -244,6 +220,8 @@ class Engine:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
         here, before the first token is decoded; the returned iterator then only generates.
 
+        ``triggers``: the lazy grammar's triggers as the front end resolved them (``None``: the
+        grammar's own, see ``trigger_arguments``).
         ``prompt_cache``: a ``BaseLlamaCache`` to restore the longest cached prefix from and save
         the final state to (``None``: ``Llama.cache`` as ``create_completion``; ``False``: none).
         ``fast_forward``: decode the text the grammar forces in one batch (see ``fastforward``);
@@ -252,23 +230,18 @@ class Engine:
 
         ``logprobs`` (the number of top alternatives, 0 for none) fills ``result.logprobs``;
         ``logits_processor(input_ids, scores)`` rewrites the logits before each step is sampled
-        (see ``observe`` for the order). Neither costs anything when not given."""
+        (see ``hooks`` for the order). Neither costs anything when not given."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
-        n_ctx = int(llama.n_ctx())
-        if not tokens:
-            raise ContextOverflowError("the prompt is empty; render at least one token")
-        if len(tokens) + 1 > n_ctx:
-            raise ContextOverflowError(
-                f"the prompt is {len(tokens)} tokens but n_ctx is {n_ctx}; load the model with a "
-                f"larger n_ctx (Llama(..., n_ctx=...)) or send fewer messages"
-            )
-        budget = n_ctx - len(tokens)
-        limit = budget if max_tokens is None or max_tokens <= 0 else min(max_tokens, budget)
+        limit = self._token_limit(tokens, max_tokens)
         stops = [stop] if isinstance(stop, str) else list(stop or [])
-        stops = [s for s in dict.fromkeys(stops) if s]
-        gsampler = self.grammar_sampler(grammar) if grammar is not None else None
+        arguments = self.trigger_arguments(grammar, triggers) if grammar is not None else None
+        gsampler = (
+            self.grammar_sampler(grammar, arguments)
+            if grammar is not None and arguments is not None
+            else None
+        )
         cache = getattr(llama, "cache", None) if prompt_cache is None else prompt_cache or None
         if cache is not None:
             # before the seed is drawn: a restored state brings its seed, as in create_completion
@@ -280,12 +253,25 @@ class Engine:
         sample = self._observed(result, logprobs, logits_processor)
         observed = logprobs is not None or logits_processor is not None
         ff = (
-            FastForward.create(self, grammar)
+            FastForward.create(self, grammar, arguments)
             if fast_forward and gsampler is not None and not observed
             else None
         )
-        pieces = self._run(tokens, chain, gsampler, limit, stops, result, sample, cache, ff)
-        return Generation(pieces, result)
+        run = _Run(tokens, chain, gsampler, limit, result, sample, cache, ff)
+        return Generation(self._run(run, TextStream(stops)), result)
+
+    def _token_limit(self, tokens: Sequence[int], max_tokens: int | None) -> int:
+        """How many tokens may be generated after ``tokens``; raises when none fits."""
+        n_ctx = int(self.llama.n_ctx())
+        if not tokens:
+            raise ContextOverflowError("the prompt is empty; render at least one token")
+        if len(tokens) + 1 > n_ctx:
+            raise ContextOverflowError(
+                f"the prompt is {len(tokens)} tokens but n_ctx is {n_ctx}; load the model with a "
+                f"larger n_ctx (Llama(..., n_ctx=...)) or send fewer messages"
+            )
+        budget = n_ctx - len(tokens)
+        return budget if max_tokens is None or max_tokens <= 0 else min(max_tokens, budget)
 
     def _observed(
         self,
@@ -362,102 +348,88 @@ class Engine:
             lib.llama_sampler_accept(chain.ptr, token)
         return token
 
-    def _run(
-        self,
-        tokens: list[int],
-        chain: SamplerChain,
-        grammar: GrammarSampler | None,
-        limit: int,
-        stops: list[str],
-        result: GenerationResult,
-        sample: SampleFn,
-        cache: Any = None,
-        ff: FastForward | None = None,
-    ) -> Iterator[str]:
-        lib = self._lib
-        llama = self.llama
-        vocab = self.vocab
-        ctx = llama._ctx.ctx
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        hold = max((len(s) for s in stops), default=1) - 1
-        text: list[str] = []
-        pending = ""  # decoded text not yet emitted (might begin a stop string)
+    def _run(self, run: _Run, out: TextStream) -> Iterator[str]:
         me = _Turn()
         self._take_turn(me)
-        sampled: list[int] = []  # the cache key's tail, as create_completion keys its saves
+        result = run.result
         try:
-            n = 0
-            # text forced before the first token (a forced grammar's opener) is decoded with
-            # the prompt, in the same batch; it is completion text all the same
-            batch = ff.start(grammar, room=limit) if ff is not None and grammar is not None else []
-            self._accept_forced(chain, batch, result, 0)
-            # (a KV cache that already holds the forced tokens too decodes fewer than them)
-            n_decoded = self._decode_prompt(tokens + batch)
-            result.last_prompt_eval_tokens = max(n_decoded - len(batch), 0)
+            batch = self._first_batch(run)
             decoded = True
             while True:
-                stopped = False
-                for t in batch:
-                    n += 1
-                    result.completion_tokens = n
-                    sampled.append(t)
-                    pending += decoder.decode(self.piece(t))
-                    if stops:
-                        hit = _find_stop(pending, stops)
-                        if hit is not None:
-                            cut, which = hit
-                            pending = pending[:cut]
-                            result.finish_reason = "stop"
-                            result.stopped_by = which
-                            stopped = True
-                            break
-                        emit_to = _safe_emit(pending, stops, hold)
-                    else:
-                        emit_to = len(pending)
-                    if emit_to:
-                        out, pending = pending[:emit_to], pending[emit_to:]
-                        text.append(out)
-                        yield out
-                        self._check_turn(me)
-                if stopped:
+                last = yield from self._emit(run, out, batch, me)
+                if last is not None:  # a stop string ended the text
                     break
-                if n >= limit:
+                if run.n >= run.limit:
                     result.finish_reason = "length"
                     break
-                if not decoded:
-                    # forced tokens go in the same batch, as prompt tokens do (llama.eval keeps
-                    # input_ids / n_tokens exactly as Llama.generate would after decoding them)
-                    llama.eval(batch)
-                token = sample(chain, grammar, ctx, result)
-                if lib.llama_vocab_is_eog(vocab, token):
-                    result.finish_reason = "stop"
+                following = self._step(run, batch, decoded)
+                if following is None:
                     break
-                if grammar is not None:
-                    grammar.accept(token)
-                batch, decoded = [token], False
-                if ff is not None and grammar is not None:
-                    ff.observe(token)
-                    forced = ff.extend(token, grammar, room=limit - n - 1)
-                    self._accept_forced(chain, forced, result, n + 1)
-                    batch += forced
-            if cache is not None:
-                save_prompt(llama, cache, tokens + sampled)
-            pending += decoder.decode(b"", final=True)
-            if pending and result.stopped_by is None:
-                hit = _find_stop(pending, stops) if stops else None
-                if hit is not None:
-                    pending = pending[: hit[0]]
-                    result.finish_reason = "stop"
-                    result.stopped_by = hit[1]
-            if pending:
-                text.append(pending)
-                yield pending
+                batch, decoded = following, False
+            if run.cache is not None:
+                save_prompt(self.llama, run.cache, run.tokens + run.sampled)
+            tail = (last or "") + out.finish()
+            if out.stopped_by is not None:
+                result.finish_reason, result.stopped_by = "stop", out.stopped_by
+            if tail:
+                yield tail
         finally:
             self._end_turn(me)
-            result.text = "".join(text)
-            chain.close()
-            if grammar is not None:
-                grammar.close()
+            result.text = out.text
+            run.chain.close()
+            if run.grammar is not None:
+                run.grammar.close()
+
+    def _first_batch(self, run: _Run) -> list[int]:
+        """Decode the prompt; returns the tokens forced before the first sample (a forced
+        grammar's opener), decoded with the prompt in the same batch: completion text all the
+        same."""
+        ff, grammar = run.ff, run.grammar
+        batch = ff.start(grammar, room=run.limit) if ff is not None and grammar is not None else []
+        self._accept_forced(run.chain, batch, run.result, 0)
+        # (a KV cache that already holds the forced tokens too decodes fewer than them)
+        n_decoded = self._decode_prompt(run.tokens + batch)
+        run.result.last_prompt_eval_tokens = max(n_decoded - len(batch), 0)
+        return batch
+
+    def _emit(
+        self, run: _Run, out: TextStream, batch: list[int], me: _Turn
+    ) -> Generator[str, None, str | None]:
+        """Yield the text ``batch`` releases; returns the text up to a stop string that ended
+        the generation (yielded by the caller once the state is saved), else ``None``."""
+        for t in batch:
+            run.n += 1
+            run.result.completion_tokens = run.n
+            run.sampled.append(t)
+            text = out.feed(self.piece(t))
+            if out.stopped_by is not None:
+                return text
+            if text:
+                yield text
+                self._check_turn(me)
+        return None
+
+    def _step(self, run: _Run, batch: list[int], decoded: bool) -> list[int] | None:
+        """Sample the next token (after decoding ``batch`` unless it is decoded); returns the
+        next batch (the token and what the grammar forces after it), ``None`` at the end."""
+        if not decoded:
+            # forced tokens go in the same batch, as prompt tokens do (llama.eval keeps
+            # input_ids / n_tokens exactly as Llama.generate would after decoding them)
+            self.llama.eval(batch)
+        grammar, ff = run.grammar, run.ff
+        token = run.sample(run.chain, grammar, self.llama._ctx.ctx, run.result)
+        if self._lib.llama_vocab_is_eog(self.vocab, token):
+            run.result.finish_reason = "stop"
+            return None
+        if grammar is None:
+            return [token]
+        grammar.accept(token)
+        if ff is None:
+            return [token]
+        ff.observe(token)
+        forced = ff.extend(token, grammar, room=run.limit - run.n - 1)
+        self._accept_forced(run.chain, forced, run.result, run.n + 1)
+        return [token, *forced]
 
     def _accept_forced(
         self, chain: SamplerChain, forced: list[int], result: GenerationResult, after: int
@@ -498,22 +470,22 @@ class _Turn:
     """Identity of one running generation (weakly referenced by ``Engine._superseded``)."""
 
 
-def _find_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
-    best: tuple[int, str] | None = None
-    for s in stops:
-        i = text.find(s)
-        if i >= 0 and (best is None or i < best[0]):
-            best = (i, s)
-    return best
+@dataclass
+class _Run:
+    """The state of one running generation."""
 
-
-def _safe_emit(pending: str, stops: Sequence[str], hold: int) -> int:
-    """How much of ``pending`` can go out: all but a tail that might start a stop string."""
-    for k in range(min(hold, len(pending)), 0, -1):
-        tail = pending[-k:]
-        if any(s.startswith(tail) for s in stops):
-            return len(pending) - k
-    return len(pending)
+    tokens: list[int]
+    chain: SamplerChain
+    grammar: GrammarSampler | None
+    limit: int
+    result: GenerationResult
+    sample: SampleFn
+    cache: Any = None
+    ff: FastForward | None = None
+    n: int = 0
+    """Completion tokens so far."""
+    sampled: list[int] = field(default_factory=list)
+    """The cache key's tail, as create_completion keys its saves."""
 
 
 _ENGINES: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()

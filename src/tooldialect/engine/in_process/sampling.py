@@ -15,13 +15,13 @@ from __future__ import annotations
 import ctypes
 import math
 import random
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ...errors import GrammarError
+from ..base import GrammarLike, SamplingParams
 
 __all__ = [
     "CandidateBuffer",
@@ -32,63 +32,6 @@ __all__ = [
 ]
 
 _NEG_INF = -math.inf
-
-
-@dataclass
-class SamplingParams:
-    """Sampling options with ``create_chat_completion``'s meaning and defaults."""
-
-    temperature: float = 0.2
-    """0 means greedy; below 0 samples from the raw distribution."""
-    top_p: float = 0.95
-    top_k: int = 40
-    min_p: float = 0.05
-    typical_p: float = 1.0
-    repeat_penalty: float = 1.0
-    presence_penalty: float = 0.0
-    frequency_penalty: float = 0.0
-    penalty_last_n: int = 64
-    """Window of the penalties (llama-cpp-python's ``last_n_tokens_size``)."""
-    mirostat_mode: int = 0
-    mirostat_tau: float = 5.0
-    mirostat_eta: float = 0.1
-    seed: int | None = None
-    """RNG seed; ``None`` draws one the way ``create_completion`` does."""
-    logit_bias: Mapping[int, float] | None = field(default=None)
-    """Token id -> additive bias."""
-
-    @classmethod
-    def pop_from(cls, request: dict[str, Any]) -> SamplingParams:
-        """The sampling fields of a ``create_chat_completion``-style request, removed from it
-        (same names and defaults; ``logit_bias`` keys become token ids)."""
-        names = [f for f in cls.__dataclass_fields__ if f not in ("penalty_last_n", "logit_bias")]
-        values = {n: request.pop(n) for n in names if n in request}
-        bias = request.pop("logit_bias", None) or {}
-        return cls(**values, logit_bias={int(k): float(v) for k, v in bias.items()})
-
-    @property
-    def penalized(self) -> bool:
-        """Whether the penalties sampler does anything (it is stateful, so it matters)."""
-        return not (
-            self.repeat_penalty == 1.0
-            and self.presence_penalty == 0.0
-            and self.frequency_penalty == 0.0
-        )
-
-
-class GrammarLike(Protocol):
-    """What the engine reads from a ``tooldialect.grammar.ToolGrammar``."""
-
-    @property
-    def gbnf(self) -> str: ...
-    @property
-    def root(self) -> str: ...
-    @property
-    def lazy(self) -> bool: ...
-    @property
-    def trigger_words(self) -> Sequence[str]: ...
-    @property
-    def trigger_patterns(self) -> Sequence[str]: ...
 
 
 def _lib() -> Any:

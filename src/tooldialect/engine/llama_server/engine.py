@@ -1,6 +1,6 @@
 """The server engine: one generation on a llama-server's ``/completion``, with what the
 in-process engine would use (the rendered prompt, the grammar and its lazy triggers, sampling),
-returned as the same ``Generation`` the response shaping reads.
+returned as the same ``Generation`` the response shaping reads (``engine.base.Engine``).
 
 Retries: until the first event of a reply arrives, a server that is down or answers 5xx is set
 aside and the request goes to the next candidate, within ``retry_window`` seconds. Once a reply
@@ -10,53 +10,33 @@ has started it is never sent again: a broken stream raises ``ServerError``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...dialect.spec import DialectSpec
-from ...errors import ContextOverflowError, ServerError
-from ..in_process.generate import Generation, GenerationResult
-from ..in_process.sampling import GrammarLike, SamplingParams
-from .http import HttpStatusError, Unreachable, open_post, read_sse
+from ...errors import ContextOverflowError, ServerError, ToolSpecError
+from ..base import Generation, GenerationRequest, GenerationResult, Triggers
+from .http import HttpStatusError, Unreachable, open_post, read_json, read_sse
 from .pool import Backend, ServerPool
 
-__all__ = ["RemoteEngine", "spec_markers"]
+__all__ = ["RemoteEngine", "completion_body", "server_adds_bos"]
 
 _WORD, _PATTERN_FULL = 1, 3
 """llama.cpp's ``common_grammar_trigger_type`` values."""
 
 
-def spec_markers(spec: DialectSpec) -> list[str]:
-    """Every envelope and reasoning marker of ``spec`` (stripped): sent as ``preserved_tokens`` so
-    the server shows them in its output where they are special tokens (the parser needs them)."""
-    texts: list[str] = []
-    for fmt in spec.formats:
-        texts += [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close]
-        texts.append(fmt.opener())
-    if spec.reasoning is not None:
-        texts += [spec.reasoning.open, spec.reasoning.close]
-    return [t for t in dict.fromkeys(s.strip() for s in texts) if t]
-
-
-def _triggers(grammar: GrammarLike) -> list[dict[str, Any]]:
-    return [{"type": _WORD, "value": w} for w in grammar.trigger_words] + [
-        {"type": _PATTERN_FULL, "value": p} for p in grammar.trigger_patterns
+def _triggers(triggers: Triggers) -> list[dict[str, Any]]:
+    # words go as words: the server makes a one-token word a trigger token, as in-process
+    return [{"type": _WORD, "value": w} for w in triggers.words] + [
+        {"type": _PATTERN_FULL, "value": p} for p in triggers.patterns
     ]
 
 
-def completion_body(
-    prompt: str,
-    *,
-    spec: DialectSpec,
-    grammar: GrammarLike | None,
-    sampling: SamplingParams,
-    max_tokens: int | None,
-    stop: Sequence[str],
-    n_probs: int = 0,
-) -> dict[str, Any]:
-    """The ``/completion`` request that decodes ``prompt`` as the in-process engine would."""
+def completion_body(request: GenerationRequest, *, prompt: str | None = None) -> dict[str, Any]:
+    """The ``/completion`` request that decodes ``request`` as the in-process engine would
+    (``prompt``: the text to send, when it differs from ``request.prompt``)."""
+    sampling, max_tokens = request.sampling, request.max_tokens
     body: dict[str, Any] = {
-        "prompt": prompt,
+        "prompt": request.prompt if prompt is None else prompt,
         "stream": True,
         "cache_prompt": True,
         "n_predict": max_tokens if max_tokens and max_tokens > 0 else -1,
@@ -72,15 +52,16 @@ def completion_body(
         "mirostat": sampling.mirostat_mode,
         "mirostat_tau": sampling.mirostat_tau,
         "mirostat_eta": sampling.mirostat_eta,
-        "stop": [s for s in dict.fromkeys(stop) if s],
-        "preserved_tokens": spec_markers(spec),
+        "stop": [s for s in dict.fromkeys(request.stop) if s],
+        "preserved_tokens": list(request.markers),
     }
     if sampling.seed is not None:
         body["seed"] = sampling.seed
     if sampling.logit_bias:
         body["logit_bias"] = [[int(k), float(v)] for k, v in sampling.logit_bias.items()]
-    if n_probs:
-        body["n_probs"] = n_probs
+    if request.logprobs is not None:
+        body["n_probs"] = max(1, request.logprobs)
+    grammar = request.grammar
     if grammar is not None:
         gbnf = grammar.gbnf
         if grammar.root != "root":  # the server always starts at `root`
@@ -88,12 +69,26 @@ def completion_body(
         body["grammar"] = gbnf
         if grammar.lazy:
             body["grammar_lazy"] = True
-            body["grammar_triggers"] = _triggers(grammar)
+            body["grammar_triggers"] = _triggers(request.triggers)
             # a trigger word that is one token must be preserved, or the server answers 400
             body["preserved_tokens"] = list(
-                dict.fromkeys([*body["preserved_tokens"], *grammar.trigger_words])
+                dict.fromkeys([*body["preserved_tokens"], *request.triggers.words])
             )
     return body
+
+
+def server_adds_bos(url: str) -> bool:
+    """Whether the server's tokenizer adds a BOS token of its own."""
+    try:
+        with_bos = read_json(
+            open_post(url, "/tokenize", {"content": "a", "add_special": True}, timeout=5.0)
+        )
+        without = read_json(
+            open_post(url, "/tokenize", {"content": "a", "add_special": False}, timeout=5.0)
+        )
+        return len(with_bos.get("tokens", [])) > len(without.get("tokens", []))
+    except (Unreachable, HttpStatusError, ValueError, AttributeError):
+        return False
 
 
 class RemoteEngine:
@@ -107,9 +102,29 @@ class RemoteEngine:
         """Seconds without a byte from the server before a running reply is abandoned."""
         self.retry_window = retry_window
         """Seconds spent looking for a server that answers, across retries."""
+        self.adds_bos = False
+        """The servers' tokenizer adds a BOS itself (``server_adds_bos``), so a BOS the template
+        wrote is stripped from the prompt, or the model would see two."""
+
+    def run(self, request: GenerationRequest) -> Generation:
+        """``engine.base.Engine``: one generation of a request the front end prepared."""
+        if request.logits_processor is not None:
+            raise ToolSpecError(
+                "logits_processor runs Python on every token and cannot be sent to llama-server; "
+                "use the in-process ToolChatHandler for it, or logit_bias= here"
+            )
+        prompt = self.wire_prompt(request.prompt, request.bos)
+        return self.generate(prompt, completion_body(request, prompt=prompt), request.logprobs)
+
+    def wire_prompt(self, prompt: str, bos: str) -> str:
+        """The prompt as sent: the server tokenizes with ``add_special``, so a BOS the template
+        wrote would be doubled where the server adds one."""
+        if self.adds_bos and bos and prompt.startswith(bos):
+            return prompt[len(bos) :]
+        return prompt
 
     def generate(
-        self, prompt: str, body: Mapping[str, Any], *, top_logprobs: int | None = None
+        self, prompt: str, body: Mapping[str, Any], top_logprobs: int | None = None
     ) -> Generation:
         """Send ``body`` (see ``completion_body``) and return the reply as a ``Generation``.
         ``top_logprobs`` (not ``None``: logprobs were asked for, with that many alternatives)

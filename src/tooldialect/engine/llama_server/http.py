@@ -93,7 +93,9 @@ def read_sse(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
                 raise Unreachable(f"the stream broke: {exc}") from exc
             if not line:
                 return
-            text = line.decode("utf-8").strip()
+            # a byte that is not UTF-8 is the model's (a token that ended mid-character): it
+            # becomes U+FFFD and the reply goes on
+            text = line.decode("utf-8", "replace").strip()
             if not text.startswith("data:"):
                 continue
             payload = text[5:].strip()

@@ -1,8 +1,12 @@
 """Which llama-server answers a request: the least busy one serving the model, except that a
 conversation goes back to the server and slot that hold its prefix (their prompt cache).
 
-A server that cannot be reached or answers 5xx is set aside for ``cooldown`` seconds and the
-request goes to the next; ``ServerClient`` bounds the whole search by its ``retry_window``.
+Choosing probes every usable server's ``/slots`` (in parallel, each within ``probe_timeout``).
+A server that is down, refuses the connection, does not answer the probe in time (a stopped or
+wedged process) or answers it with garbage is set aside for ``cooldown`` seconds: it costs that
+server its turn, never the request, while another server is healthy. So does a server that
+cannot be reached or answers 5xx once the request is sent; ``ServerClient`` bounds the whole
+search by its ``retry_window``.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +25,8 @@ __all__ = ["Backend", "ServerPool"]
 _STICKY_SHARE = 0.9
 """A prompt continues a slot's conversation when it starts with this share of the slot's text."""
 _STICKY_MIN_CHARS = 16
+_SLOTS_DISABLED = (404, 405, 501)
+"""``/slots`` statuses of a healthy server that does not expose it (``--no-slots``)."""
 
 
 @dataclass
@@ -90,25 +97,44 @@ class ServerPool:
         self._lock = threading.Lock()
 
     def props(self, backend: Backend) -> dict[str, Any] | None:
-        """``backend``'s ``/props``, fetched once; ``None`` while it cannot be reached."""
+        """``backend``'s ``/props``, fetched once; ``None`` while it cannot be reached (the
+        server then sits out a cooldown rather than be asked again at once)."""
         if backend.props is None:
             try:
                 props = get_json(backend.url, "/props", timeout=self.probe_timeout)
             except (Unreachable, HttpStatusError, ValueError):
+                self.failed(backend)
                 return None
             backend.props = props if isinstance(props, dict) else {}
         return backend.props
 
-    def _busy(self, backend: Backend) -> float:
-        """Share of the server's slots in use: ``/slots`` when enabled, else this client's count."""
+    def _busy(self, backend: Backend) -> float | None:
+        """Share of the server's slots in use (``/slots`` when enabled, else this client's
+        count); ``None`` when the probe failed, and the server is set aside."""
         busy = backend.in_flight
         try:
             slots = get_json(backend.url, "/slots", timeout=self.probe_timeout)
-            if isinstance(slots, list):
-                busy = max(busy, sum(1 for s in slots if s.get("is_processing")))
-        except HttpStatusError:
-            pass  # /slots disabled (--no-slots): our own count is all we know
+            if not isinstance(slots, list) or not all(isinstance(s, dict) for s in slots):
+                raise ValueError(f"/slots answered {str(slots)[:80]!r}, not a list of slots")
+            busy = max(busy, sum(1 for s in slots if s.get("is_processing")))
+        except HttpStatusError as exc:
+            if exc.status not in _SLOTS_DISABLED:
+                self.failed(backend)
+                return None
+            # /slots disabled: our own count is all we know
+        except (Unreachable, ValueError):
+            self.failed(backend)
+            return None
         return busy / backend.slots
+
+    def _loads(self, backends: list[Backend]) -> list[tuple[Backend, float]]:
+        """The servers whose probe answered, with their load. A single server is not probed:
+        there is nothing to choose, and the request itself finds out whether it answers."""
+        if len(backends) <= 1:
+            return [(b, b.in_flight / b.slots) for b in backends]
+        with ThreadPoolExecutor(max_workers=len(backends)) as probes:
+            loads = list(probes.map(self._busy, backends))
+        return [(b, load) for b, load in zip(backends, loads, strict=True) if load is not None]
 
     def candidates(
         self, prompt: str, *, exclude: Sequence[Backend] = ()
@@ -123,10 +149,14 @@ class ServerPool:
             and self.props(b) is not None
             and _serves(b, self.model)
         ]
+        loads = self._loads(usable)
         with self._lock:
-            sticky = self._sticky(usable, prompt)
-        rest = sorted((b for b in usable if sticky is None or b is not sticky[0]), key=self._busy)
-        ordered = [(b, -1) for b in rest]
+            sticky = self._sticky([b for b, _ in loads], prompt)
+        rest = sorted(
+            (entry for entry in loads if sticky is None or entry[0] is not sticky[0]),
+            key=lambda entry: entry[1],
+        )
+        ordered = [(b, -1) for b, _ in rest]
         return [sticky, *ordered] if sticky is not None else ordered
 
     def _sticky(self, usable: list[Backend], prompt: str) -> tuple[Backend, int] | None:

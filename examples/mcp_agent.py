@@ -1,0 +1,107 @@
+"""An offline agent whose tools come from an MCP server (examples/mcp_weather_server.py).
+
+    pip install 'tooldialect[mcp]'
+    python examples/mcp_agent.py                           # Qwen2.5-Coder-0.5B, two questions
+    python examples/mcp_agent.py "Is it raining in Oslo?"  # your own question
+    python examples/mcp_agent.py --config mcp.json "..."   # your own mcpServers file instead
+
+The server is started over stdio from an ``mcpServers`` entry, as Claude Desktop or Cursor would
+start it; its tools reach the model as ``weather_current_weather`` and ``weather_book_table``.
+``approve`` is asked before a booking runs (here it answers from the command line, or allows
+when stdin is not a terminal). Everything stops when the ``with`` block ends, also on Ctrl-C.
+
+Models are looked up in $TOOLDIALECT_MODELS or ~/.cache/tooldialect/models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import tooldialect
+from tooldialect import (
+    Agent,
+    AgentEvent,
+    CallFinished,
+    Deny,
+    FinalAnswer,
+    MCPTools,
+    PendingCall,
+    TextDelta,
+)
+
+HERE = Path(__file__).resolve().parent
+SERVERS = {
+    "mcpServers": {
+        "weather": {"command": sys.executable, "args": [str(HERE / "mcp_weather_server.py")]}
+    }
+}
+QUESTIONS = ["What is the weather in Paris right now?", "Book a table for 2 at Chez Ami at 19:30."]
+MODELS = {
+    "qwen": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
+}
+
+
+def approve(call: PendingCall) -> Any:
+    """Ask before anything that books; everything else may run."""
+    if "book" not in call.name:
+        return True
+    print(f"\n   approve {call.name}({call.arguments})? [Y/n] ", end="", flush=True)
+    if not sys.stdin.isatty():
+        print("y (stdin is not a terminal)")
+        return True
+    if input().strip().lower() in ("", "y", "yes"):
+        return True
+    return Deny("the user said no")
+
+
+def show(event: AgentEvent) -> None:
+    if isinstance(event, TextDelta):
+        print(event.text, end="", flush=True)
+    elif isinstance(event, CallFinished):  # printed whole: the approval prompt may come first
+        print(f"\n-> {event.name}({event.arguments})\n   {event.error or '='} {event.result}")
+    elif isinstance(event, FinalAnswer):
+        r = event.result
+        print(f"\n[{r.outcome}; {len(r.steps)} model calls, {r.usage['completion_tokens']} tokens]")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("question", nargs="*", help="questions (default: two samples)")
+    parser.add_argument("--model", default="qwen", help="qwen, smollm2 or a .gguf path")
+    parser.add_argument("--config", default=None, help="an mcpServers JSON file")
+    args = parser.parse_args()
+    folder = Path(os.environ.get("TOOLDIALECT_MODELS", Path.home() / ".cache/tooldialect/models"))
+    path = Path(args.model) if args.model.endswith(".gguf") else folder / MODELS[args.model]
+    if not path.exists():
+        print(f"no model at {path}; run `python scripts/fetch_models.py`", file=sys.stderr)
+        return 1
+    from llama_cpp import Llama
+
+    handler: Any = tooldialect.ToolChatHandler(parallel_tool_calls=False)
+    llm = Llama(str(path), n_ctx=4096, verbose=False, chat_handler=handler)
+    with MCPTools(args.config or SERVERS) as servers:
+        print("tools:", ", ".join(t.name for t in servers.tools()))
+        agent = Agent(
+            llm,
+            mcp=servers,
+            system="You are a helpful assistant. Use the tools, then answer in one sentence.",
+            max_steps=3,
+            tool_choice="required",  # a 0.5B model calls reliably when it must call first
+            answer_at_limit=True,
+            approve=approve,
+            temperature=0.0,
+            max_tokens=96,
+        )
+        for question in args.question or QUESTIONS:
+            print(f"\nyou> {question}\nmodel> ", end="")
+            agent.run(question, on_event=show)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

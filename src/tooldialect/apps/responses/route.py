@@ -1,0 +1,235 @@
+"""``/v1/responses`` as an ASGI endpoint mounted on llama-cpp-python's server app.
+
+``POST /v1/responses`` converts the request (``convert``), calls the served ``ToolChatHandler``
+with the model the server loaded (under the server's own model lock, as its chat route does),
+and converts the chunks back (``events``): an SSE stream of Responses events, or the Response
+object the same stream ends with. ``GET`` / ``DELETE /v1/responses/{id}`` read and drop stored
+responses. Plain ASGI (not a FastAPI function) so one task holds the lock from the first token
+to the last event, and a request the handler refuses is a 400 before any byte is streamed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
+from typing import Any
+
+from ...errors import ToolDialectError
+from ...handler import ToolChatHandler
+from .convert import ChatRequest, ResponsesError, chat_request
+from .events import ResponseStream
+from .store import ResponseStore
+
+__all__ = ["RESPONSES_PATH", "ResponsesEndpoint", "mount_responses"]
+
+RESPONSES_PATH = "/v1/responses"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ModelLease = Callable[[], contextlib.AbstractAsyncContextManager[Callable[[str | None], Any]]]
+"""An async context manager yielding the server's model proxy (``model alias -> Llama``)."""
+
+
+def served_handler(llama: Any) -> ToolChatHandler:
+    """The ``ToolChatHandler`` a loaded model is served with, or a 400 saying what to do."""
+    from llama_cpp import llama_chat_format
+
+    found: Any = getattr(llama, "chat_handler", None)
+    if found is None:
+        try:
+            found = llama_chat_format.get_chat_completion_handler(llama.chat_format)
+        except ValueError:
+            found = None
+    found = getattr(found, "handler", found)  # the serve layer's RequestExtrasHandler
+    if not isinstance(found, ToolChatHandler):
+        raise ResponsesError(
+            f"/v1/responses needs the model served with chat_format=tooldialect (the default of "
+            f"tooldialect serve); this one uses {getattr(llama, 'chat_format', None)!r}"
+        )
+    return found
+
+
+def _server_lease() -> contextlib.AbstractAsyncContextManager[Callable[[str | None], Any]]:
+    from llama_cpp.server.app import get_llama_proxy
+
+    return contextlib.asynccontextmanager(get_llama_proxy)()
+
+
+def _server_api_key() -> str | None:
+    from llama_cpp.server import app
+
+    settings = next(getattr(app, "get_server_settings")())  # noqa: B009  (untyped upstream)
+    key = getattr(settings, "api_key", None)
+    return str(key) if key else None
+
+
+class ResponsesEndpoint:
+    """The ASGI app of ``/v1/responses`` and ``/v1/responses/{id}``.
+
+    ``lease``: how to borrow the model (the server's proxy and lock by default); ``handler_for``:
+    the handler of a loaded model; ``api_key``: the bearer key to require (by default the
+    server's ``--api_key``). Tests pass fakes for the three.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: ResponseStore | None = None,
+        lease: ModelLease = _server_lease,
+        handler_for: Callable[[Any], Any] = served_handler,
+        api_key: Callable[[], str | None] = _server_api_key,
+    ) -> None:
+        self.store = store if store is not None else ResponseStore()
+        self.lease = lease
+        self.handler_for = handler_for
+        self.api_key = api_key
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            if not self._authorized(scope):
+                raise ResponsesError("Invalid API key", status=401)
+            method = scope.get("method")
+            rest = str(scope.get("path", "")).rstrip("/").split(RESPONSES_PATH, 1)[-1].strip("/")
+            if rest and method == "GET":
+                await _send_json(send, 200, self.store.get(rest).response)
+            elif rest and method == "DELETE":
+                if not self.store.delete(rest):
+                    self.store.get(rest)  # the 404, worded once
+                await _send_json(
+                    send, 200, {"id": rest, "object": "response.deleted", "deleted": True}
+                )
+            elif not rest and method == "POST":
+                await self._create(await _read_json(receive), send)
+            else:
+                raise ResponsesError(f"{method} {scope.get('path')} is not served", status=405)
+        except ResponsesError as exc:
+            await _send_json(send, exc.status, exc.payload())
+
+    def _authorized(self, scope: Scope) -> bool:
+        key = self.api_key()
+        if not key:
+            return True
+        headers: dict[bytes, bytes] = dict(scope.get("headers") or [])
+        return headers.get(b"authorization", b"").decode("latin-1") == f"Bearer {key}"
+
+    async def _create(self, body: Any, send: Send) -> None:
+        previous: list[dict[str, Any]] = []
+        if isinstance(body, Mapping) and body.get("previous_response_id"):
+            previous = self.store.get(str(body["previous_response_id"])).history
+        request = chat_request(body, previous=previous)
+        from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+
+        async with self.lease() as proxy:
+            llama = proxy(request.model)
+            handler = self.handler_for(llama)
+            try:
+                chunks: Iterator[dict[str, Any]] = await run_in_threadpool(
+                    handler, llama=llama, messages=request.messages, stream=True, **request.kwargs
+                )
+            except ToolDialectError as exc:  # the library's refusal names the bad value
+                raise ResponsesError(str(exc)) from exc
+            builder = ResponseStream(
+                model=request.model or str(getattr(llama, "model_path", "")), echo=request.echo
+            )
+            if request.stream:
+                await _send_sse(send, self._events(builder, iterate_in_threadpool(chunks), request))
+                return
+            # a batch response is the stream drained: both are the same object by construction
+            try:
+                await run_in_threadpool(lambda: builder.run(chunks))
+            except ValueError as exc:  # llama-cpp-python's "exceeds context window"...
+                raise ResponsesError(f"{type(exc).__name__}: {exc}") from exc
+        self._remember(builder, request)
+        await _send_json(send, 200, builder.response)
+
+    async def _events(
+        self, builder: ResponseStream, chunks: AsyncIterator[dict[str, Any]], request: ChatRequest
+    ) -> AsyncIterator[dict[str, Any]]:
+        for event in builder.start():
+            yield event
+        async for chunk in chunks:
+            for event in builder.feed(chunk):
+                yield event
+        events = builder.finish()
+        self._remember(builder, request)
+        for event in events:
+            yield event
+
+    def _remember(self, builder: ResponseStream, request: ChatRequest) -> None:
+        if request.store:
+            self.store.put(builder.response, [*request.history, builder.chat_message()])
+
+
+def mount_responses(app: Any, *, store: ResponseStore | None = None) -> ResponsesEndpoint:
+    """Add ``/v1/responses`` (and ``/v1/responses/{id}``) to llama-cpp-python's FastAPI app."""
+    from starlette.routing import Route
+
+    endpoint = ResponsesEndpoint(store=store)
+    app.router.routes.append(Route(RESPONSES_PATH, endpoint, methods=["POST"]))
+    app.router.routes.append(
+        Route(RESPONSES_PATH + "/{response_id}", endpoint, methods=["GET", "DELETE"])
+    )
+    return endpoint
+
+
+async def _read_json(receive: Receive) -> Any:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ResponsesError("the client went away before sending the request body")
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    try:
+        return json.loads(b"".join(chunks) or b"null")
+    except ValueError as exc:
+        raise ResponsesError(f"the request body is not JSON: {exc}") from exc
+
+
+async def _send_json(send: Send, status: int, value: Any) -> None:
+    body = json.dumps(value).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode("ascii")),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_sse(send: Send, events: AsyncIterator[dict[str, Any]]) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+        }
+    )
+    try:
+        async for event in events:
+            data = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+            await send({"type": "http.response.body", "body": data.encode(), "more_body": True})
+    except Exception as exc:  # mid-stream: the status line is sent, so the stream says it
+        failure = {
+            "type": "error",
+            "sequence_number": -1,
+            "code": "server_error",
+            "message": f"{type(exc).__name__}: {exc}",
+            "param": None,
+        }
+        await send(
+            {
+                "type": "http.response.body",
+                "body": f"event: error\ndata: {json.dumps(failure)}\n\n".encode(),
+                "more_body": True,
+            }
+        )
+    await send({"type": "http.response.body", "body": b""})

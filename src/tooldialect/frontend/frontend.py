@@ -1,0 +1,257 @@
+"""``FrontEnd``: everything above the engine, once, for every engine.
+
+It owns the options a caller gives ``ToolChatHandler`` or ``ServerClient``, resolves a model's
+template (the caller's, the model's own, a shipped fallback, else ``MissingTemplateError``) and
+its dialect (detection bounded by the render budget), prepares each request
+(``request.prepare_request``), turns it into the engine-neutral ``GenerationRequest`` (prompt,
+grammar, resolved triggers, sampling, stops) and shapes what the engine returns into OpenAI
+dicts (``response``), batch or stream, feeding the reply memory on both paths. The two adapters
+only say where the model and the engine come from.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..dialect.builtins import get_builtin
+from ..dialect.detect import detect_dialect
+from ..dialect.spec import DialectSpec
+from ..dialect.vocabulary import Vocabulary
+from ..engine.base import (
+    Engine,
+    Generation,
+    GenerationRequest,
+    GenerationResult,
+    GrammarLike,
+    SamplingParams,
+    Triggers,
+)
+from ..errors import GrammarError, MissingTemplateError
+from ..gguf import ModelInfo
+from ..grammar.build import word_pattern
+from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
+from ..prompt.budget import RenderBudget, using_budget
+from ..prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
+from ..prompt.template import ChatTemplate
+from .request import ModelSetup, Request, prepare_request
+from .response import build_response, stream_chunks
+
+__all__ = ["FrontEnd", "resolve_triggers", "spec_markers"]
+
+Completion = dict[str, Any] | Iterator[dict[str, Any]]
+
+
+def spec_markers(spec: DialectSpec) -> list[str]:
+    """Every envelope and reasoning marker of ``spec`` (stripped): what the parser must see in
+    the output even where it is a special token (the server engine sends them as
+    ``preserved_tokens``)."""
+    texts: list[str] = []
+    for fmt in spec.formats:
+        texts += [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close]
+        texts.append(fmt.opener())
+    if spec.reasoning is not None:
+        texts += [spec.reasoning.open, spec.reasoning.close]
+    return [t for t in dict.fromkeys(s.strip() for s in texts) if t]
+
+
+def resolve_triggers(grammar: GrammarLike | None) -> Triggers:
+    """A lazy grammar's triggers for every engine: its words, each word's full-match pattern
+    (for an engine where no single token spells it), and its patterns."""
+    if grammar is None or not grammar.lazy:
+        return Triggers()
+    words = tuple(grammar.trigger_words)
+    return Triggers(
+        words=words,
+        word_patterns=tuple(word_pattern(w) for w in words),
+        patterns=tuple(grammar.trigger_patterns),
+    )
+
+
+class FrontEnd:
+    """The shared front end of one adapter (see the module docstring).
+
+    ``adapter`` names the class the caller constructs, for the errors' advice. The other
+    options mean what ``ToolChatHandler`` documents.
+    """
+
+    def __init__(
+        self,
+        *,
+        adapter: str,
+        dialect: DialectSpec | str | None = None,
+        chat_template: str | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
+        parallel_tool_calls: bool = True,
+        fallback: bool = True,
+        verbatim_history: bool = True,
+        render_budget: RenderBudget | None = None,
+        argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+    ) -> None:
+        if argument_layout not in ("free", "canonical"):
+            raise GrammarError(
+                f"argument_layout={argument_layout!r} is not a layout; pass 'canonical' or 'free'"
+            )
+        self.adapter = adapter
+        self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
+        self.chat_template = chat_template
+        self.template_kwargs = dict(template_kwargs or {})
+        self.parallel_tool_calls = parallel_tool_calls
+        self.fallback = fallback
+        self.verbatim_history = verbatim_history
+        self.render_budget = render_budget
+        self.argument_layout: ArgumentLayout = argument_layout
+        self.last_result: GenerationResult | None = None
+        """The engine's account of the latest request (complete once it has been consumed)."""
+
+    # ---- per model ---------------------------------------------------------------------------
+
+    def resolve(
+        self,
+        info: ModelInfo,
+        engine: Engine,
+        *,
+        native: str = "gguf",
+        where: str = "",
+        vocabulary: Vocabulary | None = None,
+    ) -> ModelSetup:
+        """Template, dialect and engine for one model. ``native`` names where ``info``'s own
+        template came from (``gguf``, ``server``); ``where`` describes the model for errors;
+        ``vocabulary`` (the model's tokens, when known) is evidence for detection."""
+        source, origin = self.template_source(info, native=native, where=where)
+        template = ChatTemplate(
+            source, bos_token=info.bos_token, eos_token=info.eos_token, budget=self.render_budget
+        )
+        with using_budget(self.render_budget):
+            spec = self.dialect or detect_dialect(
+                source,
+                bos_token=info.bos_token,
+                eos_token=info.eos_token,
+                vocabulary=vocabulary,
+            )
+        return ModelSetup(
+            info=info, template=template, template_origin=origin, spec=spec, engine=engine
+        )
+
+    def template_source(
+        self, info: ModelInfo, *, native: str = "gguf", where: str = ""
+    ) -> tuple[str, str]:
+        """``(source, origin)``: the caller's template, the model's own, a shipped fallback for
+        its architecture (with a warning naming it), else ``MissingTemplateError``."""
+        if self.chat_template is not None:
+            return self.chat_template, "user"
+        if info.chat_template:
+            return info.chat_template, native
+        model = where or f"{info.path or info.name!r}"
+        found = fallback_template(info.architecture) if self.fallback else None
+        if found is not None:
+            name, source = found
+            warnings.warn(
+                f"{model} carries no chat template; using tooldialect's fallback {name!r} for "
+                f"architecture {info.architecture!r}. Pass {self.adapter}(chat_template=...) to "
+                "choose the template yourself.",
+                stacklevel=5,
+            )
+            return source, f"fallback:{name}"
+        shipped = ", ".join(sorted(FALLBACK_TEMPLATES))
+        raise MissingTemplateError(
+            f"model {model} (architecture {info.architecture!r}) carries no chat template and "
+            f"tooldialect ships no fallback for it (it has: {shipped}); pass one: "
+            f"{self.adapter}(chat_template=open('template.jinja').read())"
+        )
+
+    # ---- per request -------------------------------------------------------------------------
+
+    def prepare(
+        self, setup: ModelSetup, *, messages: Sequence[Mapping[str, Any]], **request: Any
+    ) -> Request:
+        """Everything but generation: tools, prompt, grammar (``request.prepare_request`` with
+        this front end's defaults). Raises the library's errors."""
+        return prepare_request(
+            setup,
+            messages=messages,
+            default_parallel=self.parallel_tool_calls,
+            default_template_kwargs=self.template_kwargs,
+            verbatim_history=self.verbatim_history,
+            argument_layout=self.argument_layout,
+            **request,
+        )
+
+    def generation_request(
+        self,
+        request: Request,
+        *,
+        sampling: SamplingParams,
+        max_tokens: int | None = None,
+        stop: str | Sequence[str] | None = None,
+        logprobs: bool | None = None,
+        top_logprobs: int | None = None,
+        logits_processor: Any = None,
+        fast_forward: bool = False,
+        prompt_cache: Any = None,
+    ) -> GenerationRequest:
+        """What the engine decodes for ``request``: the same for every engine."""
+        spec = request.setup.spec
+        stops = [stop] if isinstance(stop, str) else list(stop or [])
+        return GenerationRequest(
+            prompt=request.prompt,
+            grammar=request.grammar,
+            triggers=resolve_triggers(request.grammar),
+            sampling=sampling,
+            max_tokens=max_tokens,
+            stop=(*stops, *spec.stop, *request.stop),  # + the template's end-of-turn markers
+            # OpenAI: top_logprobs needs logprobs=True; llama-cpp-python reads it the same way
+            logprobs=(top_logprobs or 0) if logprobs else None,
+            logits_processor=logits_processor,
+            bos=request.setup.info.bos_token,
+            markers=tuple(spec_markers(spec)),
+            fast_forward=fast_forward,
+            prompt_cache=prompt_cache,
+        )
+
+    def complete(
+        self,
+        setup: ModelSetup,
+        *,
+        messages: Sequence[Mapping[str, Any]],
+        sampling: SamplingParams,
+        model: str,
+        stream: bool = False,
+        max_tokens: int | None = None,
+        stop: str | Sequence[str] | None = None,
+        logprobs: bool | None = None,
+        top_logprobs: int | None = None,
+        logits_processor: Any = None,
+        fast_forward: bool = False,
+        prompt_cache: Any = None,
+        **request: Any,
+    ) -> Completion:
+        """One chat completion on ``setup``'s engine: a ``chat.completion`` dict, or an iterator
+        of chunks when ``stream``. ``model`` names the model in the reply; ``request`` is what
+        ``prepare`` takes."""
+        prepared = self.prepare(setup, messages=messages, **request)
+        job = self.generation_request(
+            prepared,
+            sampling=sampling,
+            max_tokens=max_tokens,
+            stop=stop,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
+            logits_processor=logits_processor,
+            fast_forward=fast_forward,
+            prompt_cache=prompt_cache,
+        )
+        gen = setup.engine.run(job)
+        self.last_result = gen.result
+        return self.reply(prepared, gen, model=model, stream=stream)
+
+    def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:
+        """The completion tail: the OpenAI shapes of ``gen``, and the reply remembered in the
+        model's own words (``history.ReplyMemory``) on the batch and the streaming path alike."""
+        if stream:
+            return stream_chunks(request, gen, model, on_reply=request.setup.replies.remember)
+        text = gen.text()
+        response = build_response(request, text, gen.result, model)
+        request.setup.replies.remember(response["choices"][0]["message"], text)
+        return response

@@ -1,0 +1,82 @@
+"""Strings in a JSON Schema grammar: lengths, ``format`` and ``pattern``.
+
+* ``format`` is enforced for ``date``, ``time`` and ``date-time`` (RFC 3339: the offset, ``Z`` or
+  ``+hh:mm``, is mandatory; ``T`` or a space between date and time), ``uuid``, ``email`` (a
+  dot-atom local part, ``@``, dot-separated domain labels or an IPv4 literal in brackets),
+  ``ipv4``, ``hostname`` and ``uri`` (``scheme:`` then characters a URI may hold). Other formats
+  are loose (``SchemaConverter.loose``): any string, checked after parsing where the validator
+  knows the format.
+* ``pattern`` compiles through ``regex.regex_to_gbnf``. A string schema with a ``pattern`` or a
+  ``format`` *and* length bounds enforces the pattern/format; the lengths are then loose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import UnsupportedSchemaError
+from .regex import regex_to_gbnf
+from .schema_checks import ptr
+from .schema_numbers import repeat
+
+__all__ = ["FORMATS", "string_content"]
+
+_DATE = '[0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01])'
+_OFFSET = '("Z" | "z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9])'
+_TIME = '([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" ([0-5] [0-9] | "60") ("." [0-9]{1,9})?'
+_OCTET = '("25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9] [0-9] | [0-9])'
+_IPV4 = f'{_OCTET} "." {_OCTET} "." {_OCTET} "." {_OCTET}'
+_LABEL = "[a-zA-Z0-9] ([a-zA-Z0-9-]{0,61} [a-zA-Z0-9])?"
+_ATOM = "[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+"
+FORMATS = {
+    "date": _DATE,
+    "time": f"{_TIME} {_OFFSET}",
+    "date-time": f"({_DATE}) [Tt ] {_TIME} {_OFFSET}",
+    "uuid": (
+        '[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" '
+        "[0-9a-fA-F]{12}"
+    ),
+    "email": f'{_ATOM} ("." {_ATOM})* "@" ({_LABEL} ("." {_LABEL})* | "[" {_IPV4} "]")',
+    "ipv4": _IPV4,
+    "hostname": f'{_LABEL} ("." {_LABEL})*',
+    # RFC 3986 characters only (no space, quote, backslash, angle brackets or braces)
+    "uri": '[a-zA-Z] [a-zA-Z0-9+.-]* ":" [a-zA-Z0-9._~:/?#@!$&\'()*+,;=%-]*',
+}
+"""GBNF for each enforced format; the characters are all plain in every value syntax."""
+
+
+def string_content(
+    schema: Mapping[str, Any],
+    pointer: str,
+    *,
+    char: str,
+    text: Callable[[str], str],
+    loosen: Callable[[str, str], None],
+) -> str | None:
+    """Expression for constrained string content, or None for any string. ``char`` is one
+    content character; ``text`` spells literal content as the value syntax writes it."""
+    fmt = schema.get("format")
+    lengths = "minLength" in schema or "maxLength" in schema
+    if "pattern" in schema:
+        pat = schema["pattern"]
+        if not isinstance(pat, str):
+            raise UnsupportedSchemaError(
+                f"'pattern' at {pointer!r} must be a string", pointer=ptr(pointer, "pattern")
+            )
+        if fmt is not None:
+            loosen(ptr(pointer, "format"), f"format {fmt!r} beside a pattern is not enforced")
+        if lengths:
+            loosen(pointer, "minLength/maxLength beside a pattern are not enforced")
+        return regex_to_gbnf(pat, pointer=ptr(pointer, "pattern"), any_char=char, text=text)
+    if isinstance(fmt, str) and fmt in FORMATS:
+        if lengths:
+            loosen(pointer, f"minLength/maxLength beside format {fmt!r} are not enforced")
+        return f"({FORMATS[fmt]})"
+    if fmt is not None:
+        loosen(ptr(pointer, "format"), f"format {fmt!r} is not enforced by the grammar")
+    lo = int(schema.get("minLength", 0))
+    hi = schema.get("maxLength")
+    if lo == 0 and hi is None:
+        return None
+    return repeat(char, lo, None if hi is None else int(hi))

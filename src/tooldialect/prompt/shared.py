@@ -1,0 +1,155 @@
+"""Template data made once and shared by every render, so a request with many tools is cheap.
+
+A render must not let a template change what the caller, or a later render, sees; the simple
+way is a deep copy of everything per render (:func:`plain_data`). With 250 MCP tools that copy,
+and the ``tojson`` of each tool the template prints, cost tens of milliseconds per request. So a
+tool's template form (``{"type": "function", "function": {...}}`` in OpenAI's key order) is
+built once per ``ToolDef`` (:func:`tool_form`) and every container in it is registered here.
+The sandbox refuses a mutating method called on a registered container (:class:`SharedMutation`,
+which makes the template render again on copies), and ``tojson`` of a registered value is
+computed once (:func:`shared_json`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..tools import ToolDef
+
+__all__ = ["SharedMutation", "is_shared", "plain_data", "shared_json", "tool_form"]
+
+_CAPACITY = 4096
+"""Tool forms kept (a few agents' worth of MCP tool sets); the oldest go first."""
+
+_forms: OrderedDict[int, tuple[ToolDef, dict[str, Any], list[int]]] = OrderedDict()
+"""id(ToolDef) -> (the ToolDef, kept alive so the id stays its own; its form; container ids)."""
+_shared_ids: dict[int, int] = {}
+"""id of a registered container -> how many forms hold it."""
+DEFAULT_JSON_OPTIONS = (False, None, None, False)
+"""``tojson``'s defaults as :func:`shared_json` gets them: ensure_ascii, indent, separators,
+sort_keys."""
+_json: dict[tuple[Any, ...], str] = {}
+"""(id of a registered value, tojson options) -> its JSON text."""
+
+
+class SharedMutation(Exception):
+    """A template called a mutating method on shared data; the render is redone on copies."""
+
+
+def plain_data(value: Any) -> Any:
+    """A deep copy built only of JSON-like types (as transformers' ``_plain_template_data``).
+
+    Objects with methods the sandbox cannot vet become an inert ``"<TypeName>"`` placeholder.
+    """
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {plain_data(key): plain_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_data(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(plain_data(item) for item in value)
+    if isinstance(value, ToolDef):
+        return plain_data(value.to_openai())
+    if isinstance(value, BaseModel):
+        return plain_data(value.model_dump())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return f"<{type(value).__name__}>"
+
+
+def tool_form(tool: ToolDef) -> dict[str, Any]:
+    """The shared template form of ``tool``; never mutate it (renders get it uncopied)."""
+    entry = _forms.get(id(tool))
+    if entry is not None and entry[0] is tool:
+        with contextlib.suppress(KeyError):  # another thread evicted it meanwhile
+            _forms.move_to_end(id(tool))
+        return entry[1]
+    # OpenAI's own key order (name, description, parameters): templates print tools with tojson,
+    # so the order is visible to the model
+    fn: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        fn["description"] = tool.description
+    fn["parameters"] = tool.parameters
+    form, text = _json_copy({"type": "function", "function": fn})
+    ids = _containers(form)
+    if text is not None:  # what `tool | tojson` prints with its defaults: known already
+        memo_key = (id(form), *DEFAULT_JSON_OPTIONS)
+        _json[memo_key] = text
+    for key in ids:
+        _shared_ids[key] = _shared_ids.get(key, 0) + 1
+    _forms[id(tool)] = (tool, form, ids)
+    while len(_forms) > _CAPACITY:
+        try:
+            _forget(_forms.popitem(last=False)[1][2])
+        except KeyError:  # emptied by another thread
+            break
+    return form
+
+
+def _forget(ids: list[int]) -> None:
+    for key in ids:
+        left = _shared_ids.pop(key, 1) - 1
+        if left:
+            _shared_ids[key] = left
+    gone = set(ids)
+    for memo_key in [k for k in list(_json) if k[0] in gone]:
+        _json.pop(memo_key, None)
+
+
+def _json_copy(value: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A plain deep copy and its JSON text: through JSON (in C) when it is JSON, else
+    :func:`plain_data` (and no text)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # an object, a non-string key, a NaN: copy it the slow way
+        return dict(plain_data(value)), None
+    copy: dict[str, Any] = json.loads(text)
+    return copy, text
+
+
+def _containers(value: Any) -> list[int]:
+    """Ids of every dict and list in ``value`` (made of JSON types only)."""
+    found: list[int] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            found.append(id(item))
+            stack.extend(v for v in item.values() if type(v) in (dict, list))
+        elif kind is list:
+            found.append(id(item))
+            stack.extend(v for v in item if type(v) in (dict, list))
+    return found
+
+
+def is_shared(value: object) -> bool:
+    """Whether ``value`` is a container of a shared tool form."""
+    return id(value) in _shared_ids
+
+
+def shared_json(value: object, options: tuple[Any, ...], dump: Callable[[], str]) -> str:
+    """``dump()`` (``value``'s JSON under ``options``), computed once for a shared value."""
+    if not is_shared(value):
+        return dump()
+    key = (id(value), *options)
+    text = _json.get(key)
+    if text is None:
+        text = _json[key] = dump()
+    return text

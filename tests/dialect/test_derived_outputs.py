@@ -1,0 +1,276 @@
+"""Model outputs per structure, read with the spec derived from the invented template.
+
+Each row is written as a model of that family would write it, with the variants real models
+write: stray whitespace, a missing closer, several calls, calls with prose, reasoning the template
+never shows. The spec is derived from the template alone (``builtins=False``); batch and streamed
+(random chunks) must agree.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tooldialect.dialect.detect import detect_dialect
+from tooldialect.dialect.spec import DialectSpec
+from tooldialect.parse import StreamParser, parse_output
+
+INVENTED = Path(__file__).parent.parent / "fixtures" / "templates" / "invented"
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "units": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "strict": {"type": "boolean"},
+                },
+            },
+        },
+    }
+    for name in ("get_weather", "get_time")
+]
+W = "get_weather"
+T = "get_time"
+PARIS = {"city": "Paris", "days": 2}
+
+# (template, output, expected calls, expected content)
+ROWS: list[tuple[str, str, list[tuple[str, dict[str, Any]]], str | None]] = [
+    # namespace token before every tag
+    (
+        "ns-prefixed-invoke.jinja",
+        '⁂<tool_call>\n⁂<invoke name="get_weather">\n⁂<parameter name="city">Paris⁂</parameter>\n'
+        '⁂<parameter name="days">2⁂</parameter>\n⁂</invoke>\n⁂</tool_call>',
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "ns-prefixed-invoke.jinja",
+        'Let me check.\n⁂<tool_call>\n⁂<invoke name="get_weather">\n⁂<parameter name="city">Paris'
+        '⁂</parameter>\n⁂</invoke>\n⁂</tool_call>\n⁂<tool_call>\n⁂<invoke name="get_time">\n'
+        '⁂<parameter name="city">Oslo⁂</parameter>\n⁂</invoke>\n⁂</tool_call>',
+        [(W, {"city": "Paris"}), (T, {"city": "Oslo"})],
+        "Let me check.",
+    ),
+    # attributes inside special-token markers, typed
+    (
+        "attr-markers-typed.jinja",
+        '<|open|>call tool="get_weather" index="0"<|sep|><|open|>argument key="city" type="string"'
+        '<|sep|>Paris<|close|>argument<|sep|><|open|>argument key="days" type="integer"<|sep|>2'
+        "<|close|>argument<|sep|><|close|>call<|sep|>",
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "attr-markers-typed.jinja",
+        '<|open|>call tool="get_weather" index="0"<|sep|><|open|>argument key="city" type="string"'
+        '<|sep|>2024<|close|>argument<|sep|><|open|>argument key="strict" type="boolean"<|sep|>'
+        "true<|close|>argument<|sep|>",  # the call's closer is missing at the end
+        [(W, {"city": "2024", "strict": True})],
+        None,
+    ),
+    (
+        "type-attr-short.jinja",
+        '<run tool="get_weather"><param name="city" t="str">Paris</param>'
+        '<param name="tags" t="list">["a", "b"]</param></run>',
+        [(W, {"city": "Paris", "tags": ["a", "b"]})],
+        None,
+    ),
+    (
+        "string-flag-args.jinja",
+        '\n<fc name="get_weather"><a k="city" string="true">Paris</a>'
+        '<a k="days" string="false">2</a></fc>',
+        [(W, PARIS)],
+        None,
+    ),
+    # the key as the tag; a tag-like text inside a value stays text
+    (
+        "key-as-tag-flat.jinja",
+        '<tool name="get_weather">\n<city>Paris</city>\n<days>2</days>\n</tool>',
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "key-as-tag-flat.jinja",
+        '<tool name="get_weather">\n  <city>Paris</city>\n  <days>2</days>\n</tool>',
+        [(W, PARIS)],
+        None,
+    ),
+    # values in wrappers
+    (
+        "cdata-values.jinja",
+        '<invoke fn="get_weather">\n<arg name="city"><![CDATA[a</arg>&b]]></arg>\n'
+        '<arg name="days">2</arg>\n</invoke>',
+        [(W, {"city": "a</arg>&b", "days": 2})],
+        None,
+    ),
+    (
+        "json-string-values.jinja",
+        '<act>get_weather\n<arg_k>city</arg_k><arg_v>"Seoul"</arg_v>\n'
+        "<arg_k>days</arg_k><arg_v>3</arg_v>\n</act>",
+        [(W, {"city": "Seoul", "days": 3})],
+        None,
+    ),
+    (
+        "key-value-lines.jinja",
+        '\n[[call get_weather]]\ncity = "Paris"\ndays = 2\n[[/call]]',
+        [(W, PARIS)],
+        None,
+    ),
+    # recipient headers
+    (
+        "recipient-header.jinja",
+        ' to=get_weather<|body|>{"city": "Paris", "days": 2}<|eom|>',
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "recipient-per-call.jinja",
+        '>>get_weather<|b|>{"city": "Paris"}<|x|><|m|>bot>>get_time<|b|>{"city": "Oslo"}<|x|>',
+        [(W, {"city": "Paris"}), (T, {"city": "Oslo"})],
+        None,
+    ),
+    # content channel
+    (
+        "content-channel.jinja",
+        "<|open|>response<|sep|>It is sunny.<|close|>response<|sep|>",
+        [],
+        "It is sunny.",
+    ),
+    (
+        "content-channel.jinja",
+        '<|open|>calls<|sep|>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}]'
+        "<|close|>calls<|sep|>",
+        [(W, PARIS)],
+        None,
+    ),
+    # closers repeating the function name
+    (
+        "closer-names-function.jinja",
+        '<call:get_weather>{"city": "Paris", "days": 2}</call:get_weather>\n'
+        '<call:get_time>{"city": "Oslo"}</call:get_time>',
+        [(W, PARIS), (T, {"city": "Oslo"})],
+        None,
+    ),
+    (
+        "closer-names-function.jinja",
+        '<call:get_weather>{"city": "Paris", "days": 2}',  # closer missing at the end
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "element-closer-names-function.jinja",
+        "<fn:get_weather><p:city>Paris</p:city><p:days>2</p:days></fn:get_weather>",
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "name-as-tag.jinja",
+        'Checking. <calls><get_weather>{"city": "Paris", "days": 2}</get_weather></calls>',
+        [(W, PARIS)],
+        "Checking.",
+    ),
+    # turn header differing from the generation prompt: the model writes the calls right away
+    (
+        "header-differs.jinja",
+        '<calls>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}]</calls>',
+        [(W, PARIS)],
+        None,
+    ),
+    # a marker typo in history: the model writes what the instructions show, both are read
+    (
+        "typo-history.jinja",
+        '\n<fcall>{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}</fcall>',
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "typo-history.jinja",
+        '\n<fcal>{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}</fcall>',
+        [(W, PARIS)],
+        None,
+    ),
+    # reasoning the template never mentions: a call quoted inside must not run
+    (
+        "unmentioned-think.jinja",
+        '<think>I could write <|call|>{"tool": "get_time", "args": {}}<|/call|> but no.</think>'
+        '<|call|>{"tool": "get_weather", "args": {"city": "Paris", "days": 2}}<|/call|>',
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "pipe-python-list.jinja",
+        '<|act|>[get_weather(city="Paris", days=2), get_time(city="Oslo")]<|/act|>',
+        [(W, PARIS), (T, {"city": "Oslo"})],
+        None,
+    ),
+    # a format only the tool instructions show
+    (
+        "instructions-only.jinja",
+        'Sure. <|act_start|>[get_weather(city="Paris", days=2), get_time(city="Oslo")]<|act_end|>',
+        [(W, PARIS), (T, {"city": "Oslo"})],
+        "Sure.",
+    ),
+    (
+        "ns-prefixed-json.jinja",
+        'ns:<calls> ns:<call>{"fn": "get_weather", "in": {"city": "Paris", "days": 2}}ns:</call>'
+        "ns:</calls>",
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "renamed-section.jinja",
+        '<tool_batch>\n<tool_call>\n{"name": "get_weather", '
+        '"arguments": {"city": "Paris", "days": 2}}\n</tool_call>\n</tool_batch>',
+        [(W, PARIS)],
+        None,
+    ),
+]
+
+_SPECS: dict[str, DialectSpec] = {}
+
+
+def _spec(name: str) -> DialectSpec:
+    if name not in _SPECS:
+        source = (INVENTED / name).read_text(encoding="utf-8")
+        _SPECS[name] = detect_dialect(source, builtins=False)
+    return _SPECS[name]
+
+
+def _calls(out: Any) -> list[tuple[str, Any]]:
+    return [(c.name, c.arguments) for c in out.tool_calls]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "calls", "content"), ROWS, ids=[f"{r[0]}-{i}" for i, r in enumerate(ROWS)]
+)
+def test_derived_spec_reads_model_output(
+    name: str, text: str, calls: list[tuple[str, dict[str, Any]]], content: str | None
+) -> None:
+    spec = _spec(name)
+    assert spec.origin == "derived"
+    out = parse_output(text, spec, tools=TOOLS)
+    assert _calls(out) == calls
+    assert (out.content or None) == content
+    rng = random.Random(text)
+    parser = StreamParser(spec, tools=TOOLS)
+    i = 0
+    while i < len(text):
+        n = rng.randint(1, 6)
+        parser.feed(text[i : i + n])
+        i += n
+    parser.close()
+    assert _calls(parser.result) == calls
+
+
+def test_every_structure_has_rows() -> None:
+    assert len({r[0] for r in ROWS}) >= 20
