@@ -352,9 +352,53 @@ FUZZ_TOOLS = [
 _PUNCT = ["{", "}", '"', ":", ",", "[", "]", "(", ")", "<", ">", "/", "\n", " ", "\\", "=", "```"]
 
 
+_VARIANT_MARKERS = [
+    # wrappers around bare calls, other families' markers, end-of-turn text
+    "```json\n",
+    "```python\n",
+    "```\n",
+    "\n```",
+    "[TOOL_CALLS]",
+    "<tool_call>",
+    "</tool_call>",
+    "<|im_end|>",
+    "<|eot_id|>",
+    "</think>",
+    # harmony header tokens, in any order
+    "<|start|>assistant",
+    "<|channel|>",
+    "<|constrain|>json",
+    "<|message|>",
+    " to=functions.get_weather",
+    " to=container.exec",
+    " to=assistant",
+    "commentary",
+    "final",
+    "<|call|>",
+]
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>")
+"""End-of-turn markers the soup is parsed with too: words before the first one must survive."""
+
+
+def _variants(spec: Any, calls: list[str]) -> list[str]:
+    """The long-tail variants of rendered calls: JSON-escaped (``\\n``, ``\\"``), with a
+    broken quote in the arguments, and the opener's first tag doubled."""
+    out: list[str] = []
+    for c in calls:
+        out.append(json.dumps(c)[1:-1])  # the whole call written JSON-escaped
+        at = c.find('"Paris"')
+        if at >= 0:
+            out.append(c[: at + 3] + '"' + c[at + 3 :])  # broken JSON inside the arguments
+    opener = spec.primary.opener().strip()
+    if opener.startswith("<"):
+        out.append(opener[: opener.find(">") + 1] + calls[0])  # a doubled opening tag
+    return out
+
+
 def dialect_markers(name: str) -> list[str]:
-    """Every non-empty string in the builtin spec ``name`` (markers, keys, templates) plus
-    calls it renders, whole and cut short."""
+    """Every non-empty string in the builtin spec ``name`` (markers, keys, templates), calls it
+    renders, whole and cut short, their long-tail variants (``_variants``) and the markers of
+    other wrappers, end-of-turn text and harmony headers (``_VARIANT_MARKERS``)."""
     from tooldialect.dialect.spec import DialectSpec
 
     spec = DialectSpec.builtin(name)
@@ -376,52 +420,77 @@ def dialect_markers(name: str) -> list[str]:
         spec.render_calls([("search", {"city": "x"}, None), ("f", {}, None)]),
     ]
     cut = [c[: len(c) // 2] for c in calls]
-    return sorted(found) + calls + cut
+    return sorted(found) + calls + cut + _variants(spec, calls) + _VARIANT_MARKERS
+
+
+def _invalid_utf8(data: bytes) -> str:
+    """Bytes that are not valid UTF-8, decoded as a byte-level tokenizer's pieces would be:
+    replacement characters, or lone surrogates (``surrogateescape``)."""
+    try:
+        return data.decode("utf-8", errors="surrogateescape")
+    except UnicodeDecodeError:  # pragma: no cover - surrogateescape never raises
+        return data.decode("utf-8", errors="replace")
+
+
+_INVALID_UTF8 = st.binary(min_size=1, max_size=6).map(_invalid_utf8) | st.binary(
+    min_size=1, max_size=6
+).map(lambda b: b.decode("utf-8", errors="replace"))
 
 
 @st.composite
 def model_outputs(draw: st.DrawFn, markers: list[str]) -> tuple[str, list[str], list[int]]:
-    """``(text, words, cuts)``: markers, punctuation and unique words mixed; chunk boundaries."""
+    """``(text, words, cuts)``: markers, punctuation, random invalid UTF-8 and unique words
+    mixed; chunk boundaries."""
     pieces: list[str] = []
     words: list[str] = []
     for i in range(draw(st.integers(1, 24))):
-        kind = draw(st.integers(0, 9))
+        kind = draw(st.integers(0, 10))
         if kind < 4:
             word = f"w{i}q"
             words.append(word)
             pieces.append(word)
         elif kind < 7:
             pieces.append(draw(st.sampled_from(markers)))
-        else:
+        elif kind < 10:
             pieces.append(draw(st.sampled_from(_PUNCT)))
+        else:
+            pieces.append(draw(_INVALID_UTF8))
         pieces.append(draw(st.sampled_from(["", " ", "\n"])))
     text = "".join(pieces)
     cuts = draw(st.lists(st.integers(0, max(len(text), 1)), max_size=12))
     return text, words, cuts
 
 
+def _kept(result: Any) -> str:
+    kept = [result.content or "", result.reasoning_content or ""]
+    kept += [c.name + c.arguments_json + c.id for c in result.tool_calls]
+    return "\x00".join(kept)
+
+
 def check_output(name: str, text: str, words: list[str], cuts: list[int]) -> None:
-    """The parser never raises, loses no word, and streams what it parses in one piece."""
+    """The parser never raises, loses no word, and streams what it parses in one piece (under
+    the given chunking, plain and with the end-of-turn markers of ``END_OF_TURN``, where the
+    words before the first marker must survive)."""
     from tooldialect.dialect.spec import DialectSpec
     from tooldialect.parse import StreamParser, parse_output
 
     spec = DialectSpec.builtin(name)
-    batch = parse_output(text, spec, tools=FUZZ_TOOLS)
-    kept = [batch.content or "", batch.reasoning_content or ""]
-    kept += [c.name + c.arguments_json + c.id for c in batch.tool_calls]
-    joined = "\x00".join(kept)
-    lost = [w for w in words if w not in joined]
-    assert not lost, f"{name}: words {lost} lost from {text!r} -> {batch!r}"
-    parser = StreamParser(spec, tools=FUZZ_TOOLS)
-    for chunk in iter_chunks(text, cuts):
-        parser.feed(chunk)
-    parser.close()
-    streamed = parser.result
 
     def shape(r: Any) -> Any:
         return (r.content, r.reasoning_content, [(c.name, c.arguments) for c in r.tool_calls])
 
-    assert shape(streamed) == shape(batch), f"{name}: chunks {list(iter_chunks(text, cuts))!r}"
+    for ends in ((), END_OF_TURN):
+        batch = parse_output(text, spec, tools=FUZZ_TOOLS, end_of_turn=ends)
+        head = min((text.find(e) for e in ends if e in text), default=len(text))
+        joined = _kept(batch)
+        lost = [w for w in words if w in text[:head] and w not in joined]
+        assert not lost, f"{name}: words {lost} lost from {text!r} -> {batch!r}"
+        parser = StreamParser(spec, tools=FUZZ_TOOLS, end_of_turn=ends)
+        for chunk in iter_chunks(text, cuts):
+            parser.feed(chunk)
+        parser.close()
+        streamed = parser.result
+        assert shape(streamed) == shape(batch), f"{name}: chunks {list(iter_chunks(text, cuts))!r}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ class Case:
     reasoning_open: bool = False
     prefill: str = ""
     truncated: bool = False
+    end_of_turn: tuple[str, ...] = ()
 
 
 def _spec(value: Any) -> DialectSpec:
@@ -51,6 +52,7 @@ def load_cases() -> list[Case]:
                     reasoning_open=bool(merged.get("reasoning_open", False)),
                     prefill=str(merged.get("prefill", "")),
                     truncated=bool(merged.get("truncated", False)),
+                    end_of_turn=tuple(merged.get("end_of_turn", ())),
                 )
             )
     return out
@@ -94,7 +96,11 @@ def assemble(deltas: list[dict[str, Any]]) -> Assembled:
 
 def run_stream(case: Case, chunks: list[str]) -> tuple[ParsedOutput, Assembled]:
     parser = StreamParser(
-        case.spec, tools=case.tools, reasoning_open=case.reasoning_open, prefill=case.prefill
+        case.spec,
+        tools=case.tools,
+        reasoning_open=case.reasoning_open,
+        prefill=case.prefill,
+        end_of_turn=case.end_of_turn,
     )
     deltas: list[dict[str, Any]] = []
     for chunk in chunks:

@@ -31,6 +31,7 @@ def test_parse_output_matches_golden(case: Case) -> None:
         reasoning_open=case.reasoning_open,
         prefill=case.prefill,
         truncated=case.truncated,
+        end_of_turn=case.end_of_turn,
     )
     exp = case.expected
     assert result.content == exp["content"]
@@ -60,6 +61,7 @@ def test_stream_whole_and_per_char(case: Case) -> None:
         reasoning_open=case.reasoning_open,
         prefill=case.prefill,
         truncated=case.truncated,
+        end_of_turn=case.end_of_turn,
     )
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     for chunks in ([case.text], list(case.text)):
@@ -86,6 +88,7 @@ def test_any_chunking_parses_the_same(case: Case, data: st.DataObject) -> None:
         reasoning_open=case.reasoning_open,
         prefill=case.prefill,
         truncated=case.truncated,
+        end_of_turn=case.end_of_turn,
     )
     native = any("id" in c for c in case.expected.get("tool_calls", []))
     chunks = data.draw(_chunked(case.text))

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tooldialect.dialect.spec import CallFormat, DialectSpec, ElementBody, JsonBody, PythonBody
+from tooldialect.dialect.spec import (
+    CallFormat,
+    DialectSpec,
+    ElementBody,
+    JsonBody,
+    PythonBody,
+    TaggedBody,
+)
 from tooldialect.errors import ToolSpecError
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.parse.markers import split_literal
@@ -51,8 +58,16 @@ def test_unwrapped_formats_need_a_distinctive_head() -> None:
 def test_rebodied_formats_keep_the_envelope() -> None:
     fmt = CallFormat(call_open="<tool_call>", call_close="</tool_call>", body=ElementBody())
     bodies = [type(f.body) for f in rebodied_formats(fmt)]
-    assert bodies == [JsonBody, PythonBody]
-    assert all(f.call_open == "<tool_call>" for f in rebodied_formats(fmt))
+    # JSON calls joined by ";" in one marker, one JSON call, a Python call, the element head
+    # around JSON arguments
+    assert bodies == [JsonBody, JsonBody, PythonBody, TaggedBody]
+    joined = rebodied_formats(fmt)[0]
+    assert (joined.section_open, joined.section_close, joined.separator) == (
+        "<tool_call>",
+        "</tool_call>",
+        "; ",
+    )
+    assert all(f.call_open == "<tool_call>" for f in rebodied_formats(fmt)[1:])
     assert rebodied_formats(CallFormat(body=JsonBody(), at_start_only=True)) == []
 
 

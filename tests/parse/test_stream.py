@@ -93,7 +93,7 @@ def test_held_prefix_that_is_not_a_marker_comes_back() -> None:
 
 
 def test_json_arguments_stream_before_the_call_ends() -> None:
-    parser = StreamParser(HERMES)
+    parser = StreamParser(HERMES, stream_arguments=True)
     out = _feed_all(
         parser,
         [
@@ -108,6 +108,30 @@ def test_json_arguments_stream_before_the_call_ends() -> None:
     assert second == [{"tool_calls": [{"index": 0, "function": {"arguments": "lo wor"}}]}]
     parser.close()
     assert parser.result.tool_calls[0].arguments_json == '{"q": "hello world"}'
+
+
+def test_json_call_is_held_until_it_ends_by_default() -> None:
+    """Without ``stream_arguments`` a call is sent when it ends: its JSON may still break."""
+    parser = StreamParser(HERMES)
+    assert parser.feed('<tool_call>\n{"name": "search", "arguments": {"q": "hel') == []
+    assert parser.feed("lo wor") == []
+    out = parser.feed('ld"}}\n</tool_call>')
+    assert out[0]["tool_calls"][0]["function"] == {"name": "search", "arguments": ""}
+    assert (
+        "".join(d["tool_calls"][0]["function"]["arguments"] for d in out) == '{"q": "hello world"}'
+    )
+
+
+def test_broken_json_call_is_content_streamed_like_batch() -> None:
+    text = '<tool_call>\n{"name": "search", "arguments": {"q": "a"b"}}\n</tool_call>\nok'
+    parser = StreamParser(HERMES)
+    deltas = [d for piece in text for d in parser.feed(piece)] + parser.close()
+    assert deltas and all("tool_calls" not in d for d in deltas)
+    assert parser.result.content == text
+    kept = StreamParser(HERMES, stream_arguments=True)  # a grammar-constrained stream: healed
+    kept.feed(text)
+    kept.close()
+    assert [c.arguments for c in kept.result.tool_calls] == [{"q": "a"}]
 
 
 def test_call_is_not_announced_before_it_is_certain() -> None:

@@ -33,6 +33,7 @@ def test_a_cut_call_is_never_complete(case: Case) -> None:
             reasoning_open=case.reasoning_open,
             prefill=case.prefill,
             truncated=True,
+            end_of_turn=case.end_of_turn,
         )
         for i, call in enumerate(out.tool_calls):
             if not call.truncated:

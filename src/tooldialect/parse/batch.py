@@ -25,6 +25,8 @@ def parse_output(
     prefill: str = "",
     truncated: bool = False,
     strict: bool = False,
+    end_of_turn: Sequence[str] = (),
+    stream_arguments: bool = False,
 ) -> ParsedOutput:
     """Split a model reply written in ``spec``'s dialect into content, reasoning and tool calls.
 
@@ -33,13 +35,24 @@ def parse_output(
     the prompt already wrote at the start of the reply (e.g. ``>>>``), read first and never part of
     the result. Text that is not a well-formed call stays in ``content`` unchanged; see
     ``StreamParser`` for the whitespace rule and ``prefill``. ``truncated``: the token limit cut
-    the text; a cut-off call is then never completed (``StreamParser.close``).
+    the text; a cut-off call is then never completed (``StreamParser.close``). ``end_of_turn``:
+    marker texts that end the reply (the template's end of an assistant turn, ``<|im_end|>``):
+    the first one and everything after it are not part of the result. ``stream_arguments``:
+    read as ``StreamParser`` with that option (a call whose JSON breaks mid-text is then kept,
+    healed, instead of staying content).
 
     ``strict``: a call the reply opens must be read as one. Leniency keeps a call that does not
     parse as content; strict parsing raises ``ToolCallParseError`` instead when the content still
     holds one of the dialect's call openers.
     """
-    parser = StreamParser(spec, tools=tools, reasoning_open=reasoning_open, prefill=prefill)
+    parser = StreamParser(
+        spec,
+        tools=tools,
+        reasoning_open=reasoning_open,
+        prefill=prefill,
+        end_of_turn=end_of_turn,
+        stream_arguments=stream_arguments,
+    )
     parser.feed(text)
     parser.close(truncated=truncated)
     result = parser.result

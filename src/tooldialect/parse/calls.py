@@ -12,8 +12,12 @@ A call is *certain* when its name is read and its JSON arguments object has begu
 tagged bodies; the arguments then stream as they arrive), or when the whole body is read (element
 and python bodies, JSON arguments written as a string, and JSON bodies whose ``id_key`` comes after
 the arguments). A call that fails before it is certain returns ``FAIL`` and its text stays content.
-A certain call that breaks (malformed, or the text ends) is kept with its arguments healed from the
-last safe point and returns ``BROKEN``; the text after that point becomes content.
+A certain call whose JSON arguments break before the end of the text is no call
+(``Context.retract``, the default): its reader yields ``End(void=True)`` and fails, and the
+stream parser, which held the call's deltas, drops it. Where arguments stream early (``retract``
+off), or where the text ends inside the arguments, a certain call that breaks is kept with its
+arguments healed from the last safe point and returns ``BROKEN``; the text after that point
+becomes content.
 
 Truncation (``Context.truncated``: generation hit ``max_tokens``) never completes a call: a call
 cut off before it was certain fails, so its text stays content; a certain call whose JSON
@@ -39,8 +43,8 @@ from ..dialect.spec import (
     TaggedBody,
     format_template,
 )
-from .element_body import read_element_body
-from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
+from .escaped import read_element_call
+from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Text, Wait, certain
 from .json_body import end_event, json_head_patterns, read_json_body, stream_args
 from .markers import (
     Segment,
@@ -56,6 +60,7 @@ from .markers import (
     stop_before,
     without_markers,
 )
+from .pydict import python_object_end
 from .raw_args import read_raw_call
 from .values import parse_gemma4_kwargs, parse_python_kwargs
 
@@ -111,6 +116,9 @@ class FormatPlan:
     known_names_only: bool = False
     """A markerless layout of a markerless dialect: a call counts only when it names an offered
     tool (when tools are known)."""
+    closers: tuple[str, ...] = ()
+    """Closers that may follow a call's arguments (``args_close``, ``tail``, ``call_close``,
+    ``section_close``): JSON arguments that break right before one only miss their braces."""
 
     @classmethod
     def build(cls, fmt: CallFormat, *, known_names_only: bool = False) -> FormatPlan:
@@ -169,6 +177,13 @@ class FormatPlan:
             param_post=param_post,
             value_ends=value_ends,
             known_names_only=known_names_only,
+            closers=tuple(
+                dict.fromkeys(
+                    c
+                    for c in (args_close, tail, fmt.call_close.strip(), fmt.section_close.strip())
+                    if c
+                )
+            ),
         )
 
 
@@ -180,6 +195,10 @@ class Context:
     schemas: Mapping[str, dict[str, Any]]
     truncated: bool = False
     """The text was cut by the token limit (set when the stream closes)."""
+    retract: bool = True
+    """A call whose JSON arguments break before the end of the text is not a call (its
+    announcement is held until it ends); off where arguments stream as they arrive
+    (``StreamParser(stream_arguments=True)``): such a call is then kept, healed."""
     names: frozenset[str] = field(init=False, default=frozenset())
     """The offered tools' names."""
 
@@ -200,7 +219,10 @@ def _tagged_body(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     if src.buf[p : p + 1] != "{":
         return (yield from read_raw_call(src, q, plan, ctx, fields))
     yield Begin(fields["name"], fields.get("id"), fields.get("index"))
-    p, complete = yield from stream_args(src, p, ctx)
+    p, complete = yield from stream_args(src, p, ctx, plan.closers)
+    if p < 0:
+        yield End(void=True)
+        return p, FAIL  # broken JSON arguments: not a call
     yield end_event(src, ctx, complete)
     if not complete:
         return p, BROKEN
@@ -353,7 +375,7 @@ def _read_call(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     elif isinstance(body, TaggedBody):
         reader = _tagged_body(src, q, plan, ctx)
     elif isinstance(body, ElementBody):
-        reader = read_element_body(src, q, plan, body, ctx)
+        reader = read_element_call(src, q, plan, body, ctx)
     else:
         reader = _python_body(src, q, plan, body, ctx)
     if plan.fmt.offered_names_only and ctx.schemas:
@@ -381,34 +403,82 @@ def _offered_only(reader: Reader, names: Mapping[str, Any]) -> Reader:
     return (yield from reader)
 
 
+def _bad_entry(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, int]:
+    """End of the object at ``p`` (after whitespace) that failed to read as a call, in a list of
+    JSON calls, when a separator or the list's closer follows it; else -1."""
+    if not isinstance(plan.fmt.body, JsonBody) or not plan.separator:
+        return -1
+    p = yield from skip_ws(src, p)
+    if src.buf[p : p + 1] != "{":
+        return -1
+    # the next call's opener ends the search, so that each opener's scan ends at the next one
+    openers = [split_literal(o)[0] for o in (plan.section_open, plan.call_open) if o]
+    stops = tuple(o for o in openers if len(o) > 2)
+    while True:
+        buf = src.buf
+        lim, hit = stop_before(buf, p, stops, final=src.final) if stops else (len(buf), False)
+        end = python_object_end(buf, p, lim)
+        if end is None and not hit and not src.final:
+            yield None
+            continue
+        break
+    if end is None or end < 0:
+        return -1
+    q = yield from probe_literal(src, end, plan.separator)
+    if q < 0 and not (yield from closes_after(src, end, plan.section_close, plan.alts)):
+        return -1
+    return end
+
+
+def _separator(src: Source, q: int, plan: FormatPlan) -> Generator[None, None, tuple[int, int]]:
+    """``(r, q)``: where the next call starts after the separator at ``q`` (-1: none follows),
+    and ``q`` moved over a separator cut short by the end of the text."""
+    r = yield from probe_literal(src, q, plan.separator)
+    for alt in plan.alt_separators:
+        if r >= 0:
+            break
+        r = yield from probe_literal(src, q, alt)
+    if r < 0:
+        r = yield from probe_closer(src, q, plan.separator)
+        if r >= 0:  # the separator's start ended the text: drop it
+            q = r
+        return -1, q
+    return r, q
+
+
 def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     """Read section_open, calls joined by separators, section_close from ``p``.
 
     Returns (end, status): ``FAIL`` when no call was read (nothing was emitted), ``BROKEN`` when
-    the last call broke after it became certain, else ``OK``.
+    the last call broke after it became certain, else ``OK``. In a list of JSON calls, an entry
+    that is no call is skipped: its text is content (``Text``), the calls after it are read.
     """
     q = yield from probe_literal(src, p, plan.section_open)
     if q < 0:
         return p, FAIL
     count = 0
+    skipped: list[str] = []
     while True:
         r = q
-        if count and (plan.separator or plan.alt_separators):
-            r = yield from probe_literal(src, q, plan.separator)
-            for alt in plan.alt_separators:
-                if r >= 0:
-                    break
-                r = yield from probe_literal(src, q, alt)
+        if (count or skipped) and (plan.separator or plan.alt_separators):
+            r, q = yield from _separator(src, q, plan)
             if r < 0:
-                r = yield from probe_closer(src, q, plan.separator)
-                if r >= 0:  # the separator's start ended the text: drop it
-                    q = r
                 break
         end, status = yield from _read_call(src, r, plan, ctx)
         if status == FAIL:
             if r != q and (yield from closes_after(src, r, plan.section_close, plan.alts)):
                 q = r  # a trailing separator before the closer or the end of the text
-            break
+                break
+            skip = (yield from _bad_entry(src, r, plan)) if plan.section_open else -1
+            if skip < 0:
+                break
+            skipped.append(src.buf[r:skip].strip())
+            q = skip
+            continue
+        if skipped and count:
+            for text in skipped:  # broken entries before this call: content
+                yield Text(text)
+            skipped.clear()
         count += 1
         q = end
         if status == BROKEN:
@@ -417,5 +487,7 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
             break
     if not count:
         return p, FAIL
+    for text in skipped:
+        yield Text(text)
     r = yield from probe_closers(src, q, plan.section_close, plan.alts)
     return (r if r >= 0 else q), OK  # a missing section_close is tolerated

@@ -8,7 +8,19 @@ from dataclasses import dataclass
 
 from .jsonscan import JsonScanner
 
-__all__ = ["BROKEN", "FAIL", "OK", "Args", "Begin", "End", "Event", "Reader", "Wait", "certain"]
+__all__ = [
+    "BROKEN",
+    "FAIL",
+    "OK",
+    "Args",
+    "Begin",
+    "End",
+    "Event",
+    "Reader",
+    "Text",
+    "Wait",
+    "certain",
+]
 
 OK, FAIL, BROKEN = 0, 1, 2
 
@@ -35,9 +47,19 @@ class End:
 
     cut: bool = False
     """Truncation cut its arguments: they are the partial text, not JSON (see the module doc)."""
+    void: bool = False
+    """The call announced is no call (its JSON arguments broke before the end of the text):
+    it is dropped, and its reader fails (``Context.retract``)."""
 
 
-Event = Begin | Args | End
+@dataclass(frozen=True)
+class Text:
+    """Text inside an emission that is no call (a broken entry in a list of calls): content."""
+
+    text: str
+
+
+Event = Begin | Args | End | Text
 Wait = JsonScanner | None
 """What a reader yields while it needs more text: ``None``, or the scanner of streaming JSON
 arguments. The caller may then drive that scanner over new text itself (``advance`` on the grown

@@ -74,11 +74,14 @@ def run_scanner(src: Source, sc: JsonScanner) -> Generator[None, None, int]:
 
 
 def stream_args(
-    src: Source, p: int, ctx: Context
+    src: Source, p: int, ctx: Context, closers: tuple[str, ...] = ()
 ) -> Generator[Event | Wait, None, tuple[int, bool]]:
     """Stream a JSON object's text from ``p``; returns (end, complete). Incomplete: healed, and
     ``end`` is the raw position of the last safe point; cut by truncation: the partial text as
-    read, to the end. It waits by yielding its scanner (see ``Wait``)."""
+    read, to the end. Broken right before one of ``closers`` (the object's closing braces
+    missing before the call's closer): healed, and complete. Broken elsewhere before the end of
+    the text (``Context.retract``): ``end`` is -1, the call is not one. It waits by yielding
+    its scanner (``Wait``)."""
     sc = JsonScanner(p)
     while True:
         cut = src.final and ctx.truncated  # the text ends because the token limit cut it
@@ -93,6 +96,13 @@ def stream_args(
             if rest:
                 yield Args(rest)
             return len(src.buf), False
+        if st == ERROR and _closer_at(src.buf, sc.pos, closers):
+            # the object's closing braces are missing before the call's closer: healed, whole
+            yield Args(sc.take_safe() + sc.heal())
+            return sc.pos, True
+        # broken, unless only the end of the text cut it (``"\u00``, ``tru``): healed
+        if st == ERROR and ctx.retract and not _cut_by_end(src, p):
+            return -1, False
         if st == ERROR or src.final:
             yield Args(sc.take_safe() + sc.heal())
             return sc.safe_pos, False
@@ -100,6 +110,16 @@ def stream_args(
         if frag:
             yield Args(frag)
         yield sc  # the stream parser may drive the scanner itself until it is DONE or ERROR
+
+
+def _cut_by_end(src: Source, p: int) -> bool:
+    """Whether the JSON value at ``p`` would only need more text, had the text not ended."""
+    return src.final and JsonScanner(p).advance(src.buf, False) == NEED
+
+
+def _closer_at(buf: str, p: int, closers: tuple[str, ...]) -> bool:
+    rest = buf[p:].lstrip()
+    return any(c and rest.startswith(c) for c in closers)
 
 
 def args_from_string(text: str) -> str | None:
@@ -176,7 +196,10 @@ class _Call:
         assert self.name is not None
         self.committed = True
         yield Begin(self.name, self.cid, None)
-        p, complete = yield from stream_args(src, p, self.ctx)
+        p, complete = yield from stream_args(src, p, self.ctx, self.plan.closers)
+        if p < 0:
+            yield End(void=True)
+            return p, FAIL  # broken JSON arguments: not a call
         if not complete:
             yield end_event(src, self.ctx, complete)
             return p, BROKEN

@@ -94,6 +94,12 @@ class JsonScanner:
         positions: a caller may take it as a fragment itself and not show it to ``advance``."""
         return self._state == _STR and not self._in_key and not self.pieces and self.pos == end
 
+    def skip_plain(self, n: int) -> None:
+        """The caller took ``n`` characters of plain string text (see ``in_open_string``) itself
+        and will add them to the buffer: read on after them."""
+        self.pos += n
+        self.safe_pos = self.pos
+
     def advance(self, buf: str, final: bool) -> int:
         """Read ``buf`` from ``pos``; return DONE (``pos`` is after the value), NEED or ERROR.
 

@@ -23,14 +23,15 @@ _MAX_OBJECT = 100_000
 """Longer text is not read as a Python dict (the literal decoder refuses it too)."""
 
 
-def python_object_end(buf: str, p: int) -> int | None:
+def python_object_end(buf: str, p: int, end: int | None = None) -> int | None:
     """The index after the bracket that closes the one at ``buf[p]``, quote-aware (``'`` and
     ``"``, backslash escapes); ``-1`` where the text cannot be a literal (a newline inside a
-    string, a stray closer); ``None`` where ``buf`` ends first."""
+    string, a stray closer); ``None`` where ``buf`` (or ``buf[:end]``) ends first."""
     depth = 0
     quote = ""
     i = p
-    while i < len(buf):
+    n = len(buf) if end is None else end
+    while i < n:
         c = buf[i]
         if quote:
             if c == "\\":

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["ParsedOutput", "ToolCall"]
+__all__ = ["ParsedOutput", "ToolCall", "finished_call"]
 
 
 class ToolCall(BaseModel):
@@ -53,3 +54,14 @@ class ParsedOutput(BaseModel):
     """Text inside reasoning markers (an unclosed block at the end counts); ``None`` when empty."""
     tool_calls: list[ToolCall] = []
     """Calls in the order written."""
+
+
+def finished_call(cid: str, name: str, parts: list[str], *, index: int, cut: bool) -> ToolCall:
+    """The ``ToolCall`` of a call whose arguments text came in ``parts``; ``cut``: truncation
+    cut it (its arguments are the partial text, not JSON, and ``arguments`` is ``{}``)."""
+    text = "".join(parts) or "{}"
+    if cut:
+        return ToolCall(
+            id=cid, name=name, arguments={}, arguments_json=text, index=index, truncated=True
+        )
+    return ToolCall(id=cid, name=name, arguments=json.loads(text), arguments_json=text, index=index)

@@ -16,7 +16,6 @@ gives ``"Sure.\nDone."``), sent with the first content after the calls.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from ..tools import ToolLike, normalize_tools
 from .calls import (
     BROKEN,
     FAIL,
-    OK,
     Args,
     Begin,
     Context,
@@ -36,12 +34,20 @@ from .calls import (
     Reader,
     read_emission,
 )
+from .events import Text
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
-from .result import ParsedOutput, ToolCall
-from .stream_plan import CALL, CLOSE, OPEN, plan_for
-from .variants import read_whole
+from .result import ParsedOutput, finished_call
+from .stream_plan import CALL as _CALL
+from .stream_plan import CLOSE as _CLOSE
+from .stream_plan import END as _END
+from .stream_plan import OPEN as _OPEN
+from .stream_plan import plan_for
+from .variants import read_whole, reads_a_call
 
 __all__ = ["StreamParser"]
+
+_NEXT, _WAIT, _READ = range(3)
+"""What ``_on_marker`` says the scan does next."""
 
 _WS = re.compile(r"\s+")
 _PLAIN_STOP = PLAIN_STRING_STOP.search
@@ -69,7 +75,18 @@ class StreamParser:
     to the output grammar (Functionary v3.2's generation prompt ends with ``>>>``): it is read as
     if fed first but never emitted, neither as a delta nor in ``result``. ``reasoning_open=True``
     (the prompt ended inside an open reasoning block) is ``prefill=spec.reasoning.open``, put
-    before any ``prefill`` given too.
+    before any ``prefill`` given too. A call opener inside a block the prompt opened ends the
+    block when a call is read there, whether a close follows or not (the close is then dropped).
+
+    ``stream_arguments``: JSON arguments stream as they are generated, once the call is certain.
+    Off (the default), a call's deltas are held until the call ends, because a call whose JSON
+    arguments break before the end of the text is no call and stays content; streaming then
+    equals batch under any chunking. Turn it on where a grammar constrains the calls (their JSON
+    cannot break): a broken call is then kept with its arguments healed, batch alike.
+
+    ``end_of_turn``: marker texts that end the reply (the template's end of an assistant turn,
+    such as ``<|im_end|>``, written as text): the marker and anything after it never reach the
+    result. The front end passes the markers its template writes after an assistant turn.
     """
 
     def __init__(
@@ -79,11 +96,18 @@ class StreamParser:
         tools: Sequence[ToolLike] | None = None,
         reasoning_open: bool = False,
         prefill: str = "",
+        end_of_turn: Sequence[str] = (),
+        stream_arguments: bool = False,
     ) -> None:
         self._spec = spec
-        self._plan = plan_for(spec)
+        self._stream_arguments = stream_arguments
+        self._held: list[dict[str, Any]] | None = None
+        """A call's deltas held until it ends (``stream_arguments`` off)."""
+        self._plan = plan_for(spec, tuple(end_of_turn))
         defs = normalize_tools(tools)
-        self._ctx = Context(spec=spec, schemas={t.name: t.parameters for t in defs})
+        self._ctx = Context(
+            spec=spec, schemas={t.name: t.parameters for t in defs}, retract=not stream_arguments
+        )
         self.buf = ""
         """Text not yet consumed (the current call's text while one is being read, less plain
         string text of JSON arguments, which goes straight out as fragments)."""
@@ -114,11 +138,21 @@ class StreamParser:
         self._plain = False
         self._jsc: JsonScanner | None = None
         self._jstr = False
+        self._jtail: list[str] = []
+        """Plain string text of a held call's arguments not yet added to ``buf``."""
         self._fast_mode: bool | None = None
         self._fast_key = "content"
         self._fast_acc = self._content.append
         self._fast_char: str | None = None
         self._fast_search: Callable[[str], object] = _no_match
+        self._ended = False
+        """An end-of-turn marker was read: the rest of the text is not the reply."""
+        self._prompt_block = False
+        """The reasoning block now open was opened by the prompt (``reasoning_open``/prefill)."""
+        self._ends_reasoning = False
+        """The call reader now running was started inside a prompt-opened block."""
+        self._stray_close = False
+        """Calls ended a prompt-opened block: the next reasoning close is dropped."""
         if reasoning_open and spec.reasoning is not None and self._plan.has_reasoning:
             prefill = spec.reasoning.open + prefill
         if prefill:  # read like output, through the general path, never emitted
@@ -131,6 +165,8 @@ class StreamParser:
     # public API
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Consume ``text``; return the deltas it completes (possibly none)."""
+        if self._ended and not self.final:
+            return []  # past the end of the turn
         # Hot paths first; each leaves exactly the state the general path below would.
         if self._plain and text:
             # no call open, nothing held back, no character that could start a marker: content
@@ -156,43 +192,69 @@ class StreamParser:
                 self._fast_acc(body)
                 return [{self._fast_key: body}]
         elif self._jsc is not None and text:
-            # streaming JSON arguments: drive the reader's scanner here (see ``calls.Wait``)
-            sc = self._jsc
-            if self._jstr and _PLAIN_STOP(text) is None:
-                # plain text inside a string value: all of it is a safe fragment. It is not added
-                # to buf (kept linear in long strings): the scanner never reads it again and,
-                # the call being certain, nothing before the scanner's position is re-read.
-                frag = text
-            else:
-                self.buf = buf = self.buf + text
-                if sc.advance(buf, False) == NEED:
-                    frag = sc.take_safe()
-                    self._jstr = sc.in_open_string(len(buf))
-                else:  # the value ended or broke: the reader takes over
-                    frag = None
-            if frag is not None:
-                if not frag:
-                    return []
-                call = self._current
-                assert call is not None
-                call.parts.append(frag)
-                return [{"tool_calls": [{"index": call.index, "function": {"arguments": frag}}]}]
+            sent = self._feed_args(self._jsc, text)
+            if sent is not None:
+                return sent
             text = ""
         if self.final:
             raise ToolDialectError("StreamParser.feed() after close(); create a new parser")
         out = []
         self._out = out
         self._jsc = None
-        self.buf += text
+        self.buf = self._merged() + text
         self._advance()
         self._refresh_fast()
         self._join_run()
         return out
 
+    def _feed_args(self, sc: JsonScanner, text: str) -> list[dict[str, Any]] | None:
+        """Streaming JSON arguments: drive the reader's scanner here (see ``calls.Wait``); None
+        where the value ended or broke (the reader takes over)."""
+        if self._jstr and _PLAIN_STOP(text) is None:
+            # plain text inside a string value: all of it is a safe fragment. It is not added
+            # to buf (kept linear in long strings): the scanner never reads it again and,
+            # the call being certain, nothing before the scanner's position is re-read.
+            # Held calls may still be given back as content: their text is kept aside.
+            frag = text
+            if self._held is not None:
+                self._jtail.append(text)
+                sc.skip_plain(len(text))
+        else:
+            self.buf = buf = self._merged() + text
+            if sc.advance(buf, False) == NEED:
+                frag = sc.take_safe()
+                self._jstr = sc.in_open_string(len(buf))
+            else:  # the value ended or broke: the reader takes over
+                frag = None
+        if frag is None:
+            return None
+        if not frag:
+            return []
+        call = self._current
+        assert call is not None
+        call.parts.append(frag)
+        delta = {"tool_calls": [{"index": call.index, "function": {"arguments": frag}}]}
+        if self._held is not None:
+            self._held.append(delta)
+            return []
+        return [delta]
+
+    def _merged(self) -> str:
+        """``buf`` with the plain string text the hot path kept aside put back."""
+        if not self._jtail:
+            return self.buf
+        tail = "".join(self._jtail)
+        self._jtail.clear()
+        return self.buf + tail
+
     def _refresh_fast(self) -> None:
         """Decide whether the next chunk may take the hot path in ``feed``."""
         self._plain = (
-            self._reader is None and not self.buf and not self._at_start and not self.final
+            self._reader is None
+            and not self.buf
+            and not self._at_start
+            and not self.final
+            and not self._ended
         )
         mode = self._reasoning_mode
         if mode != self._fast_mode:
@@ -216,6 +278,7 @@ class StreamParser:
         self.final = True
         self._plain = False
         self._jsc = None
+        self.buf = self._merged()
         out: list[dict[str, Any]] = []
         self._out = out
         self._advance()
@@ -227,7 +290,9 @@ class StreamParser:
         self._result = ParsedOutput(
             content=content or None,
             reasoning_content=reasoning or None,
-            tool_calls=[_finish(c) for c in self._calls],
+            tool_calls=[
+                finished_call(c.id, c.name, c.parts, index=c.index, cut=c.cut) for c in self._calls
+            ],
         )
         self._join_run()
         return out
@@ -335,33 +400,57 @@ class StreamParser:
                     return False
             self._give(pos, m.start())
             action, formats = scan.actions[m.group()]
-            if action == CALL and self._reasoning_mode:
-                verdict = self._call_in_reasoning(m, formats)
-                if verdict is None:
-                    return False  # wait: the block may still be closed
-                if not verdict:  # quoted in reasoning: text
-                    self._give(m.start(), m.end())
-                    self._pos = pos = m.end()
-                    continue
-                self._reasoning_mode = False
-                self._pos = m.start()
-                self._start_reader(formats, m.start(), m.group())
-                return True
-            if action == CALL and (self._spec.parallel_calls or not self._calls):
-                self._pos = m.start()
-                self._start_reader(formats, m.start(), m.group())
-                return True
-            if action == CALL:  # a second call where the dialect allows one: content
-                self._give(m.start(), m.end())
-                self._pos = pos = m.end()
-                continue
+            step = self._on_marker(m, action, formats)
+            if step != _NEXT:
+                return step == _READ
+            pos = self._pos
+
+    def _on_marker(self, m: re.Match[str], action: int, formats: tuple[int, ...]) -> int:
+        """Act on the marker ``m`` (the text before it is given): ``_READ`` when a call reader
+        was started, ``_WAIT`` to wait for more text, else ``_NEXT`` (scan on from ``_pos``)."""
+        if action == _CALL:
+            return self._on_call(m, formats)
+        if action == _END:  # the end of the turn: nothing after it is the reply
             self._marker()
-            if action == OPEN:
-                self._reasoning_mode = True
-            elif action == CLOSE:
-                self._reasoning_mode = False
-                self._at_start = self._at_start or (bool(plan.start) and not self._content)
-            self._pos = pos = m.end()
+            self._ended = True
+            self._pos = len(self.buf)
+            return _WAIT
+        if action == _CLOSE and not self._reasoning_mode:
+            if not self._stray_close:  # a close with no block open: text
+                self._give(m.start(), m.end())
+                self._pos = m.end()
+                return _NEXT
+            self._stray_close = False
+        self._marker()
+        if action == _OPEN:
+            self._reasoning_mode = True
+            self._prompt_block = m.start() < self._prefill_left
+        elif action == _CLOSE:
+            self._reasoning_mode = self._prompt_block = False
+            self._at_start = self._at_start or (bool(self._plan.start) and not self._content)
+        self._pos = m.end()
+        return _NEXT
+
+    def _on_call(self, m: re.Match[str], formats: tuple[int, ...]) -> int:
+        if self._reasoning_mode and self._prompt_block:
+            # the generation prompt opened the block: a call ends it, closed later or not
+            self._ends_reasoning = True
+        elif self._reasoning_mode:
+            verdict = self._call_in_reasoning(m, formats)
+            if verdict is None:
+                return _WAIT  # the block may still be closed
+            if not verdict:  # quoted in reasoning: text
+                self._give(m.start(), m.end())
+                self._pos = m.end()
+                return _NEXT
+            self._reasoning_mode = False
+        elif not self._spec.parallel_calls and self._calls:
+            self._give(m.start(), m.end())  # a second call where the dialect allows one: content
+            self._pos = m.end()
+            return _NEXT
+        self._pos = m.start()
+        self._start_reader(formats, m.start(), m.group())
+        return _READ
 
     def _call_in_reasoning(self, m: re.Match[str], formats: tuple[int, ...]) -> bool | None:
         """A call opener inside a reasoning block: it ends the block (True) only when the block is
@@ -379,23 +468,8 @@ class StreamParser:
         self._hold_seen = 0
         if not self._spec.parallel_calls and self._calls:
             return False
-        scratch = _Final(buf)
-        for i in formats:
-            reader = read_emission(scratch, m.start(), self._plan.formats[i], self._ctx)
-            try:
-                while True:
-                    ev = next(reader)
-                    if ev is None or isinstance(ev, JsonScanner):
-                        break  # a final source never waits: a safety net
-            except StopIteration as stop:
-                status = stop.value[1]
-                if status == OK:
-                    return True
-                if status == BROKEN:
-                    return False
-                continue
-            return False
-        return False
+        plans = [self._plan.formats[i] for i in formats]
+        return reads_a_call(buf, m.start(), plans, self._ctx)
 
     # calls
     def _start_reader(self, cands: tuple[int, ...], at: int, core: str) -> None:
@@ -428,12 +502,15 @@ class StreamParser:
 
     def _reader_done(self, end: int, status: int) -> None:
         self._reader = None
+        if self._current is not None and status == FAIL:  # announced, never ended: no call
+            self._end_call(End(void=True))
         if status == FAIL:
             self._cand_i += 1
             if self._cand_i < len(self._cands):
                 self._reader = self._read(self._cands[self._cand_i], self._cand_at)
                 return
             # not a call: the opener is content and scanning goes on right after it
+            self._ends_reasoning = False
             self._give(self._cand_at, self._cand_at + len(self._cand_core))
             self._pos = self._cand_at + len(self._cand_core)
             return
@@ -444,20 +521,32 @@ class StreamParser:
         if status == BROKEN:
             self._current = None
 
-    def _event(self, ev: Begin | Args | End) -> None:
+    def _send(self, delta: dict[str, Any]) -> None:
+        """A call's delta: out now, or held until the call ends (``stream_arguments`` off)."""
+        if self._held is not None:
+            self._held.append(delta)
+        else:
+            self._out.append(delta)
+
+    def _event(self, ev: Begin | Args | End | Text) -> None:
         if isinstance(ev, Args):
             call = self._current
             assert call is not None
             if ev.text:
                 call.parts.append(ev.text)
-                self._out.append(
+                self._send(
                     {"tool_calls": [{"index": call.index, "function": {"arguments": ev.text}}]}
                 )
             return
         if isinstance(ev, End):
-            if ev.cut and self._current is not None:
-                self._current.cut = True
-            self._current = None
+            self._end_call(ev)
+            return
+        if isinstance(ev, Text):  # no call, inside an emission: content
+            self._join = bool(self._content)
+            self._drop_ws, self._pending_ws = False, ""
+            self._text(ev.text)
+            self._join = False
+            self._marker()
             return
         index = len(self._calls)
         cid = ev.id
@@ -467,7 +556,9 @@ class StreamParser:
             cid = self._spec.new_id(name=ev.name, index=index)
         self._current = call = _Call(index=index, id=cid, name=ev.name, parts=[])
         self._calls.append(call)
-        self._out.append(
+        if not self._stream_arguments:
+            self._held = []
+        self._send(
             {
                 "tool_calls": [
                     {
@@ -480,34 +571,21 @@ class StreamParser:
             }
         )
 
+    def _end_call(self, ev: End) -> None:
+        call, held = self._current, self._held
+        self._current, self._held = None, None
+        if ev.void:  # announced, but no call: nothing of it was sent
+            if call is not None and self._calls and self._calls[-1] is call:
+                self._calls.pop()
+            return
+        if ev.cut and call is not None:
+            call.cut = True
+        if held:
+            self._out.extend(held)
+        if self._ends_reasoning:  # a call ends the prompt-opened reasoning block
+            self._ends_reasoning = self._prompt_block = self._reasoning_mode = False
+            self._stray_close = True
+
 
 def _no_match(text: str) -> None:
     return None
-
-
-@dataclass
-class _Final:
-    """The whole text, for a dry run of a call reader."""
-
-    buf: str
-    final: bool = True
-
-
-def _finish(call: _Call) -> ToolCall:
-    text = "".join(call.parts) or "{}"
-    if call.cut:
-        return ToolCall(
-            id=call.id,
-            name=call.name,
-            arguments={},
-            arguments_json=text,
-            index=call.index,
-            truncated=True,
-        )
-    return ToolCall(
-        id=call.id,
-        name=call.name,
-        arguments=json.loads(text),
-        arguments_json=text,
-        index=call.index,
-    )

@@ -6,15 +6,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
-from ..dialect.spec import CallFormat, JsonBody, PythonBody
+from ..dialect.spec import CallFormat, ElementBody, JsonBody, PythonBody, TaggedBody
 from .calls import Context, FormatPlan, read_emission
 from .events import FAIL, OK, End, Event, Reader
 from .jsonscan import JsonScanner
 from .markers import Source, split_literal
 
-__all__ = ["listed_formats", "read_whole", "rebodied_formats", "unwrapped_formats"]
+__all__ = [
+    "joined_json_format",
+    "listed_formats",
+    "read_whole",
+    "reads_a_call",
+    "rebodied_formats",
+    "unwrapped_formats",
+    "wrapped_formats",
+]
 
 
 def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
@@ -85,17 +95,34 @@ def _distinctive(piece: str) -> bool:
 
 def rebodied_formats(fmt: CallFormat) -> list[CallFormat]:
     """``fmt``'s envelope around the other common call syntaxes: a ``{"name", "arguments"}`` JSON
-    object and a Python call ``name(k=v)``. Models write these inside a marker that announced
-    another body (Qwen3-Coder's JSON in ``<tool_call>``, LFM2's JSON list); the marker makes them
-    safe to read. Tried only after the spec's own formats fail."""
+    object (several joined by ``;`` inside one call marker), a Python call ``name(k=v)``, and,
+    for element bodies, the element head around a JSON
+    arguments object (``<invoke name="f">{"k": 1}</invoke>``). Models write these inside a marker
+    that announced another body (Qwen3-Coder's JSON in ``<tool_call>``, LFM2's JSON list); the
+    marker makes them safe to read. Tried only after the spec's own formats fail."""
     if fmt.at_start_only or not (fmt.section_open.strip() or fmt.call_open.strip()):
         return []
     plain = {"triggers": [], "at_start_only": False}
     out: list[CallFormat] = []
+    if not isinstance(fmt.body, JsonBody) and fmt.call_open.strip():
+        # JSON calls joined by ``;`` inside one call marker (Qwen3.5 under an XML template)
+        joined = {
+            "section_open": fmt.section_open + fmt.call_open,
+            "section_close": fmt.call_close + fmt.section_close,
+            "call_open": "",
+            "call_close": "",
+            "separator": "; ",
+            "alt_separators": ["\n"],
+        }
+        out.append(fmt.model_copy(update={"body": JsonBody(), **plain, **joined}))
     if not isinstance(fmt.body, JsonBody):  # JSON bodies already read key variants
         out.append(fmt.model_copy(update={"body": JsonBody(), **plain}))
     if not isinstance(fmt.body, PythonBody):
         out.append(fmt.model_copy(update={"body": PythonBody(), **plain}))
+    if isinstance(fmt.body, ElementBody):
+        # the element head around a JSON arguments object instead of parameter elements
+        body = TaggedBody(head=fmt.body.head, tail=fmt.body.tail)
+        out.append(fmt.model_copy(update={"body": body, **plain}))
     return out
 
 
@@ -132,3 +159,68 @@ def listed_formats(fmt: CallFormat) -> list[CallFormat]:
     if fmt.at_start_only:
         return [fmt.model_copy(update={"section_open": "[", "section_close": "]", **plain})]
     return []
+
+
+WRAPPERS = (
+    ("```json", "```"),
+    ("```python", "```"),
+    ("```", "```"),
+    ("[TOOL_CALLS]", ""),
+    ("<tool_call>", "</tool_call>"),
+)
+"""Wrappers models put around a bare JSON call or list of calls (a Markdown fence, another
+family's call marker); a wrapper that only holds calls goes with them."""
+
+
+def wrapped_formats(fmt: CallFormat) -> list[CallFormat]:
+    """``fmt``'s calls inside one of ``WRAPPERS``, where ``fmt`` has no opener of its own or only
+    a list's ``[`` (Llama 3's bare JSON, a pythonic list): the wrapper is read as the section.
+    Such calls count only when they name an offered tool."""
+    pieces = split_literal(fmt.opener())
+    if pieces not in ((), ("[",)) or (isinstance(fmt.body, PythonBody) and not pieces):
+        return []
+    update = {"triggers": [], "at_start_only": False, "parse_only": True}
+    return [
+        fmt.model_copy(
+            update={
+                "section_open": f"{opener}\n{fmt.section_open}",
+                "section_close": f"{fmt.section_close}\n{closer}",
+                "offered_names_only": True,
+                **update,
+            }
+        )
+        for opener, closer in WRAPPERS
+    ]
+
+
+def joined_json_format() -> CallFormat:
+    """Bare JSON calls joined by ``;`` or newlines, read inside prose in a family whose calls
+    are elements (Qwen3.5 and 3.6 models under an XML template): read whole, and only when every
+    call names an offered tool (``read_whole``)."""
+    return CallFormat(body=JsonBody(), separator="; ", alt_separators=["\n"])
+
+
+@dataclass
+class _Final:
+    """The whole text, for a dry run of a call reader."""
+
+    buf: str
+    final: bool = True
+
+
+def reads_a_call(buf: str, at: int, plans: Sequence[FormatPlan], ctx: Context) -> bool:
+    """Whether a complete call (``OK``) reads at ``at`` of the whole text ``buf`` in the first
+    of ``plans`` that does not fail (a dry run: nothing is emitted)."""
+    scratch = _Final(buf)
+    for plan in plans:
+        reader = read_emission(scratch, at, plan, ctx)
+        try:
+            while True:
+                ev = next(reader)
+                if ev is None or isinstance(ev, JsonScanner):
+                    return False  # a final source never waits: a safety net
+        except StopIteration as stop:
+            status = stop.value[1]
+            if status != FAIL:
+                return bool(status == OK)
+    return False

@@ -268,17 +268,63 @@ def solar_open() -> DialectSpec:
     )
 
 
+_HARMONY_CONSTRAINTS = (" <|constrain|>json", "<|constrain|>json", " json", "")
+_HARMONY_ORDERS = (
+    ("channel", "recipient", "constraint"),
+    ("recipient", "channel", "constraint"),
+    ("channel", "constraint", "recipient"),
+)
+"""Header tokens after the role, in the orders gpt-oss writes them."""
+
+
+def _harmony_header(channel: str, recipient: str, constraint: str, order: tuple[str, ...]) -> str:
+    tokens = {
+        "channel": f"<|channel|>{channel}",
+        "recipient": f" to={recipient}" if recipient else "",
+        "constraint": constraint,
+    }
+    return "".join(tokens[t] for t in order) + "<|message|>"
+
+
 def _harmony_variants(known: set[str]) -> list[CallFormat]:
-    heads = []
-    for channel in ("commentary", "analysis"):
-        for constrain in (" <|constrain|>json", " json", ""):
-            heads.append(f"<|channel|>{channel} to=functions.{{name}}{constrain}<|message|>")
-            heads.append(f" to=functions.{{name}}<|channel|>{channel}{constrain}<|message|>")
-    return [
-        CallFormat(call_close="<|call|>", body=TaggedBody(head=h), parse_only=True)
-        for h in heads
-        if h not in known
-    ]
+    """Every header a call is written with: the channel (commentary, analysis), the recipient
+    and the content type in any of ``_HARMONY_ORDERS``. A recipient without ``functions.``
+    (``to=python``) is a call only when it names an offered tool."""
+    out: list[CallFormat] = []
+    seen = set(known)
+    for recipient, offered in (("functions.{name}", False), ("{name}", True)):
+        for order in _HARMONY_ORDERS:
+            for channel in ("commentary", "analysis"):
+                for constraint in _HARMONY_CONSTRAINTS:
+                    head = _harmony_header(channel, recipient, constraint, order)
+                    if head in seen:
+                        continue
+                    seen.add(head)
+                    out.append(
+                        CallFormat(
+                            call_close="<|call|>",
+                            body=TaggedBody(head=head),
+                            parse_only=True,
+                            offered_names_only=offered,
+                        )
+                    )
+    return out
+
+
+def _harmony_framing() -> list[str]:
+    """Headers of messages that are content: the final channel (with a content type or not),
+    a commentary preamble, either with a stray ``to=assistant``: framing, stripped. (A
+    commentary header with a content type belongs to a tool message: a built-in recipient's
+    message stays verbatim.)"""
+    out: list[str] = []
+    for recipient in ("", "assistant"):
+        for order in _HARMONY_ORDERS:
+            for channel, constraints in (("final", _HARMONY_CONSTRAINTS), ("commentary", ("",))):
+                for constraint in constraints:
+                    head = _harmony_header(channel, recipient, constraint, order)
+                    if head not in out:
+                        out.append(head)
+    return out
 
 
 def _harmony_canonical() -> list[CallFormat]:
@@ -311,8 +357,11 @@ def gpt_oss() -> DialectSpec:
     the second is the same with ``<|constrain|>json``). The analysis channel is reasoning, the
     final channel content; generation stops at ``<|call|>``.
 
-    Parse-only variants (``_harmony_variants``): the recipient before or after the channel, on
-    the commentary or the analysis channel, with ``<|constrain|>json``, `` json`` or nothing.
+    Parse-only variants (``_harmony_variants``): the header's tokens (channel, recipient,
+    content type) in any order gpt-oss writes them, on the commentary or the analysis channel,
+    with ``<|constrain|>json``, `` json`` or nothing; a recipient without ``functions.`` that
+    names an offered tool. Content headers (final, commentary, ``to=assistant``, a content
+    type) are stripped (``_harmony_framing``).
     Recipients outside ``functions.`` (built-in tools: ``browser.search``, ``container.exec``,
     ``python``) are not calls of the offered tools and stay content, verbatim."""
     canonical = _harmony_canonical()
@@ -332,13 +381,7 @@ def gpt_oss() -> DialectSpec:
             alt_close=["<|start|>assistant"],
             answer_open="<|start|>assistant<|channel|>final<|message|>",
         ),
-        strip=[
-            "<|start|>assistant",
-            "<|channel|>final<|message|>",
-            "<|channel|>commentary<|message|>",
-            "<|return|>",
-            "<|end|>",
-        ],
+        strip=["<|start|>assistant", *_harmony_framing(), "<|return|>", "<|end|>"],
         stop=["<|call|>"],
         parallel_calls=False,
     )
