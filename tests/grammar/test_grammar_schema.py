@@ -256,7 +256,7 @@ def test_codecs(vocab_llama: Any, codec: Any, schema: Any, good: list[str], bad:
 
 
 UNSUPPORTED = [
-    ({"type": "object", "properties": {"x": {"not": {}}}}, "/properties/x/not"),
+    ({"type": "object", "properties": {"x": {"not": {}}}, "required": ["x"]}, "/properties/x/not"),
     ({"$dynamicRef": "#meta"}, "/$dynamicRef"),
     (
         {"type": "object", "properties": {}, "required": ["q"], "additionalProperties": False},

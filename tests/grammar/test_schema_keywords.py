@@ -132,6 +132,18 @@ CASES: list[tuple[str, Any, list[str], list[str]]] = [
         ['"2023-02-29"', '"1900-02-29"', '"2022-02-31"', '"2023-04-31"', '"2023-13-01"'],
     ),
     (
+        "empty-property-forbids-its-key",
+        {"type": "object", "properties": {"a": {"type": "integer"}, "x": {"not": {}}}},
+        ['{"a": 1}', "{}"],
+        ['{"x": 1}', '{"a": 1, "x": null}'],
+    ),
+    (
+        "empty-branch-dropped",
+        {"type": "string", "anyOf": [{"enum": ["a", "b"]}, {"enum": [1]}]},
+        ['"a"', '"b"'],
+        ['"c"', "1"],
+    ),
+    (
         "enum-filtered-by-type",
         {"enum": [1, "a", None], "type": ["integer", "null"]},
         ["1", "null"],

@@ -27,7 +27,14 @@ from ..errors import UnsupportedSchemaError
 from .codec import CODECS, ArgumentLayout, Codec, CodecName, codec_for
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
 from .schema_arrays import array_expr
-from .schema_checks import LOOSE, UNSUPPORTED, is_annotation, ptr, refuse_unsupported
+from .schema_checks import (
+    LOOSE,
+    UNSUPPORTED,
+    EmptySchemaError,
+    is_annotation,
+    ptr,
+    refuse_unsupported,
+)
 from .schema_combinators import all_of_expr, any_of_expr, apply_not, ref_expr
 from .schema_keys import any_key
 from .schema_numbers import FRAC_EXP, INT, integer_expr, number_expr
@@ -267,7 +274,7 @@ class SchemaConverter:
                 )
             kept = [v for v in values if _fits_type(v, schema.get("type"))]
             if not kept:
-                raise UnsupportedSchemaError(
+                raise EmptySchemaError(
                     f"no 'enum' value at {pointer!r} has the schema's type", pointer=pointer
                 )
             return " | ".join(dict.fromkeys(c.const(v) for v in kept))

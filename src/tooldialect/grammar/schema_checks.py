@@ -15,6 +15,7 @@ from ..errors import UnsupportedSchemaError
 __all__ = [
     "ANNOTATIONS",
     "UNSUPPORTED",
+    "EmptySchemaError",
     "pointer_into",
     "ptr",
     "real_pointer",
@@ -48,6 +49,11 @@ UNSUPPORTED = frozenset({"$dynamicRef"})
 LOOSE = ("if", "then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems")
 """Keywords compiled as if absent: the grammar admits a superset, recorded in
 ``SchemaConverter.loose`` and left to validation (``grammar.validate``)."""
+
+
+class EmptySchemaError(UnsupportedSchemaError):
+    """A (sub)schema that admits no value at all: an ``anyOf``/``oneOf`` branch that raises it
+    is dropped; anywhere else it is refused like any other."""
 
 
 def is_annotation(key: str) -> bool:
@@ -87,13 +93,13 @@ def real_pointer(at: str, *, parts: tuple[str, str]) -> Iterator[None]:
     except UnsupportedSchemaError as exc:
         head = ptr(at, "allOf")
         if exc.pointer == head:  # the made-up allOf as a whole: the schema that made it up
-            raise UnsupportedSchemaError(str(exc), pointer=at) from exc
+            raise type(exc)(str(exc), pointer=at) from exc
         if not exc.pointer.startswith(head + "/"):
             raise
         index, _, tail = exc.pointer[len(head) + 1 :].partition("/")
         base = parts[0] if index == "0" else parts[1]
         real = f"{base}/{tail}" if tail else base
-        raise UnsupportedSchemaError(str(exc), pointer=real) from exc
+        raise type(exc)(str(exc), pointer=real) from exc
 
 
 def refuse_unsupported(schema: Mapping[str, Any], pointer: str) -> None:
@@ -116,7 +122,7 @@ def pointer_into(document: Any, fallback: str) -> Iterator[None]:
     except UnsupportedSchemaError as exc:
         if _resolves(document, exc.pointer):
             raise
-        raise UnsupportedSchemaError(str(exc), pointer=fallback) from exc
+        raise type(exc)(str(exc), pointer=fallback) from exc
 
 
 def _resolves(document: Any, pointer: str) -> bool:

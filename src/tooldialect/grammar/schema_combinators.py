@@ -21,7 +21,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedSchemaError
-from .schema_checks import is_annotation, pointer_into, ptr, real_pointer, refuse_unsupported
+from .schema_checks import (
+    EmptySchemaError,
+    is_annotation,
+    pointer_into,
+    ptr,
+    real_pointer,
+    refuse_unsupported,
+)
 
 if TYPE_CHECKING:
     from .json_schema import SchemaConverter
@@ -85,13 +92,16 @@ def any_of_expr(
         at = ptr(pointer, kw, i)
         if br is False:
             continue
-        if not base:
-            alts.append(conv.visit(br, at, hint=f"{hint}-{i}"))
-            continue
-        with real_pointer(at, parts=(pointer, at)):
-            alts.append(conv.visit({"allOf": [base, br]}, at, hint=f"{hint}-{i}"))
+        try:
+            if not base:
+                alts.append(conv.visit(br, at, hint=f"{hint}-{i}"))
+                continue
+            with real_pointer(at, parts=(pointer, at)):
+                alts.append(conv.visit({"allOf": [base, br]}, at, hint=f"{hint}-{i}"))
+        except EmptySchemaError:
+            continue  # a branch no value satisfies adds nothing to the union
     if not alts:
-        raise UnsupportedSchemaError(f"{kw!r} at {pointer!r} admits no value", pointer=pointer)
+        raise EmptySchemaError(f"{kw!r} at {pointer!r} admits no value", pointer=pointer)
     return " | ".join(dict.fromkeys(alts))
 
 
@@ -171,7 +181,7 @@ def apply_not(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str) ->
     neg = conv.resolve(schema["not"], ptr(pointer, "not"))
     at = ptr(pointer, "not")
     if neg is True or neg == {}:
-        raise UnsupportedSchemaError(f"'not' at {at!r} excludes every value", pointer=at)
+        raise EmptySchemaError(f"'not' at {at!r} excludes every value", pointer=at)
     if not isinstance(neg, Mapping):
         return rest
     body = {k: v for k, v in neg.items() if not is_annotation(k)}
@@ -200,7 +210,7 @@ def _without_types(
         return rest
     left = [t for t in have if t not in out]
     if not left:
-        raise UnsupportedSchemaError(f"'not' at {at!r} excludes every type", pointer=at)
+        raise EmptySchemaError(f"'not' at {at!r} excludes every type", pointer=at)
     return {**rest, "type": left if len(left) > 1 else left[0]}
 
 
@@ -272,7 +282,7 @@ def _merge_key(conv: SchemaConverter, merged: dict[str, Any], k: str, v: Any, at
     elif k == "enum" and isinstance(old, list) and isinstance(v, list):
         merged[k] = [x for x in old if x in v]
         if not merged[k]:
-            raise UnsupportedSchemaError(f"allOf parts at {at!r} share no enum value", pointer=at)
+            raise EmptySchemaError(f"allOf parts at {at!r} share no enum value", pointer=at)
     elif k in _LOWER and _numbers(old, v):
         merged[k] = max(old, v)
     elif k in _UPPER and _numbers(old, v):
@@ -308,9 +318,7 @@ def _intersect_types(a: Any, b: Any, at: str) -> Any:
     if ("number" in x and "integer" in y) or ("integer" in x and "number" in y):
         both.add("integer")
     if not both:
-        raise UnsupportedSchemaError(
-            f"allOf parts at {at!r} share no type ({a!r}, {b!r})", pointer=at
-        )
+        raise EmptySchemaError(f"allOf parts at {at!r} share no type ({a!r}, {b!r})", pointer=at)
     order = [t for t in _TYPES if t in both]
     return order[0] if len(order) == 1 else order
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UnsupportedSchemaError
 from .gbnf import GbnfBuilder
 from .regex import regex_to_gbnf
-from .schema_checks import ptr
+from .schema_checks import EmptySchemaError, ptr
 from .schema_keys import key_other_than
 
 if TYPE_CHECKING:
@@ -58,7 +58,12 @@ def object_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, 
                 )
             continue
         at = ptr(pointer, "properties", k) if k in (schema.get("properties") or {}) else pointer
-        value = conv.visit(sub, at, hint=f"{hint}-{k}")
+        try:
+            value = conv.visit(sub, at, hint=f"{hint}-{k}")
+        except EmptySchemaError:
+            if k in required:
+                raise
+            continue  # no value fits: the key is forbidden (and still no extra key)
         kv = b.add(f"{hint}-{k}-kv", f"{c.key(k)} {colon} {value}")
         items.append((kv, k in required))
     extra = _extra_member(conv, pointer, hint, list(props), addl, patterns)
