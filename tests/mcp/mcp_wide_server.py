@@ -118,7 +118,8 @@ TOOLS.append(
         description="Search, excluding a term.",
         input_schema={
             "type": "object",
-            "properties": {"query": {"type": "string", "not": {"const": "admin"}}},
+            # a negative lookahead: outside the regex subset a grammar can express
+            "properties": {"query": {"type": "string", "pattern": "^(?!admin$).*"}},
             "required": ["query"],
         },
     )

@@ -45,11 +45,21 @@ def parse_reply(request: Request, text: str, *, truncated: bool = False) -> Pars
         reasoning_open=request.reasoning_open,
         prefill=request.prefill,
         truncated=truncated,
+        end_of_turn=request.stop,
+        stream_arguments=streams_arguments(request),
     )
     if request.choice.mode == "none" and parsed.tool_calls:
         # tool_choice="none": the model may not call, so a call it wrote anyway stays text
         return ParsedOutput(content=text)
     return parsed
+
+
+def streams_arguments(request: Request) -> bool:
+    """Whether call arguments stream as they are written: when a grammar constrains the calls,
+    their JSON cannot break before the end (only a token limit cuts it), so fragments go out at
+    once; unconstrained, a call is held until it ends, so broken JSON stays content (batch and
+    stream read alike either way)."""
+    return request.grammar is not None
 
 
 def finish_reason(calls: bool, result: GenerationResult) -> FinishReason:
@@ -154,6 +164,8 @@ def stream_chunks(
         tools=request.tools if request.choice.mode != "none" else [],
         reasoning_open=request.reasoning_open,
         prefill=request.prefill,
+        end_of_turn=request.stop,
+        stream_arguments=streams_arguments(request),
     )
     cid = "chatcmpl-" + uuid.uuid4().hex
     created = int(time.time())
