@@ -31,13 +31,6 @@ ALLOWED = {
     # copies; a garbled /slots answer sets that server aside
     ("tooldialect.prompt.template", "SharedMutation"),
     ("tooldialect.engine.llama_server.pool", "ValueError"),
-    # Debt, owner: the Responses endpoint's author. ResponsesError (an HTTP error object) and the
-    # event-sequence and store checks become ToolDialectError subclasses.
-    ("tooldialect.apps.responses.convert", "ResponsesError"),
-    ("tooldialect.apps.responses.route", "ResponsesError"),
-    ("tooldialect.apps.responses.store", "ResponsesError"),
-    ("tooldialect.apps.responses.store", "ValueError"),
-    ("tooldialect.apps.responses.events", "ValueError"),
 }
 
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...errors import ToolDialectError
+
 __all__ = [
     "SUPPORTED_TOOL_TYPES",
     "ChatRequest",
@@ -34,7 +36,7 @@ REFUSED_KEYS = {
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
 
 
-class ResponsesError(Exception):
+class ResponsesError(ToolDialectError, ValueError):
     """A request the endpoint cannot serve; ``status`` and an OpenAI error object."""
 
     def __init__(self, message: str, *, status: int = 400, param: str | None = None) -> None:

@@ -18,6 +18,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .convert import ResponsesError
+
 __all__ = ["ResponseStream", "reassemble", "response_usage"]
 
 
@@ -276,7 +278,7 @@ def reassemble(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     for n, event in enumerate(events):
         if event.get("sequence_number") != n:
-            raise ValueError(f"event {n} has sequence_number {event.get('sequence_number')}")
+            raise ResponsesError(f"event {n} has sequence_number {event.get('sequence_number')}")
         kind = str(event["type"])
         if kind.startswith("response.") and "response" in event:
             response = copy.deepcopy(dict(event["response"]))
@@ -298,7 +300,7 @@ def _apply(
         output.append(added)
         return
     if item is None:
-        raise ValueError(f"{kind} refers to output {event.get('output_index')}, not added yet")
+        raise ResponsesError(f"{kind} refers to output {event.get('output_index')}, not added yet")
     if kind == "response.content_part.added":
         item["content"].append(copy.deepcopy(dict(event["part"])))
     elif kind in ("response.output_text.delta", "response.reasoning_text.delta"):
@@ -307,9 +309,9 @@ def _apply(
         item["arguments"] += event["delta"]
     elif kind in ("response.output_text.done", "response.reasoning_text.done"):
         if item["content"][event["content_index"]]["text"] != event["text"]:
-            raise ValueError(f"{kind} text differs from its deltas")
+            raise ResponsesError(f"{kind} text differs from its deltas")
     elif kind == "response.function_call_arguments.done":
         if item["arguments"] != event["arguments"]:
-            raise ValueError(f"{kind} arguments differ from its deltas")
+            raise ResponsesError(f"{kind} arguments differ from its deltas")
     elif kind == "response.output_item.done":
         item["status"] = event["item"].get("status")

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import OptionError
 from .convert import ResponsesError
 
 __all__ = ["DEFAULT_CAPACITY", "ResponseStore", "StoredResponse"]
@@ -35,7 +36,7 @@ class ResponseStore:
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 1:
-            raise ValueError(f"capacity must be at least 1, got {capacity}")
+            raise OptionError(f"capacity must be at least 1, got {capacity}")
         self.capacity = capacity
         self._items: OrderedDict[str, StoredResponse] = OrderedDict()
         self._lock = threading.Lock()
