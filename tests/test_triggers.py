@@ -5,11 +5,12 @@ the grammar starting at its first non-empty group."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooldialect.dialect.families.common import BARE_JSON_TRIGGER, FENCED_JSON_TRIGGER
+from tooldialect.dialect.families.common import BARE_JSON_TRIGGER, FENCED_JSON_TRIGGER, THINK
 from tooldialect.dialect.families.json_envelope import LLAMA3_TRIGGER
 from tooldialect.dialect.families.python_call import PYTHONIC_TRIGGER
 from tooldialect.dialect.spec import Trigger
@@ -19,8 +20,9 @@ from tooldialect.grammar.build import trigger_pattern, word_pattern
 NAMES = "(?:get_weather|get_time)"
 
 
-def _pattern(t: Trigger) -> str:
-    return trigger_pattern(t.model_copy(update={"value": t.value.replace("{name}", NAMES)}), None)
+def _pattern(t: Trigger, reasoning: Any = None) -> str:
+    named = t.model_copy(update={"value": t.value.replace("{name}", NAMES)})
+    return trigger_pattern(named, reasoning)
 
 
 PATTERNS = [
@@ -33,6 +35,10 @@ PATTERNS = [
     _pattern(PYTHONIC_TRIGGER),
     _pattern(Trigger(kind="pattern", value=r"(>>>){name}\n")),
     _pattern(Trigger(kind="pattern", value=r'(\{"name": ")')),
+    # not inside a reasoning block (the builder's prefix for templates that reason)
+    _pattern(Trigger(kind="word", value="<tool_call>"), THINK),
+    _pattern(BARE_JSON_TRIGGER, THINK),
+    _pattern(PYTHONIC_TRIGGER, THINK),
 ]
 
 FRAGMENTS = [
@@ -97,7 +103,7 @@ def watched(patterns: list[str], pieces: list[str]) -> tuple[int, int, int] | No
 
 def test_the_builders_patterns_are_watchable() -> None:
     for p in PATTERNS:
-        assert searchable_core(p) is not None, p
+        assert TriggerWatch.create((), [p]) is not None, p
 
 
 def test_context_dependent_patterns_are_left_to_llama_cpp() -> None:
@@ -108,16 +114,20 @@ def test_context_dependent_patterns_are_left_to_llama_cpp() -> None:
     assert TriggerWatch.create((), [word_pattern("a"), r"^[\s\S]*?(?<=a)(b)[\s\S]*"]) is None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
+    head=st.sampled_from(["", "<think>", " <think>", "<think>x</think>", "<thi"]),
     pieces=st.lists(
         st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join),
         max_size=30,
     ),
     chosen=st.lists(st.sampled_from(range(len(PATTERNS))), min_size=1, max_size=4, unique=True),
 )
-def test_watch_fires_where_full_matches_fire(pieces: list[str], chosen: list[int]) -> None:
+def test_watch_fires_where_full_matches_fire(
+    head: str, pieces: list[str], chosen: list[int]
+) -> None:
     patterns = [PATTERNS[i] for i in chosen]
+    pieces = [head, *pieces]
     assert watched(patterns, pieces) == reference(patterns, pieces)
 
 
@@ -137,3 +147,20 @@ def test_first_token_is_the_one_holding_the_capture() -> None:
         watch.feed(1, piece)
     assert watch.fired and watch.start == len("Sure, ")
     assert watch.first_token() == 1
+
+
+def test_an_anchored_call_after_a_later_close_of_the_reasoning_block() -> None:
+    # the lazy run before the close backtracks to a later close; the call is anchored there
+    pattern = _pattern(BARE_JSON_TRIGGER, THINK)
+    pieces = ["<think>", "a</think>", "b", "</think>", ' {"name"', ":"]
+    want = reference([pattern], pieces)
+    assert want is not None and want[0] == 5
+    assert watched([pattern], pieces) == want
+
+
+def test_a_searched_word_after_the_reasoning_block_only() -> None:
+    pattern = _pattern(Trigger(kind="word", value="<tool_call>"), THINK)
+    inside = ["<think>", "use <tool_call> here", "?", "</think>", "ok <tool", "_call>"]
+    want = reference([pattern], inside)
+    assert want is not None and want[0] == 5
+    assert watched([pattern], inside) == want

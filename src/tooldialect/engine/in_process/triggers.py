@@ -52,6 +52,54 @@ def _first_group(m: re.Match[str]) -> int | None:
     return next((m.start(i) for i in range(1, len(m.groups()) + 1) if m.group(i)), None)
 
 
+def _top_level(text: str) -> list[tuple[int, str]]:
+    """``(depth, char)`` of each unescaped character outside character classes (depth before
+    it); escapes and classes are reported at depth -1 so they never count as structure."""
+    out, depth, i, in_class = [], 0, 0, False
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            out += [(-1, c), (-1, text[i + 1 : i + 2])]
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+            out.append((-1, c))
+        elif c == "[":
+            in_class = True
+            out.append((-1, c))
+            if text[i + 1 : i + 2] == "]":
+                out.append((-1, "]"))
+                i += 1
+        else:
+            out.append((depth, c))
+            depth += {"(": 1, ")": -1}.get(c, 0)
+        i += 1
+    return out
+
+
+def _reasoning_split(pattern: str) -> tuple[str, str, str] | None:
+    r"""``(B, C, REST)`` of ``^(?:B[\s\S]*?C|(?!B))REST`` (the builder's "not inside the
+    reasoning block" prefix), else ``None``."""
+    if not pattern.startswith("^(?:"):
+        return None
+    chars = _top_level(pattern)
+    end = next((i for i, (d, c) in enumerate(chars) if i > 1 and d == 1 and c == ")"), None)
+    if end is None:
+        return None
+    bars = [i for i, (d, c) in enumerate(chars[:end]) if d == 1 and c == "|"]
+    if len(bars) != 1:
+        return None
+    first, second = pattern[4 : bars[0]], pattern[bars[0] + 1 : end]
+    if not (second.startswith("(?!") and second.endswith(")")):
+        return None
+    opener = second[3:-1]
+    if not first.startswith(opener + _PREFIX[1:]):
+        return None
+    close = first[len(opener) + len(_PREFIX) - 1 :]
+    return opener, close, pattern[end + 1 :]
+
+
 def searchable_core(pattern: str) -> tuple[re.Pattern[str], int | None] | None:
     r"""How to watch the full-match ``pattern``: ``(M, width)`` for ``^[\s\S]*?M[\s\S]*``
     with an ``M`` of bounded ``width`` (searched in the tail), ``(M, None)`` for an anchored
@@ -81,14 +129,87 @@ def searchable_core(pattern: str) -> tuple[re.Pattern[str], int | None] | None:
     return (compiled, width[1]) if width[1] < 1 << 16 else None
 
 
+class _Plan:
+    """How one watchable pattern is checked: ``core`` searched in the tail (``width``) or
+    matched at an anchor (``width is None``); with a reasoning prefix, only after the reasoning
+    block's first close (searched) or right after any close (anchored), as the lazy
+    ``[\\s\\S]*?`` before the close backtracks; without one opened, from the start."""
+
+    def __init__(
+        self,
+        core: tuple[re.Pattern[str], int | None],
+        reasoning: tuple[re.Pattern[str], re.Pattern[str], int] | None = None,
+    ) -> None:
+        self.core, self.width = core
+        self.reasoning = reasoning
+        self.open_end: int | None = None
+        self.anchors: list[int] = []  # where each close of the reasoning block ends
+
+    @classmethod
+    def of(cls, pattern: str) -> _Plan | None:
+        core = searchable_core(pattern)
+        if core is not None:
+            return cls(core)
+        split = _reasoning_split(pattern)
+        if split is None:
+            return None
+        opener, close, rest = split
+        core = searchable_core("^" + rest)
+        bounds = _max_width(close)
+        if core is None or bounds is None or bounds[0] == 0 or bounds[1] >= 1 << 16:
+            return None
+        if _CONTEXTUAL.search(opener + close) or "$" in opener + close:
+            return None
+        try:
+            return cls(core, (re.compile(opener), re.compile(close), bounds[1]))
+        except re.error:
+            return None
+
+    def _rest(self, text: str, old: int, base: int) -> int | None:
+        if self.width is None:
+            m = self.core.match(text, base)
+        else:
+            m = self.core.search(text, max(base, old - self.width + 1))
+        return _first_group(m) if m is not None else None
+
+    def check(self, text: str, old: int) -> int | None:
+        """Where the capture starts if the pattern fully matches ``text`` now (it did not
+        match ``text[:old]``), else ``None``."""
+        if self.reasoning is None:
+            return self._rest(text, old, 0)
+        opener, close, close_width = self.reasoning
+        fresh = False
+        if self.open_end is None:
+            m = opener.match(text)
+            if m is None:
+                return self._rest(text, old, 0)  # no reasoning block: from the start
+            self.open_end, fresh = m.end(), True
+        pos = self.open_end if fresh else max(self.open_end, old - close_width + 1)
+        had = len(self.anchors)
+        for c in close.finditer(text, pos):
+            if c.end() not in self.anchors:
+                self.anchors.append(c.end())
+        if not self.anchors:
+            return None
+        if self.width is not None:
+            first = self.anchors[0]
+            return self._rest(text, first if had == 0 else old, first)
+        for a in self.anchors:
+            m = self.core.match(text, a)
+            start = _first_group(m) if m is not None else None
+            if start is not None:
+                return start
+        return None
+
+
 class TriggerWatch:
     """llama.cpp's lazy trigger rule (trigger tokens first, then the patterns in order, the first
     full match winning, the grammar starting at its first non-empty group), checked on the tail
     of the text that can still complete a trigger."""
 
-    def __init__(self, tokens: Sequence[int], cores: Sequence[tuple[re.Pattern[str], int | None]]):
+    def __init__(self, tokens: Sequence[int], plans: Sequence[_Plan]):
         self._tokens = frozenset(tokens)
-        self._cores = list(cores)
+        self._plans = list(plans)
         self.text = ""
         """The text so far, while waiting."""
         self.offsets: list[int] = []
@@ -102,9 +223,9 @@ class TriggerWatch:
     @classmethod
     def create(cls, tokens: Sequence[int], patterns: Sequence[str]) -> TriggerWatch | None:
         """A watch for these triggers, or ``None`` when a pattern is not searchable."""
-        cores = [searchable_core(p) for p in patterns]
-        found = [c for c in cores if c is not None]
-        if len(found) != len(cores):
+        plans = [_Plan.of(p) for p in patterns]
+        found = [p for p in plans if p is not None]
+        if len(found) != len(plans):
             return None
         return cls(tokens, found)
 
@@ -118,15 +239,8 @@ class TriggerWatch:
         old = len(self.text)
         self.offsets.append(old)
         self.text += text
-        if not self._cores:
-            return False
-        # a new occurrence ends after ``old``: it starts at most ``width - 1`` characters before
-        for i, (core, width) in enumerate(self._cores):
-            if width is None:
-                m = core.match(self.text)
-            else:
-                m = core.search(self.text, max(0, old - width + 1))
-            start = _first_group(m) if m is not None else None
+        for i, plan in enumerate(self._plans):
+            start = plan.check(self.text, old)
             if start is not None:
                 self.fired, self.pattern, self.start = True, i, start
                 return True
