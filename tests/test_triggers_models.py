@@ -4,7 +4,7 @@ arms the grammar (every builtin dialect); and a chat reply is the same on both p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -40,8 +40,12 @@ def _reply(path: Any) -> dict[str, Any]:
 
     llm = Llama(str(path), n_ctx=2048, n_threads=2, seed=0, verbose=False)
     llm.chat_handler = ToolChatHandler()
-    out = llm.create_chat_completion(
-        messages=MESSAGES, tools=TOOLS, tool_choice="auto", temperature=0.0, max_tokens=80
+    out: Any = llm.create_chat_completion(
+        messages=cast(Any, MESSAGES),
+        tools=cast(Any, TOOLS),
+        tool_choice="auto",
+        temperature=0.0,
+        max_tokens=80,
     )
     message: dict[str, Any] = out["choices"][0]["message"]
     return message
@@ -58,7 +62,7 @@ def test_an_armed_reply_is_the_same_watched_and_native(
         made.append(type(sampler).__name__)
         return sampler
 
-    monkeypatch.setattr(generate.WatchedGrammar, "create", counting)
+    monkeypatch.setattr(triggers.WatchedGrammar, "create", counting)
     watched = _reply(smollm2_path)
     assert made and made[-1] == "WatchedGrammar", made  # the patterns were watched here
 
@@ -66,7 +70,7 @@ def test_an_armed_reply_is_the_same_watched_and_native(
         kwargs.pop("piece")
         return GrammarSampler(vocab, grammar, **kwargs)
 
-    monkeypatch.setattr(generate.WatchedGrammar, "create", native)
+    monkeypatch.setattr(triggers.WatchedGrammar, "create", native)
     plain = _reply(smollm2_path)
     assert plain.get("tool_calls") == watched.get("tool_calls")
     assert plain.get("content") == watched.get("content")
