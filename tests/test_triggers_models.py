@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from tooldialect.engine.in_process import generate, triggers
+from tooldialect.engine.in_process import triggers
 from tooldialect.engine.in_process.sampling import GrammarSampler
 
 pytestmark = pytest.mark.model
