@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+
+# the llama.cpp grammar helpers live with the tests (tests/grammar_check.py)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
 def main() -> None:

@@ -247,7 +247,7 @@ BAD_INPUTS = [
                         "name": "f",
                         "parameters": {
                             "type": "object",
-                            "properties": {"x": {"not": {"type": "string"}}},
+                            "properties": {"x": {"type": "string", "pattern": "^(?!a)"}},
                         },
                     },
                 }
@@ -264,7 +264,7 @@ BAD_INPUTS = [
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     BAD_INPUTS,
-    ids=["tool-name", "unknown-choice", "choice-mode", "not", "n_ctx"],
+    ids=["tool-name", "unknown-choice", "choice-mode", "lookaround", "n_ctx"],
 )
 def test_bad_input_raises_and_process_continues(
     smollm2: Any, kwargs: dict[str, Any], error: type[Exception]

@@ -132,7 +132,9 @@ def test_request_arms_the_grammar(
 def test_unsupported_answer_schema_fails_in_prepare(qwen_vocab: Any) -> None:
     from tooldialect import UnsupportedSchemaError
 
-    bad = {"type": "json_object", "schema": {"type": "object", "not": {"required": ["x"]}}}
+    # `not` compiles now; lookaround is outside the regex subset a grammar can express
+    schema = {"type": "object", "properties": {"x": {"type": "string", "pattern": "^(?!a)"}}}
+    bad = {"type": "json_object", "schema": schema}
     with pytest.raises(UnsupportedSchemaError) as err:
         ToolChatHandler().prepare(llama=qwen_vocab, messages=USER, response_format=bad)
-    assert err.value.pointer == "/not"
+    assert err.value.pointer == "/properties/x/pattern"
