@@ -33,6 +33,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolResult",
     "check_unique",
+    "decode_arguments",
     "result_text",
     "run_to_completion",
     "tool",
@@ -64,6 +65,25 @@ class ToolResult:
     """Parts kept for the caller only (an MCP ``ImageContent``, ``AudioContent``...)."""
     raw: Any = None
     """The object the result was made from (an MCP ``CallToolResult``)."""
+
+
+def decode_arguments(name: str, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """A model's ``arguments`` for tool ``name`` as a JSON object (empty or ``None``: ``{}``).
+
+    Raises ``ToolArgumentsError`` saying what is wrong, in words a model can act on.
+    """
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError as exc:
+            raise ToolArgumentsError(
+                f"arguments for {name!r} are not valid JSON ({exc}): {arguments!r}"
+            ) from exc
+    if not isinstance(arguments, Mapping):
+        raise ToolArgumentsError(f"arguments for {name!r} must be a JSON object, got {arguments!r}")
+    return dict(arguments)
 
 
 class Tool:
@@ -207,21 +227,8 @@ class Tool:
 
         Raises ``ToolArgumentsError`` saying what is wrong, in words a model can act on.
         """
-        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-            arguments = {}
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except ValueError as exc:
-                raise ToolArgumentsError(
-                    f"arguments for {self.name!r} are not valid JSON ({exc}): {arguments!r}"
-                ) from exc
-        if not isinstance(arguments, Mapping):
-            raise ToolArgumentsError(
-                f"arguments for {self.name!r} must be a JSON object, got {arguments!r}"
-            )
         try:
-            validated = self.arguments_model.model_validate(dict(arguments))
+            validated = self.arguments_model.model_validate(decode_arguments(self.name, arguments))
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"

@@ -15,7 +15,6 @@ exit, also after Ctrl-C) ends every session; the SDK terminates stdio server pro
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 import weakref
@@ -27,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from ...errors import MCPError, MCPToolNameError, ToolSpecError, UnsupportedSchemaError
 from ...tools import normalize_tools
-from ..function_tool import Tool, ToolArgumentsError, ToolResult
+from ..function_tool import Tool, ToolResult, decode_arguments
 from .config import MCPServerConfig, load_mcp_config
 from .connection import BackgroundLoop, ServerConnection
 from .convert import Naming, check_schema, make_name
@@ -93,20 +92,7 @@ class MCPTool(Tool):
         self, arguments: str | Mapping[str, Any] | None
     ) -> tuple[list[Any], dict[str, Any]]:
         """The arguments as keyword arguments; only JSON-object-ness is checked here."""
-        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-            return [], {}
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except ValueError as exc:
-                raise ToolArgumentsError(
-                    f"arguments for {self.name!r} are not valid JSON ({exc}): {arguments!r}"
-                ) from exc
-        if not isinstance(arguments, Mapping):
-            raise ToolArgumentsError(
-                f"arguments for {self.name!r} must be a JSON object, got {arguments!r}"
-            )
-        return [], dict(arguments)
+        return [], decode_arguments(self.name, arguments)
 
 
 class MCPTools:
