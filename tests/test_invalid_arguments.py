@@ -37,6 +37,7 @@ FORECAST = {
         },
     },
 }
+PARAMETERS: dict[str, Any] = FORECAST["function"]["parameters"]  # type: ignore[index]
 ASK = [{"role": "user", "content": "Paris for a month, Rome for three days?"}]
 
 
@@ -215,7 +216,7 @@ def test_the_agent_sends_an_invalid_call_back_instead_of_running_it() -> None:
 
     # the function's own model has no bound on days: only the front end's check can stop it
     lenient = pydantic.create_model("ForecastArgs", city=(str, ...), days=(int, 1))
-    definition = ToolDef(name="forecast", parameters=FORECAST["function"]["parameters"])
+    definition = ToolDef(name="forecast", parameters=PARAMETERS)
     tool = Tool(forecast, definition, lenient)
     llm = _Llm([REPLY, ["Done."]])
     events = list(Agent(llm, tools=[tool]).stream("go"))
