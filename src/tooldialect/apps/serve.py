@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "SERVER_ROLES",
+    "HeldStart",
     "RequestExtrasHandler",
     "RequestRewrite",
     "build_app",
@@ -209,6 +211,7 @@ class RequestRewrite:
             ]
         replies: list[dict[str, Any]] = []
         errors: list[Exception] = []
+        held = HeldStart(send)
         token = _request_extras.set(extras)
         token_replies = _handler_replies.set(replies)
         token_errors = _client_errors.set(errors)
@@ -216,12 +219,55 @@ class RequestRewrite:
             await self.app(
                 scope,
                 _replay({"type": "http.request", "body": raw}, receive),
-                _as_client_error(errors, _untrimmed(replies, send)),
+                _as_client_error(errors, _untrimmed(replies, held.send)),
             )
+        except Exception:
+            # a streamed request: the server answered 200 before it called the handler, which
+            # then refused the request; nothing has gone out yet, so it is still a 400
+            if not errors or held.forwarded:
+                raise
+            await _send_error(send, errors[-1])
+            return
+        else:
+            await held.flush()
         finally:
             _client_errors.reset(token_errors)
             _handler_replies.reset(token_replies)
             _request_extras.reset(token)
+
+
+class HeldStart:
+    """A ``send`` that holds the response start (and empty bodies) until the first body with
+    bytes, or until the app returns: llama-cpp-python's server starts a streamed response
+    before it calls the handler, so a refusal the handler raises (a message the template does
+    not render) can still be answered 400 instead of a stream that breaks off."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._held: list[AsgiMessage] = []
+        self.forwarded = False
+        """Whether anything went out to the client."""
+
+    async def send(self, message: AsgiMessage) -> None:
+        empty = message["type"] == "http.response.body" and not message.get("body")
+        if not self.forwarded and (message["type"] == "http.response.start" or empty):
+            self._held.append(message)
+            return
+        await self.flush()
+        self.forwarded = True
+        await self._send(message)
+
+    async def flush(self) -> None:
+        """Send what is held."""
+        held, self._held = self._held, []
+        self.forwarded = self.forwarded or bool(held)
+        for message in held:
+            await self._send(message)
+
+
+SERVER_ROLES = ("system", "user", "assistant", "tool", "function", "developer")
+"""Roles llama-cpp-python's request model takes (``developer`` is rewritten to ``system``);
+it answers any other with a 500, so the layer refuses them first, as a 400."""
 
 
 def _refusal(body: Mapping[str, Any]) -> Exception | None:
@@ -232,6 +278,13 @@ def _refusal(body: Mapping[str, Any]) -> Exception | None:
         validate_messages(body["messages"])
     except ToolSpecError as exc:
         return exc
+    for index, message in enumerate(body["messages"]):
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role not in SERVER_ROLES:
+            return ToolSpecError(
+                f"messages[{index}] has role {role!r}, which tooldialect serve does not take "
+                f"(roles: {', '.join(SERVER_ROLES)}); send it as one of those"
+            )
     return None
 
 
