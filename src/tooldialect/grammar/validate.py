@@ -10,13 +10,9 @@ brings it through hypothesis-jsonschema), with its format checker; otherwise a s
 here covers the keywords the compiler knows (types, enum/const, objects, arrays, strings,
 numbers, combinators, local ``$ref``), without formats.
 
-Hook for the front end (frontend/ owns surfacing)::
-
-    problems = check_call(tools, call.name, call.arguments)   # [] when valid
-    if problems: warnings.warn(InvalidArgumentsWarning(call.name, problems))
-
-The call is still returned as parsed (the client decides); a warning keeps OpenAI's response
-shape unchanged.
+The front end runs ``check_call`` on every parsed call and reports or raises what it finds
+(``frontend.validation``, the ``invalid_arguments`` option); ``InvalidArgumentsWarning`` is
+for callers who check calls themselves and want a warning.
 """
 
 from __future__ import annotations
