@@ -26,6 +26,7 @@ from typing import Any
 from .derive_body import Found, IdMode, find_body
 from .derive_checks import validate
 from .derive_instructions import derive_from_instructions
+from .derive_messages import with_messages
 from .derive_probe import (
     OPENAI_ID,
     PLAIN,
@@ -83,6 +84,7 @@ def derive_dialect(
     for probe in probes(renderer):
         spec = _derive(probe)
         if spec is not None and validate(spec, probe):
+            spec = with_messages(spec, probe)
             return _instruction_spelling(spec, probe.instructions)
     # no past call renders (or none a spec reproduces): the tool instructions may show one
     return derive_from_instructions(renderer)

@@ -8,8 +8,9 @@ JSON object (a ``call_recipients`` message, an XML invoke), by the spec's own ca
 End-of-message markers never reach the result. Text that is not a header is content, verbatim.
 
 Every decision depends only on the text seen, and text that may still grow into a marker is held
-back, so streaming equals batch under any chunking. Whitespace next to a marker is dropped, and
-content on both sides of a call is joined with one ``"\n"``, as in ``StreamParser``.
+back, so streaming equals batch under any chunking. Whitespace next to a marker is dropped, as in
+``StreamParser``; the content of two messages (or around a call) is joined with one ``"\n"``,
+reasoning pieces are joined as written.
 """
 
 from __future__ import annotations
@@ -79,6 +80,12 @@ def json_arguments(body: str, *, cut: bool, truncated: bool) -> str | None:
     if not isinstance(value, dict) or text[end:].strip():
         return None
     return json.dumps(value, ensure_ascii=False) if "\n" in text[:end] else text[:end]
+
+
+def _key(kind: str) -> str:
+    """Where a message's body goes: a built-in recipient's message (the model's own tool use,
+    not an offered tool, not an answer) is reasoning (docs/parsing.md)."""
+    return "content" if kind == "content" else "reasoning"
 
 
 class MessageParser:
@@ -279,10 +286,7 @@ class MessageParser:
         return True
 
     def _open(self, header: Header) -> None:
-        kind, name = route(header, self._m, self._names)
-        if kind == "builtin":
-            kind = "reasoning"  # the model's own tool use: not an answer (docs/parsing.md)
-        self._kind, self._name = kind, name
+        self._kind, self._name = route(header, self._m, self._names)
         self._fallback = False
         self._fresh = True
         self.buf = self.buf[header.end :]
@@ -305,12 +309,13 @@ class MessageParser:
                 at, stop = f_at, f_stop
         if at < 0:
             if not self.final:
-                if self._kind in ("reasoning", "content"):
+                if self._kind != "call" and self._kind != "calls":
                     end = _held_from(buf, 0, [*stops, *self._foreign])
-                    self.buf = buf[self._piece(self._kind, 0, end, closed=False) :]
+                    self.buf = buf[self._piece(_key(self._kind), 0, end, closed=False) :]
                 return False
             at = len(buf)
         self._finish(buf[:at], cut=not stop)
+        self._join = bool(self._content)  # the next message's content starts a new line
         self._ended = stop in self._eot
         self.buf = buf[at + len(stop) if stop != self._start else at :]
         self._mode = _HEAD
@@ -319,16 +324,18 @@ class MessageParser:
     def _finish(self, body: str, *, cut: bool) -> None:
         """The message ends after ``body``."""
         kind = self._kind
-        if kind in ("reasoning", "content"):
+        if kind not in ("call", "calls"):
             self.buf = body
-            self._piece(kind, 0, len(body), closed=True)
+            self._piece(_key(kind), 0, len(body), closed=True)
             return
-        if kind == "call" and (self._spec.parallel_calls or not self._calls):
+        # every call message is read (``parallel_calls`` bounds what grammars write: a reply of
+        # messages may still hold several)
+        if kind == "call":
             args = json_arguments(body, cut=cut, truncated=self._truncated)
             if args is not None:
                 self._add_call(self._name, args)
                 return
-        if (self._spec.parallel_calls or not self._calls) and self._inner_calls(body):
+        if self._inner_calls(body):
             return
         self.buf = body  # not a call: its body is content
         self._piece("content", 0, len(body), closed=True)
@@ -374,6 +381,7 @@ class MessageParser:
             self._mode = _HEAD
             return True
         self._piece("content", 0, at, closed=True)
+        self._join = bool(self._content)
         self._ended = stop in self._eot
         self.buf = buf[at + len(stop) if stop != self._start else at :]
         self._mode = _HEAD
