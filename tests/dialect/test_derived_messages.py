@@ -47,14 +47,16 @@ ROWS: list[tuple[str, str, _Calls, str | None, str | None]] = [
     # Dispatch: reasoning to=analysis, answer to=user, calls to=NAME
     (
         "recipient-reasoning.jinja",
-        f" to=analysis<|body|>Need the weather.<|end|><|begin|>assistant to=get_weather<|body|>{PJ}<|eom|>",
+        " to=analysis<|body|>Need the weather.<|end|>"
+        f"<|begin|>assistant to=get_weather<|body|>{PJ}<|eom|>",
         [(W, PARIS)],
         None,
         "Need the weather.",
     ),
     (
         "recipient-reasoning.jinja",
-        f" to=analysis <|body|> Need it. <|end|>\n<|begin|>assistant  to=get_weather <|body|> {PJ} <|eom|>\n",
+        " to=analysis <|body|> Need it. <|end|>\n"
+        f"<|begin|>assistant  to=get_weather <|body|> {PJ} <|eom|>\n",
         [(W, PARIS)],
         None,
         "Need it.",
@@ -114,8 +116,9 @@ ROWS: list[tuple[str, str, _Calls, str | None, str | None]] = [
     # Postbox: @RECIPIENT, `thinking` field, @functions.NAME, one end marker for all
     (
         "recipient-thinking-field.jinja",
-        f" @think<|msg|>User wants weather.<|fin|>\n<|hdr|>assistant @functions.get_weather<|msg|>{PJ}"
-        '<|fin|>\n<|hdr|>assistant @functions.get_time<|msg|>{"city": "Oslo"}<|fin|>',
+        " @think<|msg|>User wants weather.<|fin|>\n"
+        f"<|hdr|>assistant @functions.get_weather<|msg|>{PJ}<|fin|>\n"
+        '<|hdr|>assistant @functions.get_time<|msg|>{"city": "Oslo"}<|fin|>',
         [(W, PARIS), (T, {"city": "Oslo"})],
         None,
         "User wants weather.",
@@ -176,7 +179,8 @@ ROWS: list[tuple[str, str, _Calls, str | None, str | None]] = [
     ),
     (  # a stray to=assistant on a work-lane preamble: the answer
         "recipient-constrain.jinja",
-        f"<|lane|>work to=assistant<|txt|>Checking.<|stop|><|hd|>assistant<|lane|>work to=fn.get_time<|txt|>{PJ}",
+        "<|lane|>work to=assistant<|txt|>Checking.<|stop|>"
+        f"<|hd|>assistant<|lane|>work to=fn.get_time<|txt|>{PJ}",
         [(T, PARIS)],
         "Checking.",
         None,
@@ -184,9 +188,9 @@ ROWS: list[tuple[str, str, _Calls, str | None, str | None]] = [
     # Courier: to=tools holds XML invokes
     (
         "recipient-xml-body.jinja",
-        ' to=user<|say|>One moment.<|end|><|msg|>assistant to=tools<|say|><invoke name="get_weather">'
-        '<p n="city">Paris</p><p n="days">2</p></invoke><invoke name="get_time"><p n="city">Oslo</p>'
-        "</invoke><|done|>",
+        " to=user<|say|>One moment.<|end|><|msg|>assistant to=tools<|say|>"
+        '<invoke name="get_weather"><p n="city">Paris</p><p n="days">2</p></invoke>'
+        '<invoke name="get_time"><p n="city">Oslo</p></invoke><|done|>',
         [(W, PARIS), (T, {"city": "Oslo"})],
         "One moment.",
         None,
@@ -252,7 +256,9 @@ def test_message_rows(
         ("recipient-constrain.jinja", "scratch", "<|lane|>"),
     ],
 )
-def test_reasoning_name_is_learned_from_a_past_turn(name: str, reasoning: str, channel: str) -> None:
+def test_reasoning_name_is_learned_from_a_past_turn(
+    name: str, reasoning: str, channel: str
+) -> None:
     m = _spec(name).messages
     assert m is not None
     assert m.reasoning_names == [reasoning]

@@ -67,9 +67,7 @@ def _prefixed(
     return None
 
 
-def _other_token(
-    text: str, i: int, tokens: int, stops: Collection[str], final: bool
-) -> int | None:
+def _other_token(text: str, i: int, tokens: int, stops: Collection[str], final: bool) -> int | None:
     """End of a token that is neither recipient nor channel: a special token (and its word), or
     a bare word once a token was read; ``MAYBE``/``NO``; ``None`` when none is there."""
     t = _TAG.match(text, i)

@@ -274,7 +274,7 @@ class MessageParser:
         if self._fallback:
             self._fallback = False
             k = self._ws + len(self._channel)
-            self._emit("content", buf[: k])
+            self._emit("content", buf[:k])
             self._fresh = False
             self.buf = buf[k:]
         elif not buf[p:].strip() and self.final:
@@ -335,7 +335,9 @@ class MessageParser:
             if args is not None:
                 self._add_call(self._name, args)
                 return
-        if self._inner_calls(body):
+        # a body that opens a JSON object is the arguments or nothing; other bodies (an XML
+        # invoke, a ``call_recipients`` message) may hold calls in the spec's own formats
+        if (kind == "calls" or not body.lstrip().startswith("{")) and self._inner_calls(body):
             return
         self.buf = body  # not a call: its body is content
         self._piece("content", 0, len(body), closed=True)
