@@ -16,11 +16,12 @@ from typing import Literal
 
 from ..dialect.spec import MessageHeaders
 
-__all__ = ["MAX_HEADER", "MAYBE", "NO", "Header", "Route", "read_header", "route"]
+__all__ = ["CUT", "MAX_HEADER", "MAYBE", "NO", "Header", "Route", "read_header", "route"]
 
 MAX_HEADER = 256
 """A header longer than this is not one (the text is content)."""
-NO, MAYBE = -1, -2
+NO, MAYBE, CUT = -1, -2, -3
+"""``read_header`` verdicts: not a header; undecided; the text ended inside a header."""
 
 _WORD = re.compile(r"[\w.\-:/@]+")
 """A recipient, channel or constraint word (``functions.get_weather``, ``container.exec``)."""
@@ -93,7 +94,8 @@ def read_header(
 
     It is a run of tokens, whitespace between them optional, ended by ``m.body_open``; the first
     token is a recipient, a channel or a special token (a bare word alone is prose). ``stops``:
-    special tokens that end messages, never part of a header."""
+    special tokens that end messages, never part of a header. ``CUT``: the text ended after
+    header tokens, before the body marker."""
     body = m.body_open.strip()
     slots = {"recipient": "", "channel": ""}
     tokens, i, n = 0, p, len(text)
@@ -103,7 +105,7 @@ def read_header(
         if i - p > MAX_HEADER:
             return NO
         if i >= n:
-            return NO if final else MAYBE
+            return (CUT if tokens else NO) if final else MAYBE
         if text.startswith(body, i):
             return Header(slots["recipient"], slots["channel"], i + len(body))
         if n - i < len(body) and body.startswith(text[i:]) and not final:

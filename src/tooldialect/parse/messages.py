@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..dialect.spec import DialectSpec, MessageHeaders
 from ..errors import ToolDialectError
 from ..tools import ToolLike, normalize_tools
-from .headers import MAYBE, Header, route
+from .headers import CUT, MAYBE, Header, route
 from .headers import read_header as _read_header
 from .jsonscan import NEED, JsonScanner
 from .result import ParsedOutput, ToolCall
@@ -277,8 +277,8 @@ class MessageParser:
             self._emit("content", buf[:k])
             self._fresh = False
             self.buf = buf[k:]
-        elif not buf[p:].strip() and self.final:
-            self.buf = ""  # a start marker at the very end
+        elif got == CUT or (not buf[p:].strip() and self.final):
+            self.buf = ""  # a start marker or a header cut by the end of the text: framing
             return False
         else:
             self.buf = buf[p:]
