@@ -52,6 +52,7 @@ from .derive_text import (
     split_repeat,
     trailing_word,
 )
+from .derive_values import learn_values
 from .families.common import THINK
 from .spec import (
     Body,
@@ -405,6 +406,8 @@ def _derive(probe: Probe) -> DialectSpec | None:
         fmt = fmt.model_copy(update={"triggers": _triggers(fmt), "at_start_only": True})
     if isinstance(fmt.body, ElementBody) and "{type}" in fmt.body.param:
         fmt = fmt.model_copy(update={"body": _learn_types(probe, fmt.body)})
+    if isinstance(fmt.body, ElementBody):
+        fmt = fmt.model_copy(update={"body": learn_values(probe, fmt.body)})
     return DialectSpec(
         id="derived",
         family="derived from the chat template",
