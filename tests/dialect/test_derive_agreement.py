@@ -133,6 +133,23 @@ INVENTED_KINDS: dict[str, str] = {
     "nested-singular-items.jinja": "element",
     "padded-params.jinja": "element",
     "xml-escaped-attrs.jinja": "element",
+    # realistic templates of 2025-2026 families and their plausible next versions
+    "like-deepseek-v3.2-dsml.jinja": "element",
+    "like-deepseek-v4.jinja": "element",
+    "like-ernie-4.5.jinja": "json",
+    "like-glm-4.7.jinja": "element",
+    "like-hunyuan-a13b.jinja": "json",
+    "like-internlm2.5.jinja": "json",
+    "like-kimi-k2-thinking.jinja": "tagged",
+    "like-kimi-k3.jinja": "tagged",
+    "like-minicpm4.jinja": "python",
+    "like-minicpm5.jinja": "python",
+    "like-minimax-m2.1.jinja": "element",
+    "like-minimax-m3.jinja": "element",
+    "like-qwen3.5.jinja": "element",
+    "like-ring-2.jinja": "json",
+    "like-seed-oss-2.jinja": "element",
+    "like-step3.jinja": "element",
 }
 
 TOOL: dict[str, Any] = {
@@ -256,9 +273,14 @@ def _assistant(calls: list[tuple[str, dict[str, Any], str]] | None, content: str
 
 def own_render(source: str, case: Case = FLAT) -> OwnRender | None:
     """The reply the template writes for ``case`` (None when no conversation shape renders)."""
-    renderer = ProbeRenderer(source)
-    for before in (BEFORE, BEFORE[1:]):
-        tools = [case.tool]
+    # a template writing the call's id where the model writes the name (Kimi K2 Thinking) is
+    # rendered with ids that hold the name, functions.NAME:INDEX, as such models write them
+    tools = [case.tool]
+    for renderer, before in [
+        (ProbeRenderer(source, named_ids=named), before)
+        for named in (False, True)
+        for before in (BEFORE, BEFORE[1:])
+    ]:
         prompt = renderer.render(before, tools=tools, add_generation_prompt=True)
         full = renderer.render([*before, _assistant(case.calls)], tools=tools)
         plain = renderer.render([*before, _assistant(None, "Sunny.")], tools=tools)
