@@ -20,6 +20,7 @@ from .engine.llama_server.pool import Backend, ServerPool
 from .errors import ServerError
 from .frontend.frontend import FrontEnd
 from .frontend.request import ModelSetup, Request
+from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
@@ -34,7 +35,8 @@ class ServerClient:
     ``urls``: one base URL or several (``"http://127.0.0.1:8080"``); each request goes to the
     least busy server that serves ``model``, except that a conversation returns to the server and
     slot holding its prefix. ``dialect``, ``chat_template``, ``template_kwargs``, ``fallback``,
-    ``render_budget`` and ``argument_layout`` mean what they mean for ``ToolChatHandler``.
+    ``render_budget``, ``argument_layout`` and ``invalid_arguments`` mean what they mean for
+    ``ToolChatHandler``.
     ``retry_window``: seconds spent finding a server that answers before ``ServerError``;
     ``timeout``: seconds of silence before a running reply is abandoned; a server that is down,
     or does not answer its ``/slots`` probe within ``probe_timeout`` seconds, is left out of
@@ -54,6 +56,7 @@ class ServerClient:
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        invalid_arguments: InvalidArguments = "report",
         timeout: float = 600.0,
         retry_window: float = 30.0,
         cooldown: float = 5.0,
@@ -69,6 +72,7 @@ class ServerClient:
             verbatim_history=verbatim_history,
             render_budget=render_budget,
             argument_layout=argument_layout,
+            invalid_arguments=invalid_arguments,
         )
         self.pool = ServerPool(
             [urls] if isinstance(urls, str) else list(urls),
