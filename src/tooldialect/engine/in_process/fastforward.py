@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
 from .strict import StrictSwitch
-from .triggers import TriggerWatch, WatchedGrammar
+from .triggers import TriggerWatch
 
 if TYPE_CHECKING:
     from ..base import GrammarLike
@@ -53,7 +53,7 @@ class FastForward:
         self._engine = engine
         self._automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
         # a sampler that may switch to the grammar's strict form once the trigger fired
-        self._sampler = sampler if isinstance(sampler, WatchedGrammar) else None
+        self._sampler = sampler
         self._switched: StrictSwitch | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.active = not grammar.lazy
@@ -99,8 +99,9 @@ class FastForward:
     def observe(self, token: int) -> None:
         """Feed a token the grammar accepted (sampled or forced)."""
         text = self._decoder.decode(self._engine.piece(token))
-        if self._sampler is not None and self._sampler.switched is not self._switched:
-            self._follow(self._sampler.switched)
+        switched = getattr(self._sampler, "switched", None)  # (a WatchedGrammar's)
+        if switched is not self._switched:
+            self._follow(switched)
             return
         if self.active:
             self._automaton.feed(text)

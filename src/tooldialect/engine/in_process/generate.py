@@ -75,6 +75,9 @@ class Engine:
         self._turn = threading.Condition()
         self._owner: tuple[int, object] | None = None
         self._superseded: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.strict_calls = True
+        """With fast-forward, switch a lazy grammar to its strict form once its trigger fired
+        (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
 
     @property
     def llama(self) -> Any:
@@ -256,7 +259,9 @@ class Engine:
         observed = logprobs is not None or logits_processor is not None
         gsampler = (
             # the strict form only pays where fast-forward forces its text
-            self.grammar_sampler(grammar, arguments, strict=fast_forward and not observed)
+            self.grammar_sampler(
+                grammar, arguments, strict=fast_forward and not observed and self.strict_calls
+            )
             if grammar is not None and arguments is not None
             else None
         )
