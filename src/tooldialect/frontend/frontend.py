@@ -194,6 +194,7 @@ class FrontEnd:
         logits_processor: Any = None,
         fast_forward: bool = False,
         prompt_cache: Any = None,
+        checkpoints: Any = None,
     ) -> GenerationRequest:
         """What the engine decodes for ``request``: the same for every engine."""
         spec = request.setup.spec
@@ -212,6 +213,8 @@ class FrontEnd:
             markers=tuple(spec_markers(spec)),
             fast_forward=fast_forward,
             prompt_cache=prompt_cache,
+            prefix=request.prefix,
+            checkpoints=checkpoints,
         )
 
     def complete(
@@ -229,6 +232,7 @@ class FrontEnd:
         logits_processor: Any = None,
         fast_forward: bool = False,
         prompt_cache: Any = None,
+        checkpoints: Any = None,
         **request: Any,
     ) -> Completion:
         """One chat completion on ``setup``'s engine: a ``chat.completion`` dict, or an iterator
@@ -245,6 +249,7 @@ class FrontEnd:
             logits_processor=logits_processor,
             fast_forward=fast_forward,
             prompt_cache=prompt_cache,
+            checkpoints=checkpoints,
         )
         gen = setup.engine.run(job)
         self.last_result = gen.result
