@@ -33,6 +33,7 @@ from .grammar_cache import GrammarCache
 from .render import prompt_prefill, render_prompt
 
 if TYPE_CHECKING:
+    from ..dialect.vocabulary import Vocabulary
     from ..engine.base import Engine, GrammarLike
     from ..gguf import ModelInfo
     from ..grammar.codec import ArgumentLayout
@@ -60,6 +61,9 @@ class ModelSetup:
     """Grammars by request shape (``grammar_for``), least recently used dropped first."""
     replies: ReplyMemory = field(default_factory=ReplyMemory)
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
+    vocabulary: Vocabulary | None = None
+    """The model's vocabulary, when known (detection evidence; its special tokens inside
+    markers are preserved in the output)."""
 
 
 @dataclass(frozen=True)
