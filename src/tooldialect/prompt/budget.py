@@ -411,15 +411,14 @@ are linear Python work (``striptags``, ``urlize``, ``wordwrap``) that a big inpu
 _AMPLIFYING = frozenset(
     {"center", "indent", "join", "replace", "format", "batch", "slice", "wordwrap", "sum"}
 )
-"""Filters :func:`_check_filter` pre-checks (``tojson`` only with arguments)."""
+"""Filters :func:`_check_filter` pre-checks (``tojson`` too, when given arguments); the others,
+and a bare ``tojson`` (every tool of a tool list), skip the call."""
 
 
 def _check_filter(
     state: _State, name: str, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, tuple[Any, ...]]:
     """Pre-check the filters that can amplify; returns the (possibly materialised) value."""
-    if name not in _AMPLIFYING and (name != "tojson" or not (args or kwargs)):
-        return value, args  # most filters, and a bare `tojson` (every tool of a tool list)
     if name == "center":
         state.allow(_int_arg(args, kwargs, 0, "width"), "the center filter")
     elif name == "indent":
@@ -458,13 +457,16 @@ def _check_filter(
 
 def _wrap_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     pass_arg = _PassArg.from_obj(func)
+    checked = name in _AMPLIFYING
+    with_args = name == "tojson"  # pre-checked only when given arguments
 
     @pass_context
     @functools.wraps(func)
     def budgeted(context: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
-        state = _state()
+        state = _STATE.get() or _state()
         state.step(1 + _size(value) // _CHARS_PER_STEP)
-        value, args = _check_filter(state, name, value, args, kwargs)
+        if checked or (with_args and (args or kwargs)):
+            value, args = _check_filter(state, name, value, args, kwargs)
         if pass_arg is _PassArg.context:
             result = func(context, value, *args, **kwargs)
         elif pass_arg is _PassArg.eval_context:
