@@ -23,6 +23,7 @@ from .engine.llama_server.vocab import server_vocabulary
 from .errors import ServerError
 from .frontend.frontend import FrontEnd
 from .frontend.request import ModelSetup, Request
+from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
@@ -37,8 +38,8 @@ class ServerClient:
     ``urls``: one base URL or several (``"http://127.0.0.1:8080"``), or ``LlamaServer``s we
     launched; each request goes to the least busy server that serves ``model``, except that a
     conversation returns to the server and slot holding its prefix. ``dialect``,
-    ``chat_template``, ``template_kwargs``, ``fallback``, ``render_budget`` and
-    ``argument_layout`` mean what they mean for ``ToolChatHandler``.
+    ``chat_template``, ``template_kwargs``, ``fallback``, ``render_budget``, ``argument_layout``
+    and ``invalid_arguments`` mean what they mean for ``ToolChatHandler``.
     ``retry_window``: seconds spent finding a server that answers before ``ServerError``;
     ``timeout``: seconds of silence before a running reply is abandoned; a server that is down,
     or does not answer its ``/slots`` probe within ``probe_timeout`` seconds, is left out of
@@ -61,6 +62,7 @@ class ServerClient:
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        invalid_arguments: InvalidArguments = "report",
         timeout: float = 600.0,
         retry_window: float = 30.0,
         cooldown: float = 5.0,
@@ -77,6 +79,7 @@ class ServerClient:
             verbatim_history=verbatim_history,
             render_budget=render_budget,
             argument_layout=argument_layout,
+            invalid_arguments=invalid_arguments,
         )
         servers = [urls] if isinstance(urls, str | LlamaServer) else list(urls)
         self.launched = {s.url: s.model for s in servers if isinstance(s, LlamaServer)}

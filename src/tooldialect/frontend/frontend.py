@@ -38,6 +38,7 @@ from ..prompt.template import ChatTemplate
 from ..shapes import ChatCompletion, ChatCompletionChunk
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
+from .validation import InvalidArguments, check_invalid_arguments
 
 __all__ = ["FrontEnd", "resolve_triggers", "spec_markers"]
 
@@ -95,6 +96,7 @@ class FrontEnd:
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        invalid_arguments: InvalidArguments = "report",
     ) -> None:
         if argument_layout not in ("free", "canonical"):
             raise GrammarError(
@@ -109,6 +111,7 @@ class FrontEnd:
         self.verbatim_history = verbatim_history
         self.render_budget = render_budget
         self.argument_layout: ArgumentLayout = argument_layout
+        self.invalid_arguments = check_invalid_arguments(invalid_arguments, adapter=adapter)
         self.last_result: GenerationResult | None = None
         """The engine's account of the latest request (complete once it has been consumed)."""
 
@@ -207,6 +210,7 @@ class FrontEnd:
         logits_processor: Any = None,
         fast_forward: bool = False,
         prompt_cache: Any = None,
+        checkpoints: Any = None,
     ) -> GenerationRequest:
         """What the engine decodes for ``request``: the same for every engine."""
         spec = request.setup.spec
@@ -225,6 +229,8 @@ class FrontEnd:
             markers=tuple(spec_markers(spec, request.setup.vocabulary)),
             fast_forward=fast_forward,
             prompt_cache=prompt_cache,
+            prefix=request.prefix,
+            checkpoints=checkpoints,
         )
 
     def complete(
@@ -242,6 +248,7 @@ class FrontEnd:
         logits_processor: Any = None,
         fast_forward: bool = False,
         prompt_cache: Any = None,
+        checkpoints: Any = None,
         **request: Any,
     ) -> Completion:
         """One chat completion on ``setup``'s engine: a ``chat.completion`` dict, or an iterator
@@ -258,17 +265,27 @@ class FrontEnd:
             logits_processor=logits_processor,
             fast_forward=fast_forward,
             prompt_cache=prompt_cache,
+            checkpoints=checkpoints,
         )
         gen = setup.engine.run(job)
         self.last_result = gen.result
         return self.reply(prepared, gen, model=model, stream=stream)
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:
-        """The completion tail: the OpenAI shapes of ``gen``, and the reply remembered in the
-        model's own words (``history.ReplyMemory``) on the batch and the streaming path alike."""
+        """The completion tail: the OpenAI shapes of ``gen`` (calls checked against their full
+        schema, ``validation``), and the reply remembered in the model's own words
+        (``history.ReplyMemory``) on the batch and the streaming path alike."""
         if stream:
-            return stream_chunks(request, gen, model, on_reply=request.setup.replies.remember)
+            return stream_chunks(
+                request,
+                gen,
+                model,
+                on_reply=request.setup.replies.remember,
+                invalid_arguments=self.invalid_arguments,
+            )
         text = gen.text()
-        response = build_response(request, text, gen.result, model)
+        response = build_response(
+            request, text, gen.result, model, invalid_arguments=self.invalid_arguments
+        )
         request.setup.replies.remember(response["choices"][0]["message"], text)
         return response
