@@ -101,12 +101,22 @@ def test_a_special_token_inside_a_marker_is_preserved_in_the_servers_output() ->
 
 
 def test_trigger_words_the_vocabulary_cannot_spell_become_its_special_token() -> None:
-    template = TOOLS_TEMPLATE.replace("<|assistant|>", "<|assistant|>{# <|act|>☃ #}")
-    known = "".join(sorted(set(template) - {"☃"})) + "abcdefghijklmnopqrstuvwxyz"
-    with FakeServer(template=template, special={"<|act|>": True}, known_chars=known) as s:
-        vocab = ServerClient(s.url).setup().vocabulary
-    assert vocab is not None and not vocab.byte_level
-    assert not vocab.spellable("<|act|>☃") and vocab.special_prefix("<|act|>☃") == "<|act|>"
+    """A vocabulary without byte tokens and without ``[``: the hinted builtin's trigger word
+    ``<|tool_call_start|>[`` cannot be written, so the trigger is the special token alone."""
+    special = {"<|tool_call_start|>": True, "<|tool_call_end|>": True}
+    known = "".join(sorted(set(TOOLS_TEMPLATE) - {"["})) + "abcdefghijklmnopqrstuvwxyz"
+    with FakeServer(template=TOOLS_TEMPLATE, special=special, known_chars=known) as s:
+        client = ServerClient(s.url)
+        spec = client.setup().spec
+    vocab = client.setup().vocabulary
+    assert (
+        vocab is not None and not vocab.byte_level and not vocab.spellable("<|tool_call_start|>[")
+    )
+    assert "<|tool_call_start|>[" in spec.primary.opener()
+    assert [t.value for t in spec.primary.effective_triggers()] == ["<|tool_call_start|>"]
+    # the in-process reading of the same tokens gives the same spec
+    in_process = Vocabulary.from_tokens(list(known), special=special, byte_level=False)
+    assert detect_dialect(TOOLS_TEMPLATE, vocabulary=in_process) == spec
 
 
 def test_a_server_we_launched_is_read_from_its_gguf(

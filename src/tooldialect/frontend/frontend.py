@@ -64,6 +64,12 @@ def spec_markers(spec: DialectSpec, vocabulary: Vocabulary | None = None) -> lis
     return list(dict.fromkeys([*markers, *inside]))
 
 
+def _markers(setup: ModelSetup) -> tuple[str, ...]:
+    if setup.markers is not None:
+        return setup.markers
+    return tuple(spec_markers(setup.spec, setup.vocabulary))
+
+
 def resolve_triggers(grammar: GrammarLike | None) -> Triggers:
     """A lazy grammar's triggers for every engine: its words, each word's full-match pattern
     (for an engine where no single token spells it), and its patterns."""
@@ -152,6 +158,7 @@ class FrontEnd:
             spec=spec,
             engine=engine,
             vocabulary=vocabulary,
+            markers=tuple(spec_markers(spec, vocabulary)),
         )
 
     def template_source(
@@ -226,7 +233,7 @@ class FrontEnd:
             logprobs=(top_logprobs or 0) if logprobs else None,
             logits_processor=logits_processor,
             bos=request.setup.info.bos_token,
-            markers=tuple(spec_markers(spec, request.setup.vocabulary)),
+            markers=_markers(request.setup),
             fast_forward=fast_forward,
             prompt_cache=prompt_cache,
             prefix=request.prefix,

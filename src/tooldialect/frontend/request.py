@@ -67,6 +67,10 @@ class ModelSetup:
     vocabulary: Vocabulary | None = None
     """The model's vocabulary, when known (detection evidence; its special tokens inside
     markers are preserved in the output)."""
+    markers: tuple[str, ...] | None = None
+    """The spec's markers the output must show (``frontend.spec_markers``), found once per
+    model: with a vocabulary of thousands of special tokens that is not a per-request cost.
+    ``None``: found per request."""
 
 
 @dataclass(frozen=True)
