@@ -128,6 +128,7 @@ INVENTED_KINDS: dict[str, str] = {
     "nested-escaped-params.jinja": "element",
     "nested-singular-items.jinja": "element",
     "padded-params.jinja": "element",
+    "repeated-key-arrays.jinja": "element",
     "xml-escaped-attrs.jinja": "element",
 }
 
@@ -212,6 +213,7 @@ NESTED_TEMPLATES = {
     "key-as-tag-nested.jinja",
     "nested-singular-items.jinja",
     "nested-escaped-params.jinja",
+    "repeated-key-arrays.jinja",
 }
 
 

@@ -255,3 +255,37 @@ def test_grammar_accepts_a_cdata_value_without_the_closer(vocab: Any) -> None:
     ok = CDATA_TEXT.replace("a</arg>\n", "a\n")
     assert grammar_accepts(forced.gbnf, ok, root=forced.root, llama=vocab), ok
     assert not grammar_accepts(forced.gbnf, CDATA_TEXT, root=forced.root, llama=vocab)
+
+
+REPEATED = _spec(child="<{key}>{value}</{key}>", item="", repeat_arrays=True)
+
+
+def test_repeated_keys_collect_an_array() -> None:
+    args = {"tags": ["a", "b"], "stops": [{"city": "Lyon"}, {"city": "Nice", "hours": 2}]}
+    text = REPEATED.render_call("trip", args)
+    assert text == (
+        '<use tool="trip"><tags>a</tags><tags>b</tags><stops><city>Lyon</city></stops>'
+        "<stops><city>Nice</city><hours>2</hours></stops></use>"
+    )
+    assert _calls(parse_output(text, REPEATED, tools=TOOLS)) == [("trip", args)]
+    assert _streamed(text, REPEATED, 7) == [("trip", args)]
+
+
+@pytest.mark.model
+def test_grammar_writes_repeated_keys(vocab: Any) -> None:
+    from grammar_check import grammar_accepts
+    from tooldialect.grammar import build_grammar
+
+    forced = build_grammar(REPEATED, TOOLS, tool_choice="required")
+    assert forced is not None
+    stops = [{"city": "Lyon"}, {"city": "Nice"}]
+    text = REPEATED.render_call(
+        "trip", {"city": "Dax", "stops": stops, "tags": ["a", "b"]}
+    )  # the grammar writes schema order
+    assert grammar_accepts(forced.gbnf, text, root=forced.root, llama=vocab), text
+    # objects in a repeated array are child elements: JSON in their place is never written
+    nested = "<stops><city>Lyon</city></stops><stops><city>Nice</city></stops>"
+    as_json = text.replace(nested, '<stops>[{"city": "Lyon"}, {"city": "Nice"}]</stops>')
+    assert nested in text and not grammar_accepts(
+        forced.gbnf, as_json, root=forced.root, llama=vocab
+    )

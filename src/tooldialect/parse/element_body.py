@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import ElementBody, format_template
+from .element_nested import read_value
 from .element_scan import cut_short, is_indented, line_end, line_value_prefix, value_end
 from .element_text import element_value, trim_value
 from .events import FAIL, OK, Reader, certain
@@ -130,6 +131,31 @@ def _at_tail(
     return q
 
 
+def _store(
+    args: dict[str, Any],
+    key: str,
+    raw: str,
+    fields: Mapping[str, str],
+    body: ElementBody,
+    call: _Call,
+) -> None:
+    """Put one parameter's value into ``args``: where the body repeats an array's key per
+    element, each repetition is one element (a JSON array written whole is its elements)."""
+    schema = call.props.get(key)
+    value = element_value(raw, body, fields, schema=schema, root=call.schema, key=key)
+    if not body.repeat_arrays or "array" not in schema_types(schema, call.schema):
+        args[key] = value
+        return
+    if not isinstance(value, list):
+        items = schema.get("items") if isinstance(schema, Mapping) else None
+        if items:
+            value = [element_value(raw, body, fields, schema=items, root=call.schema, key=key)]
+        else:  # untyped elements: the JSON scalar each spells, else text
+            value = [read_value(raw, body, {}, call.schema, key=key)]
+    got = args.get(key)
+    args[key] = [*got, *value] if isinstance(got, list) else value
+
+
 def _read_params(
     src: Source, p: int, plan: FormatPlan, body: ElementBody, call: _Call, ctx: Context
 ) -> Generator[None, None, tuple[int, dict[str, Any] | None]]:
@@ -148,9 +174,7 @@ def _read_params(
             return p, (args if ends else None)
         key = param.fields.get("key", "")
         raw = trim_value(param.fields.get("value", ""), body, indented=param.indented)
-        args[key] = element_value(
-            raw, body, param.fields, schema=call.props.get(key), root=call.schema, key=key
-        )
+        _store(args, key, raw, param.fields, body, call)
         p = param.end
 
 
