@@ -142,6 +142,7 @@ INVENTED_KINDS: dict[str, str] = {
     "nested-escaped-params.jinja": "element",
     "nested-singular-items.jinja": "element",
     "padded-params.jinja": "element",
+    "repeated-key-arrays.jinja": "element",
     "xml-escaped-attrs.jinja": "element",
     # realistic templates of 2025-2026 families and their plausible next versions
     "like-deepseek-v3.2-dsml.jinja": "element",
@@ -268,6 +269,7 @@ NESTED_TEMPLATES = {
     "key-as-tag-nested.jinja",
     "nested-singular-items.jinja",
     "nested-escaped-params.jinja",
+    "repeated-key-arrays.jinja",
 }
 
 

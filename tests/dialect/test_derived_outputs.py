@@ -199,6 +199,29 @@ ROWS: list[tuple[str, str, list[tuple[str, dict[str, Any]]], str | None]] = [
         [(W, {"city": "Paris <FR>"}), (T, {"city": "Oslo"})],
         "Sure.",
     ),
+    (
+        "repeated-key-arrays.jinja",
+        '<do action="get_weather"><city>Paris</city><tags>a</tags><tags>b <i>c</i></tags>'
+        "<stops><city>Lyon</city></stops><stops><city>Nice</city><hours>2</hours></stops></do>",
+        [
+            (
+                W,
+                {
+                    "city": "Paris",
+                    "tags": ["a", "b <i>c</i>"],
+                    "stops": [{"city": "Lyon"}, {"city": "Nice", "hours": 2}],
+                },
+            )
+        ],
+        None,
+    ),
+    (
+        "repeated-key-arrays.jinja",
+        'Both. <do action="get_weather">\n  <tags>a</tags>\n  <tags>["b", "c"]</tags>\n</do>'
+        '<do action="get_time"><tags>x</tags>',  # a JSON list is its elements; closer missing
+        [(W, {"tags": ["a", "b", "c"]}), (T, {"tags": ["x"]})],
+        "Both.",
+    ),
     # XML-escaped attribute values
     (
         "xml-escaped-attrs.jinja",

@@ -22,7 +22,7 @@ from tooldialect.dialect.spec import CallFormat, DialectSpec, ElementBody
 from tooldialect.parse import StreamParser, parse_output
 
 
-def _spec(**body: Any) -> DialectSpec:
+def _spec(call_open: str = "", **body: Any) -> DialectSpec:
     fields: dict[str, Any] = {
         "head": '<use tool="{name}">',
         "param": "<{key}>{value}</{key}>",
@@ -33,13 +33,15 @@ def _spec(**body: Any) -> DialectSpec:
         "omit_none": True,
     }
     fields.update(body)
-    return DialectSpec(id="t", formats=[CallFormat(body=ElementBody(**fields))])
+    fmt = CallFormat(call_open=call_open, body=ElementBody(**fields))
+    return DialectSpec(id="t", formats=[fmt])
 
 
 NESTED = _spec()
 SINGULAR = _spec(item="<{singular}>{value}</{singular}>", xml_escape=True)
 ATTRS = _spec(
-    head='<call fn="{name}">\n',
+    call_open="<call ",
+    head='fn="{name}">\n',
     param='<p name="{key}">{value}</p>\n',
     tail="</call>",
     child='<f name="{key}">{value}</f>',
@@ -228,3 +230,62 @@ def test_grammar_writes_nested_and_escaped_values(spec: DialectSpec, vocab: Any)
         assert not grammar_accepts(
             forced.gbnf, text.replace("&amp;", "&"), root=forced.root, llama=vocab
         )
+
+
+CDATA = _spec(param='<arg name="{key}">{value}</arg>\n', child="", item="", omit_none=False)
+CDATA_TEXT = '<use tool="trip"><arg name="city"><![CDATA[a</arg>\n<b>&c]]></arg>\n</use>'
+
+
+def test_cdata_values_read_batch_and_streamed() -> None:
+    want = [("trip", {"city": "a</arg>\n<b>&c"})]
+    assert _calls(parse_output(CDATA_TEXT, CDATA, tools=TOOLS)) == want
+    for seed in range(5):
+        assert _streamed(CDATA_TEXT, CDATA, seed) == want
+
+
+@pytest.mark.model
+def test_grammar_accepts_a_cdata_value_without_the_closer(vocab: Any) -> None:
+    """The raw-text grammar admits a CDATA section (which the parser unwraps) as long as it does
+    not hold the value's closer; the canonical form is the raw text."""
+    from grammar_check import grammar_accepts
+    from tooldialect.grammar import build_grammar
+
+    forced = build_grammar(CDATA, TOOLS, tool_choice="required")
+    assert forced is not None
+    ok = CDATA_TEXT.replace("a</arg>\n", "a\n")
+    assert grammar_accepts(forced.gbnf, ok, root=forced.root, llama=vocab), ok
+    assert not grammar_accepts(forced.gbnf, CDATA_TEXT, root=forced.root, llama=vocab)
+
+
+REPEATED = _spec(child="<{key}>{value}</{key}>", item="", repeat_arrays=True)
+
+
+def test_repeated_keys_collect_an_array() -> None:
+    args = {"tags": ["a", "b"], "stops": [{"city": "Lyon"}, {"city": "Nice", "hours": 2}]}
+    text = REPEATED.render_call("trip", args)
+    assert text == (
+        '<use tool="trip"><tags>a</tags><tags>b</tags><stops><city>Lyon</city></stops>'
+        "<stops><city>Nice</city><hours>2</hours></stops></use>"
+    )
+    assert _calls(parse_output(text, REPEATED, tools=TOOLS)) == [("trip", args)]
+    assert _streamed(text, REPEATED, 7) == [("trip", args)]
+
+
+@pytest.mark.model
+def test_grammar_writes_repeated_keys(vocab: Any) -> None:
+    from grammar_check import grammar_accepts
+    from tooldialect.grammar import build_grammar
+
+    forced = build_grammar(REPEATED, TOOLS, tool_choice="required")
+    assert forced is not None
+    stops = [{"city": "Lyon"}, {"city": "Nice"}]
+    text = REPEATED.render_call(
+        "trip", {"city": "Dax", "stops": stops, "tags": ["a", "b"]}
+    )  # the grammar writes schema order
+    assert grammar_accepts(forced.gbnf, text, root=forced.root, llama=vocab), text
+    # objects in a repeated array are child elements: JSON in their place is never written
+    nested = "<stops><city>Lyon</city></stops><stops><city>Nice</city></stops>"
+    as_json = text.replace(nested, '<stops>[{"city": "Lyon"}, {"city": "Nice"}]</stops>')
+    assert nested in text and not grammar_accepts(
+        forced.gbnf, as_json, root=forced.root, llama=vocab
+    )

@@ -1,6 +1,7 @@
 """How an element body writes values, read off renders of probe calls: objects and arrays as
-child elements (``ElementBody.child``/``item``), ``None`` arguments left out (``omit_none``),
-strings XML-escaped (``xml_escape``). Each finding is kept only if ``render_call`` then writes
+child elements (``ElementBody.child``/``item``), arrays as one parameter per element
+(``repeat_arrays``), ``None`` arguments left out (``omit_none``), strings XML-escaped
+(``xml_escape``). Each finding is kept only if ``render_call`` then writes
 the probe call exactly as the template does."""
 
 from __future__ import annotations
@@ -109,10 +110,13 @@ def learn_values(probe: Probe, body: ElementBody) -> ElementBody:
     text = _call_text(probe, dict(PROBE_RICH_ARGS))
     if text is None:
         return body
+    values = [m.group("value") for m in _value_pattern(body, _LIST_KEY).finditer(text)]
     found = {
         "omit_none": _NONE_KEY not in text,
         "child": _child(_value_text(text, body, _OBJECT_KEY)),
-        "item": _item(_value_text(text, body, _LIST_KEY)),
+        "item": _item(values[0] if values else None),
+        # the key repeated per element (``<zzk_fs>1</zzk_fs><zzk_fs>zzitem</zzk_fs>``)
+        "repeat_arrays": values == ["1", "zzitem"],
     }
     candidate = body.model_copy(update=found)
     if candidate != body and _writes(candidate, dict(PROBE_RICH_ARGS), text):

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .spec import ElementBody
 
-__all__ = ["encode_element_value", "singular", "xml_escape", "xml_unescape"]
+__all__ = [
+    "encode_element_params",
+    "encode_element_value",
+    "singular",
+    "xml_escape",
+    "xml_unescape",
+]
 
 _ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&#34;"), ("'", "&#39;"))
 _ENTITY = re.compile(r"&(amp|lt|gt|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
@@ -78,3 +84,30 @@ def encode_element_value(body: ElementBody, key: str, value: Any) -> str:
             for x in value
         )
     return _scalar(body, value)
+
+
+def _param(body: ElementBody, key: str, value: Any) -> str:
+    from .spec import json_type
+
+    kind = json_type(value)
+    return _fill(
+        body.param,
+        key=key,
+        value=encode_element_value(body, key, value),
+        is_string="true" if isinstance(value, str) else "false",
+        type=body.type_names.get(kind, kind),
+    )
+
+
+def encode_element_params(body: ElementBody, args: Mapping[str, Any]) -> str:
+    """Every argument's parameter element, in order (``None`` ones left out where the body
+    omits them, an array as one parameter per element where it repeats them)."""
+    out = []
+    for key, value in args.items():
+        if value is None and body.omit_none:
+            continue
+        if isinstance(value, (list, tuple)) and body.repeat_arrays:
+            out += [_param(body, key, x) for x in value]
+        else:
+            out.append(_param(body, key, value))
+    return "".join(out)

@@ -46,7 +46,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DialectError
-from .element_values import encode_element_value
+from .element_values import encode_element_params
 
 __all__ = [
     "Body",
@@ -158,6 +158,9 @@ class ElementBody(_Model):
     Empty: arrays are written as JSON."""
     omit_none: bool = False
     """Arguments (and nested members) whose value is ``None`` are left out."""
+    repeat_arrays: bool = False
+    """An array argument is written as one parameter per element, the key repeated
+    (``<tag>a</tag><tag>b</tag>``); the parser collects repeated keys of an array parameter."""
 
 
 class PythonBody(_Model):
@@ -441,17 +444,7 @@ def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, in
             + format_template(body.tail, name=name)
         )
     if isinstance(body, ElementBody):
-        params = "".join(
-            format_template(
-                body.param,
-                key=k,
-                value=encode_element_value(body, k, v),
-                is_string="true" if isinstance(v, str) else "false",
-                type=body.type_names.get(json_type(v), json_type(v)),
-            )
-            for k, v in args.items()
-            if not (v is None and body.omit_none)
-        )
+        params = encode_element_params(body, args)
         return format_template(body.head, **fields) + params + format_template(body.tail, name=name)
     encode = encode_python_value if body.value_codec == "python" else encode_gemma4_value
     inner = body.arg_separator.join(f"{k}{body.assign}{encode(v)}" for k, v in args.items())

@@ -44,7 +44,7 @@ from ..dialect.spec import (
 from ..errors import UnsupportedToolChoiceError
 from ..tools import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout, CodecName, codec_for
-from .element_nested import element_special_value
+from .element_nested import element_param
 from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
@@ -569,9 +569,7 @@ def _element_body(
             param = b.add(h, " | ".join(alts))
         else:
             pre = _template(pre_t, {"key": literal(key)}, exact=exact)
-            special = element_special_value(conv, body, sub, ptr, post, key=key, hint=f"{h}-n")
-            value = special or conv.element_value(sub, ptr, post, hint=f"{h}-v")
-            param = b.add(h, f"{pre} {value}")
+            param = element_param(conv, body, pre, sub, ptr, post, key=key, hint=h)
         items.append((param, key in _required(schema)))
     seq = props_sequence(b, items, '""', hint=f"{hint}-args")
     return b.add(

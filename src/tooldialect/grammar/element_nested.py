@@ -1,5 +1,6 @@
 """Grammar for element values the spec writes other than as raw text or JSON: objects and arrays
-as child elements (``ElementBody.child``/``item``) and XML-escaped strings (``xml_escape``).
+as child elements (``ElementBody.child``/``item``), arrays as repeated parameters
+(``repeat_arrays``) and XML-escaped strings (``xml_escape``).
 It writes the canonical form ``render_call`` writes; the parser also reads JSON in their place.
 
 Inside child elements a string is text without ``<`` (escaped where the family escapes), other
@@ -16,7 +17,7 @@ from ..dialect.spec import ElementBody, format_template
 from .gbnf import literal, optional_edges
 from .json_schema import SchemaConverter, props_sequence
 
-__all__ = ["element_special_value"]
+__all__ = ["element_param", "element_special_value"]
 
 _MAX_DEPTH = 8
 _ENTITIES = ('"&amp;"', '"&lt;"', '"&gt;"', '"&#34;"', '"&#39;"')
@@ -154,3 +155,25 @@ def element_special_value(
         return None
     closing = optional_edges(post) or '""'
     return conv.b.add(hint, f"{content} {closing}")
+
+
+def element_param(
+    conv: SchemaConverter,
+    body: ElementBody,
+    pre: str,
+    schema: Any,
+    pointer: str,
+    post: str,
+    *,
+    key: str,
+    hint: str,
+) -> str:
+    """One parameter's rule, ``pre`` (its opener) then its value and closer; an array the body
+    writes as repeated parameters is one or more of them, one element each."""
+    s = conv.resolve(schema, pointer)
+    repeated = body.repeat_arrays and isinstance(s, Mapping) and _type(s) == "array"
+    if repeated and isinstance(s, Mapping):
+        schema, pointer = s.get("items", {}), f"{pointer}/items"
+    special = element_special_value(conv, body, schema, pointer, post, key=key, hint=f"{hint}-n")
+    value = special or conv.element_value(schema, pointer, post, hint=f"{hint}-v")
+    return conv.b.add(hint, f"({pre} {value})+" if repeated else f"{pre} {value}")

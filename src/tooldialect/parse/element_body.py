@@ -1,6 +1,6 @@
 """The element-body reader (``body.kind == "element"``): one element per argument, values as raw
-text typed by the tool's schema, read leniently (indented layouts, missing value and tail closers,
-a JSON object in place of the elements; see docs/parsing.md). Where a value ends is
+text typed by the tool's schema, read leniently (indented layouts, missing value and tail closers;
+see docs/parsing.md). Where a value ends is
 ``element_scan``'s business, what it means ``element_text``'s."""
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import ElementBody, format_template
+from .element_nested import read_value
 from .element_scan import cut_short, is_indented, line_end, line_value_prefix, value_end
 from .element_text import element_value, trim_value
 from .events import FAIL, OK, Reader, certain
-from .json_body import run_scanner
-from .jsonscan import DONE, JsonScanner
 from .markers import Segment, Source, match_template, probe_closer, probe_literal, skip_ws
 from .values import schema_types
 
@@ -132,24 +131,29 @@ def _at_tail(
     return q
 
 
-def _json_object(
-    src: Source, p: int, plan: FormatPlan
-) -> Generator[None, None, tuple[int, dict[str, Any]] | None]:
-    """A JSON object written where the parameter elements go (``<invoke name="f">{"k": 1}
-    </invoke>``, a model of an element family writing the arguments as JSON): its end and
-    value, or None."""
-    q = yield from skip_ws(src, p)
-    first = plan.param[0] if plan.param else None
-    if src.buf[q : q + 1] != "{" or (first is not None and first.core.startswith("{")):
-        return None
-    sc = JsonScanner(q)
-    if (yield from run_scanner(src, sc)) != DONE:
-        return None
-    try:
-        obj = json.loads(src.buf[q : sc.pos])
-    except ValueError:
-        return None
-    return (sc.pos, obj) if isinstance(obj, dict) else None
+def _store(
+    args: dict[str, Any],
+    key: str,
+    raw: str,
+    fields: Mapping[str, str],
+    body: ElementBody,
+    call: _Call,
+) -> None:
+    """Put one parameter's value into ``args``: where the body repeats an array's key per
+    element, each repetition is one element (a JSON array written whole is its elements)."""
+    schema = call.props.get(key)
+    value = element_value(raw, body, fields, schema=schema, root=call.schema, key=key)
+    if not body.repeat_arrays or "array" not in schema_types(schema, call.schema):
+        args[key] = value
+        return
+    if not isinstance(value, list):
+        items = schema.get("items") if isinstance(schema, Mapping) else None
+        if items:
+            value = [element_value(raw, body, fields, schema=items, root=call.schema, key=key)]
+        else:  # untyped elements: the JSON scalar each spells, else text
+            value = [read_value(raw, body, {}, call.schema, key=key)]
+    got = args.get(key)
+    args[key] = [*got, *value] if isinstance(got, list) else value
 
 
 def _read_params(
@@ -170,9 +174,7 @@ def _read_params(
             return p, (args if ends else None)
         key = param.fields.get("key", "")
         raw = trim_value(param.fields.get("value", ""), body, indented=param.indented)
-        args[key] = element_value(
-            raw, body, param.fields, schema=call.props.get(key), root=call.schema, key=key
-        )
+        _store(args, key, raw, param.fields, body, call)
         p = param.end
 
 
@@ -193,16 +195,9 @@ def read_element_body(
         tail=format_template(plan.tail, name=name),  # a closer may repeat the name
         line_pre=() if plan.param_pre else line_value_prefix(plan.param),
     )
-    whole = yield from _json_object(src, p, plan)
-    if whole is not None:
-        p, args = whole
-        q = yield from _at_tail(src, p, plan, call, ctx)
-        p = q if q is not None and q >= 0 else p  # a missing tail is tolerated
-    else:
-        p, read = yield from _read_params(src, p, plan, body, call, ctx)
-        if read is None:
-            return p, FAIL
-        args = read
+    p, args = yield from _read_params(src, p, plan, body, call, ctx)
+    if args is None:
+        return p, FAIL
     yield from certain(
         name, head.get("id"), head.get("index"), json.dumps(args, ensure_ascii=False)
     )

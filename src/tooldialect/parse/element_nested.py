@@ -17,7 +17,7 @@ from ..dialect.element_values import singular, xml_unescape
 from ..dialect.spec import ElementBody, format_template
 from .values import coerce_value, schema_types
 
-__all__ = ["NOT_NESTED", "read_nested"]
+__all__ = ["NOT_NESTED", "read_nested", "read_value"]
 
 NOT_NESTED: Any = object()
 """Returned where the text is not nested elements of the schema's shape."""
