@@ -26,6 +26,7 @@ from typing import Any
 from .derive_body import Found, IdMode, find_body
 from .derive_checks import validate
 from .derive_instructions import derive_from_instructions
+from .derive_messages import with_messages
 from .derive_probe import (
     OPENAI_ID,
     PLAIN,
@@ -52,6 +53,7 @@ from .derive_text import (
     split_repeat,
     trailing_word,
 )
+from .derive_values import learn_values
 from .families.common import THINK
 from .spec import (
     Body,
@@ -84,6 +86,7 @@ def derive_dialect(
     for probe in probes(renderer):
         spec = _derive(probe)
         if spec is not None and validate(spec, probe):
+            spec = with_messages(spec, probe)
             return _instruction_spelling(spec, probe.instructions)
     if writes_id_for_name(renderer):
         named = ProbeRenderer(
@@ -450,6 +453,8 @@ def _derive(probe: Probe) -> DialectSpec | None:
         fmt = fmt.model_copy(update={"triggers": _triggers(fmt), "at_start_only": True})
     if isinstance(fmt.body, ElementBody) and "{type}" in fmt.body.param:
         fmt = fmt.model_copy(update={"body": _learn_types(probe, fmt.body)})
+    if isinstance(fmt.body, ElementBody):
+        fmt = fmt.model_copy(update={"body": learn_values(probe, fmt.body)})
     return DialectSpec(
         id="derived",
         family="derived from the chat template",

@@ -50,7 +50,7 @@ PROBE_RICH_ARGS: dict[str, Any] = {
     "zzk_c": 2.5,
     "zzk_d": True,
     "zzk_e": None,
-    "zzk_f": [1, "zzitem"],
+    "zzk_fs": [1, "zzitem"],
     "zzk_g": {"zzk_h": "zzval"},
 }
 """Arguments of every JSON type, for the round trip (keys sorted: some templates sort them)."""
