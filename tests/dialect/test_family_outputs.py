@@ -365,6 +365,86 @@ ROWS: list[tuple[str, str, Calls, str | None, str | None]] = [
         None,
         "Weather, then time.",
     ),
+    # variants: a channel or section left out, blocks repeated, whitespace
+    (
+        "like-hunyuan-a13b.jinja",
+        "<think>\nx\n</think>\n<tool_calls>"  # no <answer> channel around the calls
+        '[{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}]</tool_calls>',
+        [(W, PARIS)],
+        None,
+        "x",
+    ),
+    (
+        "like-minimax-m2.1.jinja",
+        'x\n</think>\n\n<minimax:tool_call>\n<invoke name="get_weather">\n'
+        '<parameter name="city">Paris</parameter>\n</invoke>\n</minimax:tool_call>\n'
+        '<minimax:tool_call>\n<invoke name="get_time">\n<parameter name="city">Oslo</parameter>\n'
+        "</invoke>\n</minimax:tool_call>",  # one section per call
+        [(W, {"city": "Paris"}), (T, OSLO)],
+        None,
+        "x",
+    ),
+    (
+        "like-seed-oss-2.jinja",
+        "<seed:think>x</seed:think>\n<seed:tool_call>\n<function=get_weather>\n"
+        "<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>",  # no outer section
+        [(W, {"city": "Paris"})],
+        None,
+        "x",
+    ),
+    (
+        "like-kimi-k3.jinja",
+        "<|tool_calls_open|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '{"city": "Paris"}<|tool_call_end|><|tool_calls_close|><|tool_calls_open|>'
+        '<|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"city": "Oslo"}'
+        "<|tool_call_end|><|tool_calls_close|>",
+        [(W, {"city": "Paris"}), (T, OSLO)],
+        None,
+        None,
+    ),
+    (
+        "like-glm-4.7.jinja",
+        "x</think><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+        '<arg_key>tags</arg_key><arg_value>["a", "b"]</arg_value></tool_call>',
+        [(W, {"city": "Paris", "tags": ["a", "b"]})],
+        None,
+        "x",
+    ),
+    (
+        "like-internlm2.5.jinja",
+        'Sure.<|action_start|><|plugin|>\n{"name": "get_weather", "parameters": {"city": "Paris"}}'
+        '<|action_end|>\n<|action_start|><|plugin|>\n{"name": "get_time", "parameters": '
+        '{"city": "Oslo"}}<|action_end|>',
+        [(W, {"city": "Paris"}), (T, OSLO)],
+        "Sure.",
+        None,
+    ),
+    (
+        "like-step3.jinja",
+        "x\n</think>\n<｜tool_call_begin｜>function<｜tool_sep｜>"  # no calls section around it
+        '<steptml:invoke name="get_weather"><steptml:parameter name="city">Paris'
+        "</steptml:parameter></steptml:invoke><｜tool_call_end｜>",
+        [(W, {"city": "Paris"})],
+        None,
+        "x",
+    ),
+    (
+        "like-minicpm5.jinja",
+        'x\n</think>\n\n<|tool_call_start|>\n[get_weather(city="Paris", days=2)]\n'
+        "<|tool_call_end|>",
+        [(W, PARIS)],
+        None,
+        "x",
+    ),
+    (
+        "like-ernie-4.5.jinja",
+        'x\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+        '</tool_call>\n<tool_call>\n{"name": "get_time", "arguments": {"city": "Oslo"}}\n'
+        "</tool_call>",
+        [(W, {"city": "Paris"}), (T, OSLO)],
+        None,
+        "x",
+    ),
 ]
 
 
