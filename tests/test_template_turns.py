@@ -22,6 +22,8 @@ VENDORED = [
     ("deepseek-ai-DeepSeek-V3.1.jinja", ("<\uff5cend\u2581of\u2581sentence\uff5c>",)),
     ("ibm-granite-granite-4.0.jinja", ("<|end_of_text|>",)),
     ("MiniMax-M2.jinja", ("[e~[",)),
+    # GLM closes no assistant turn: the next turn's header ends it (after calls, the tool's)
+    ("GLM-4.6.jinja", ("<|user|>", "<|observation|>")),
     # gpt-oss: <|end|> also closes the analysis channel inside a turn; <|return|> is the EOS
     ("openai-gpt-oss-120b.jinja", ()),
     # Mistral ends turns with </s>: markup an answer may hold, and the EOS token anyway
@@ -55,6 +57,11 @@ INVENTED = [
         (),
     ),
     ("html-like", _CHAT.replace("{{ END }}", "</p>"), ()),
+    (
+        "unclosed-turns-special-headers",
+        _CHAT.replace("'<' + m.role + '>'", "'<|' + m.role + '|>'").replace("{{ END }}", ""),
+        ("<|user|>", "<|tool|>"),
+    ),
     (
         "raises-on-assistant",
         "{% for m in messages %}{% if m.role == 'assistant' %}{{ raise_exception('no') }}"

@@ -189,7 +189,33 @@ def check_own_call(
     left = _left_over(got.content.replace(end, "") if end else got.content, reply, plain)
     if left:
         return ports.Agreement(False, f"leaves {left[:120]!r} as content")
+    stray = _stray_markers(plain, spec, prompt=prompt, prefill=prefill, end=end)
+    if stray:
+        # the call reads, but the spec's reasoning or channel rules do not fit the template
+        return ports.Agreement(False, f"leaves {stray!r} around a plain answer")
     return ports.Agreement(True)
+
+
+def _stray_markers(
+    plain: str | None, spec: DialectSpec, *, prompt: str, prefill: str, end: str
+) -> str:
+    """Markers the spec leaves before the template's own plain answer in its content, ``""``
+    when none: an answer channel or a reasoning block the spec does not know (Hunyuan's
+    ``<think>..</think><answer>``). Markers the prompt writes (role headers) and the spec's own
+    reasoning markers are not counted."""
+    if plain is None or _ANSWER not in plain:
+        return ""
+    text = _cut_at(plain, end, after=plain.index(_ANSWER)) if end else plain
+    got = read_calls(_until_stop(text, spec), spec, tools=[_TOOL], prefill=prefill)
+    if got is None or got.calls or _ANSWER not in got.content:
+        return ""
+    known = {end, *lex(prompt)}
+    if spec.reasoning is not None:
+        known |= {*spec.reasoning.opens(), *spec.reasoning.closes()}
+    # only what precedes the answer: after it come end-of-turn runs the lexer splits
+    # (``[[EOT]]``), which generation stops on anyway
+    before = got.content.split(_ANSWER, 1)[0]
+    return "".join(x for x in lex(before) if is_marker(x) and x not in known)
 
 
 def reads_own_call(

@@ -166,3 +166,31 @@ def test_a_custom_check_is_used() -> None:
     found = explain_detection(source, check=refuse)
     assert found.tried == "hermes" and found.tried_agrees is False
     assert "refused by the caller" in found.reason
+
+
+def test_a_builtin_whose_channel_rules_do_not_fit_is_rejected() -> None:
+    """Hunyuan-like ``<tool_calls>[...]</tool_calls>`` matches another family's signature, and
+    that builtin reads the call, but leaves the template's ``<answer>`` channel around a plain
+    answer: detection derives instead."""
+    source = (INVENTED_DIR / "like-hunyuan-a13b.jinja").read_text(encoding="utf-8")
+    found = explain_detection(source)
+    assert found.tried is not None and found.tried_agrees is False
+    assert "<answer>" in check_own_call(get_builtin(found.tried), source).reason
+    assert found.chosen == "derived" and found.derived_agrees is True
+    text = "<think>\n\n</think>\n<answer>\nHello.\n</answer>"
+    assert parse_output(text, found.spec).content == "Hello."
+
+
+def test_a_template_writing_the_call_id_for_the_name_is_probed_with_named_ids() -> None:
+    """Kimi K2 Thinking writes ``tool_call.id`` where its models write ``functions.NAME:IDX``."""
+    source = (INVENTED_DIR / "like-kimi-k2-thinking.jinja").read_text(encoding="utf-8")
+    spec = detect_dialect(source, builtins=False)
+    assert spec.origin == "derived" and check_own_call(spec, source).ok is True
+    text = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+        '{"a": 1}<|tool_call_end|><|tool_calls_section_end|>'
+    )
+    out = parse_output(text, spec)
+    assert [(c.name, c.arguments, c.id) for c in out.tool_calls] == [
+        ("f", {"a": 1}, "functions.f:0")
+    ]

@@ -115,6 +115,13 @@ class StreamParser:
         self._held: list[dict[str, Any]] | None = None
         """A call's deltas held until it ends (``stream_arguments`` off)."""
         self._plan = plan_for(spec, tuple(end_of_turn))
+        ends = sorted({m.strip() for m in end_of_turn if m.strip()}, key=len, reverse=True)
+        self._end_re = re.compile("|".join(map(re.escape, ends))) if ends else None
+        """The end-of-turn markers: the first one ends the reply wherever it stands, inside a
+        call too (a call missing its closer before ``<|im_end|>`` is a call at the end)."""
+        self._end_starts = tuple(m[:i] for m in ends for i in range(len(m) - 1, 0, -1))
+        self._end_hold = ""
+        """The end of the text fed so far that may begin an end-of-turn marker: held back."""
         defs = normalize_tools(tools)
         self._ctx = Context(
             spec=spec, schemas={t.name: t.parameters for t in defs}, retract=not stream_arguments
@@ -180,6 +187,22 @@ class StreamParser:
             return self._messages.feed(text)
         if self._ended and not self.final:
             return []  # past the end of the turn
+        if self._end_re is not None and not self.final:
+            text = self._end_hold + text
+            m = self._end_re.search(text)
+            if m is not None:
+                self._end_hold = ""
+                out = self._feed(text[: m.start()])
+                self._marker()
+                self._ended = True
+                self._refresh_fast()
+                return out
+            keep = next((len(e) for e in self._end_starts if text.endswith(e)), 0)
+            self._end_hold = text[len(text) - keep :] if keep else ""
+            text = text[: len(text) - keep] if keep else text
+        return self._feed(text)
+
+    def _feed(self, text: str) -> list[dict[str, Any]]:
         # Hot paths first; each leaves exactly the state the general path below would.
         if self._plain and text:
             # no call open, nothing held back, no character that could start a marker: content
@@ -289,6 +312,8 @@ class StreamParser:
             return self._messages.close(truncated=truncated)
         if self.final:
             return []
+        held, self._end_hold = self._end_hold, ""
+        out_held = self._feed(held) if held and not self._ended else []
         self._ctx.truncated = truncated
         self.final = True
         self._plain = False
@@ -310,7 +335,7 @@ class StreamParser:
             ],
         )
         self._join_run()
-        return out
+        return [*out_held, *out] if out_held else out
 
     @property
     def result(self) -> ParsedOutput:

@@ -12,6 +12,11 @@ add these markers to their stop strings. They are read off the template, never f
 * it is dropped when the template writes it inside an assistant turn too (between reasoning and
   content, or between content and calls: gpt-oss's ``<|end|>`` closes a channel, not the turn),
   or when it could be markup in an answer (an HTML-like ``</s>``).
+
+A template that closes no assistant turn (GLM: ``<|assistant|>...`` then ``<|user|>`` or
+``<|observation|>``) ends a turn where the next one opens: its models stop on the next turn's
+header, a special token (``<|user|>``, and ``<|observation|>`` after calls). Those headers are
+the markers then, when they are special-token-like (``<|...|>``), never plain words.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ _CALL = {
     "function": {"name": "probe_call_one", "arguments": {"probe_key": "v"}},
 }
 _MARKUP = re.compile(r"</?[A-Za-z]+>\Z")
+_RESULT = "probe-result-text"
+_HEADER = re.compile(r"<[|\uff5c][^<>\s|\uff5c]{1,32}[|\uff5c]>")
+"""A special-token-like turn header (``<|user|>``, or with full-width bars as DeepSeek's)."""
 """A marker an answer could contain as markup (``</s>``, ``<b>``): never a stop string."""
 
 
@@ -58,11 +66,37 @@ def _markers(
     marker = last[last.rindex(_ANSWER) + len(_ANSWER) :].strip()
     after = between[between.index(_ANSWER) + len(_ANSWER) :]
     end = after.find(str(_NEXT["content"]))
+    if not marker and end >= 0:
+        return _next_headers(template, after[:end])
     if not marker or end < 0 or not after[:end].lstrip().startswith(marker):
         return ()
     if _MARKUP.match(marker) or _inside_a_turn(template, marker):
         return ()
     return (marker,)
+
+
+def _next_headers(template: ChatTemplate, between: str) -> tuple[str, ...]:
+    """The headers that open the turns after an unclosed assistant turn: the user's, and the
+    tool result's after a call (``<|user|>``, ``<|observation|>``); ``()`` unless both are
+    special-token-like headers written right after the turn."""
+    heads: list[str] = []
+    m = _HEADER.match(between.lstrip())
+    if m is None:
+        return ()
+    heads.append(m.group(0))
+    calling = {"role": "assistant", "content": _ANSWER, "tool_calls": [_CALL]}
+    result = {"role": "tool", "tool_call_id": "probe0001", "content": _RESULT}
+    alone, followed = (
+        _render(template, [_USER, calling]),
+        _render(template, [_USER, calling, result]),
+    )
+    if alone is not None and followed is not None and followed.startswith(alone):
+        m = _HEADER.match(followed[len(alone) :].lstrip())
+        if m is not None and m.group(0) not in heads:
+            heads.append(m.group(0))
+    if any(_inside_a_turn(template, h) for h in heads):
+        return ()
+    return tuple(heads)
 
 
 def _inside_a_turn(template: ChatTemplate, marker: str) -> bool:
