@@ -300,26 +300,53 @@ class MessageParser:
         buf = self.buf
         stops = self._stops()
         at, stop = _earliest(buf, 0, stops)
-        if self._kind == "reasoning" and self._foreign:
-            f_at, f_stop = _earliest(buf, 0, self._foreign)
-            if at < 0 and f_at >= 0:
-                if not self.final:  # an own end may still come: hold from the foreign one
-                    self.buf = buf[self._piece("reasoning", 0, f_at, closed=False) :]
-                    return False
-                at, stop = f_at, f_stop
+        if at < 0 and self._kind == "reasoning" and (self._foreign or self._channel):
+            loose = self._unclosed_end(buf)
+            if loose is None:
+                return False
+            at, stop = loose
         if at < 0:
             if not self.final:
                 if self._kind != "call" and self._kind != "calls":
-                    end = _held_from(buf, 0, [*stops, *self._foreign])
+                    held = [*stops, *self._foreign]
+                    if self._kind == "reasoning" and self._channel:
+                        held.append(self._channel)
+                    end = _held_from(buf, 0, held)
                     self.buf = buf[self._piece(_key(self._kind), 0, end, closed=False) :]
                 return False
             at = len(buf)
         self._finish(buf[:at], cut=not stop)
         self._join = bool(self._content)  # the next message's content starts a new line
         self._ended = stop in self._eot
-        self.buf = buf[at + len(stop) if stop != self._start else at :]
+        self.buf = buf[at + len(stop) if stop not in (self._start, self._channel) else at :]
         self._mode = _HEAD
         return True
+
+    def _unclosed_end(self, buf: str) -> tuple[int, str] | None:
+        """Where a reasoning message with no reasoning end in sight ends: ``(-1, "")`` where
+        nothing ends it (yet), ``None`` to wait. Another end marker, or a channel token that opens
+        a whole header (``...thought<|channel|>final<|message|>``), ends it only if no reasoning
+        end comes: until the text is final, the body is held from the first of them (a call
+        quoted in reasoning that is closed later stays reasoning)."""
+        cands = [*self._foreign, *([self._channel] if self._channel else [])]
+        first, _ = _earliest(buf, 0, cands)
+        if first < 0:
+            return -1, ""
+        if not self.final:
+            self.buf = buf[self._piece("reasoning", 0, first, closed=False) :]
+            return None
+        k = first
+        while k >= 0:
+            k, hit = _earliest(buf, k, cands)
+            if k < 0:
+                break
+            if hit != self._channel:
+                return k, hit
+            got = _read_header(buf, k, self._m, final=True, stops=(*self._ends, self._start))
+            if isinstance(got, Header):
+                return k, hit
+            k += len(hit)
+        return -1, ""
 
     def _finish(self, body: str, *, cut: bool) -> None:
         """The message ends after ``body``."""
