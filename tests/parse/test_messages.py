@@ -12,13 +12,13 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooldialect.dialect.spec import DialectSpec
+from tooldialect.dialect.spec import DialectSpec, MessageHeaders
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.parse.headers import MAYBE, NO, Header, read_header, route
 
 SPEC = DialectSpec.builtin("gpt-oss")
-M = SPEC.messages
-assert M is not None
+assert SPEC.messages is not None
+M: MessageHeaders = SPEC.messages
 TOOLS = [
     {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
     for n in ("get_weather", "search")
