@@ -70,7 +70,7 @@ def _header(text: str) -> tuple[_Tokens, str] | None:
     p = 0
     while head[p:].strip():
         m = _TOKEN.match(head, p)
-        if m is None or not m.group(1).strip():
+        if m is None or not (m.group(1).strip() or tokens):  # a bare word only after a token
             return None
         tokens.append((m.group(1), m.group(2)))
         p = m.end()
