@@ -46,6 +46,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DialectError
+from .element_values import encode_element_value
 
 __all__ = [
     "Body",
@@ -144,6 +145,19 @@ class ElementBody(_Model):
     """The family writes newlines and tabs inside values as the two characters ``\\n`` /
     ``\\t``: the parser decodes them in string values. Off by default, as a value may hold a
     real backslash-n (a regex, a Windows path)."""
+    xml_escape: bool = False
+    """String values are XML-escaped (``&amp;``, ``&lt;``, ``&gt;``, ``&#34;``, ``&#39;``): the
+    parser decodes entities in them, ``render_call`` and grammars write the escaped form."""
+    child: str = ""
+    """Template of one member of an object value, ``{key}`` and ``{value}``
+    (``<{key}>{value}</{key}>``): objects are written as child elements, recursively. Empty:
+    objects are written as JSON."""
+    item: str = ""
+    """Template of one element of an array value, ``{value}`` and optionally ``{key}`` (the
+    array's key) or ``{singular}`` (its singular, ``tags`` -> ``tag``): ``<item>{value}</item>``.
+    Empty: arrays are written as JSON."""
+    omit_none: bool = False
+    """Arguments (and nested members) whose value is ``None`` are left out."""
 
 
 class PythonBody(_Model):
@@ -431,11 +445,12 @@ def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, in
             format_template(
                 body.param,
                 key=k,
-                value=_dumps(v) if body.json_values or not isinstance(v, str) else v,
+                value=encode_element_value(body, k, v),
                 is_string="true" if isinstance(v, str) else "false",
                 type=body.type_names.get(json_type(v), json_type(v)),
             )
             for k, v in args.items()
+            if not (v is None and body.omit_none)
         )
         return format_template(body.head, **fields) + params + format_template(body.tail, name=name)
     encode = encode_python_value if body.value_codec == "python" else encode_gemma4_value
