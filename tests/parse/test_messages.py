@@ -127,3 +127,13 @@ def test_routing() -> None:
     assert r("assistant", "commentary") == ("content", "")
     assert r("", "analysis") == ("reasoning", "")
     assert r("", "final") == ("content", "")
+
+
+def test_blank_markers_never_match_everywhere() -> None:
+    """A user spec whose start or body marker is only whitespace: parsing ends, text is kept."""
+    spec = SPEC.model_copy(
+        update={"messages": MessageHeaders(start=" ", body_open=" ", ends=["<|end|>"])}
+    )
+    out = parse_output("Hello <|channel|>x there<|end|>", spec)
+    assert out.content == "Hello <|channel|>x there"
+    assert out.tool_calls == []

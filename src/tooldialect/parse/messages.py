@@ -109,12 +109,17 @@ class MessageParser:
         m = self._m
         self._ends = [e.strip() for e in m.ends if e.strip()]
         self._start = m.start.strip()
+        starts = [self._start] if self._start else []  # an empty marker would match everywhere
+        self._starts = starts
         self._eot = [e.strip() for e in end_of_turn if e.strip() and e.strip() not in self._ends]
         self._eot = [e for e in self._eot if e != self._start]
         own = [e.strip() for e in m.reasoning_ends if e.strip()]
         self._own = own or self._ends
         self._foreign = [e for e in self._ends if e not in self._own]
         self._channel = m.channel.strip()
+        self._longest = max(map(len, [*self._ends, *starts, *self._eot]), default=1)
+        self._seen = 0
+        """How far a held call body was searched for its end."""
         self.buf = ""
         self.final = False
         self._truncated = False
@@ -258,12 +263,12 @@ class MessageParser:
                 if rest.startswith(marker):
                     self._ended = True
                     return False
-            if rest.startswith(self._start):
+            if self._start and rest.startswith(self._start):
                 p += len(self._start)
-            elif self._start.startswith(rest) and not self.final:
+            elif self._start and self._start.startswith(rest) and not self.final:
                 return False
         got = _read_header(
-            buf, p, self._m, final=self.final, stops=(*self._ends, self._start, *self._eot)
+            buf, p, self._m, final=self.final, stops=(*self._ends, *self._starts, *self._eot)
         )
         if got == MAYBE:
             return False
@@ -294,12 +299,13 @@ class MessageParser:
 
     def _stops(self) -> list[str]:
         own = self._own if self._kind == "reasoning" else self._ends
-        return [*own, self._start, *self._eot]
+        return [*own, *self._starts, *self._eot]
 
     def _body(self) -> bool:
         buf = self.buf
         stops = self._stops()
-        at, stop = _earliest(buf, 0, stops)
+        # a held call body is searched only where a stop may begin in text not seen before
+        at, stop = _earliest(buf, max(0, self._seen - self._longest), stops)
         if at < 0 and self._kind == "reasoning" and (self._foreign or self._channel):
             loose = self._unclosed_end(buf)
             if loose is None:
@@ -307,7 +313,9 @@ class MessageParser:
             at, stop = loose
         if at < 0:
             if not self.final:
+                self._seen = len(buf)
                 if self._kind != "call" and self._kind != "calls":
+                    self._seen = 0  # the text is consumed below: the buffer starts anew
                     held = [*stops, *self._foreign]
                     if self._kind == "reasoning" and self._channel:
                         held.append(self._channel)
@@ -315,6 +323,7 @@ class MessageParser:
                     self.buf = buf[self._piece(_key(self._kind), 0, end, closed=False) :]
                 return False
             at = len(buf)
+        self._seen = 0
         self._finish(buf[:at], cut=not stop)
         self._join = bool(self._content)  # the next message's content starts a new line
         self._ended = stop in self._eot
@@ -342,7 +351,7 @@ class MessageParser:
                 break
             if hit != self._channel:
                 return k, hit
-            got = _read_header(buf, k, self._m, final=True, stops=(*self._ends, self._start))
+            got = _read_header(buf, k, self._m, final=True, stops=(*self._ends, *self._starts))
             if isinstance(got, Header):
                 return k, hit
             k += len(hit)
@@ -393,7 +402,7 @@ class MessageParser:
     def _text(self) -> bool:
         """Headerless text: content up to an end marker, a start marker or a channel token."""
         buf = self.buf
-        stops = [*self._ends, self._start, *self._eot]
+        stops = [*self._ends, *self._starts, *self._eot]
         if self._channel:
             stops.append(self._channel)
         at, stop = _earliest(buf, 0, stops)
