@@ -8,10 +8,12 @@ end-of-message marker reaches content, and every call message that is whole is a
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec, MessageHeaders
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.parse.headers import MAYBE, NO, Header, read_header, route
@@ -137,3 +139,46 @@ def test_blank_markers_never_match_everywhere() -> None:
     out = parse_output("Hello <|channel|>x there<|end|>", spec)
     assert out.content == "Hello <|channel|>x there"
     assert out.tool_calls == []
+
+
+DISPATCH = detect_dialect(
+    (
+        Path(__file__).parent.parent
+        / "fixtures"
+        / "templates"
+        / "invented"
+        / "recipient-reasoning.jinja"
+    ).read_text(encoding="utf-8"),
+    builtins=False,
+)
+
+
+@st.composite
+def _dispatch_reply(draw: st.DrawFn) -> str:
+    out = []
+    for i in range(draw(st.integers(1, 4))):
+        start = draw(st.sampled_from(["<|begin|>assistant", ""])) if i else ""
+        rec = draw(st.sampled_from(["analysis", "user", "get_weather", "python", "search"]))
+        head = draw(st.sampled_from([f" to={rec}<|body|>", f" to={rec} <|body|> ", "<|body|>"]))
+        end = draw(st.sampled_from(["<|end|>", "<|eot|>", "<|eom|>", ""]))
+        out.append(draw(_NOISE) + start + head + draw(_BODY) + end)
+    text = "".join(out)
+    return text[: draw(st.integers(0, len(text)))] if draw(st.booleans()) else text
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=_dispatch_reply(), sizes=st.lists(st.integers(1, 9), max_size=40))
+def test_derived_family_streaming_equals_batch(text: str, sizes: list[int]) -> None:
+    assert DISPATCH is not None and DISPATCH.messages is not None
+    batch = parse_output(text, DISPATCH, tools=TOOLS)
+    parser = StreamParser(DISPATCH, tools=TOOLS)
+    for piece in _chunks(text, sizes):
+        parser.feed(piece)
+    parser.close()
+    got = parser.result
+    assert (got.content, got.reasoning_content) == (batch.content, batch.reasoning_content)
+    assert [(c.name, c.arguments) for c in got.tool_calls] == [
+        (c.name, c.arguments) for c in batch.tool_calls
+    ]
+    for end in DISPATCH.messages.ends:
+        assert end not in (batch.content or "")
