@@ -182,3 +182,10 @@ def test_derived_family_streaming_equals_batch(text: str, sizes: list[int]) -> N
     ]
     for end in DISPATCH.messages.ends:
         assert end not in (batch.content or "")
+
+
+def test_raw_control_characters_in_arguments_are_re_encoded() -> None:
+    text = '<|channel|>commentary to=functions.search<|message|>{"query": "a\tb\nc"}<|call|>'
+    out = parse_output(text, SPEC, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in out.tool_calls] == [("search", {"query": "a\tb\nc"})]
+    assert json.loads(out.tool_calls[0].arguments_json) == {"query": "a\tb\nc"}

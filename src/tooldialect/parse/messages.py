@@ -79,7 +79,11 @@ def json_arguments(body: str, *, cut: bool, truncated: bool) -> str | None:
             return None
     if not isinstance(value, dict) or text[end:].strip():
         return None
-    return json.dumps(value, ensure_ascii=False) if "\n" in text[:end] else text[:end]
+    try:
+        json.loads(text[:end])
+    except ValueError:  # raw control characters in strings: the arguments re-encoded
+        return json.dumps(value, ensure_ascii=False)
+    return text[:end]
 
 
 def _key(kind: str) -> str:
