@@ -185,6 +185,21 @@ ROWS: list[tuple[str, str, _Calls, str | None, str | None]] = [
         "Checking.",
         None,
     ),
+    # Relay Plain: the answer has no recipient
+    (
+        "recipient-unaddressed-answer.jinja",
+        f"<|body|>Let me check.<|eot|><|begin|>assistant to=get_weather<|body|>{PJ}<|eom|>",
+        [(W, PARIS)],
+        "Let me check.",
+        None,
+    ),
+    (
+        "recipient-unaddressed-answer.jinja",
+        f" to=get_weather<|body|>{PJ}<|eom|>\n<|begin|>assistant <|body|> Done.",
+        [(W, PARIS)],
+        "Done.",
+        None,
+    ),
     # Courier: to=tools holds XML invokes
     (
         "recipient-xml-body.jinja",
