@@ -99,8 +99,9 @@ EXPECT: dict[str, Expect] = {
     "moonshotai-Kimi-K2.jinja": Expect("kimi-k2"),
     "openai-gpt-oss-120b.jinja": Expect(
         "gpt-oss",
-        miss="the template puts past calls' recipient in the header (builtin format 2); the "
-        "model writes the channel form (builtin format 0), which no render of a past turn shows",
+        miss="the template puts past calls' recipient in the header (builtin format 2), so the "
+        "derived spec writes that form; the builtin writes the channel form (format 0), which no "
+        "render of a past turn shows (the derived MessageHeaders read both)",
     ),
     "stepfun-ai-Step-3.5-Flash.jinja": Expect("qwen3-coder"),
     "unsloth-Apriel-1.5.jinja": Expect("apriel"),

@@ -132,6 +132,7 @@ INVENTED_KINDS: dict[str, str] = {
     "recipient-per-call.jinja": "tagged",
     "recipient-reasoning.jinja": "tagged",
     "recipient-thinking-field.jinja": "tagged",
+    "recipient-unaddressed-answer.jinja": "tagged",
     "recipient-xml-body.jinja": "element",
     "renamed-section.jinja": "json",
     "string-flag-args.jinja": "element",

@@ -185,6 +185,21 @@ ROWS: list[tuple[str, str, _Calls, str | None, str | None]] = [
         "Checking.",
         None,
     ),
+    # Relay Plain: the answer has no recipient
+    (
+        "recipient-unaddressed-answer.jinja",
+        f"<|body|>Let me check.<|eot|><|begin|>assistant to=get_weather<|body|>{PJ}<|eom|>",
+        [(W, PARIS)],
+        "Let me check.",
+        None,
+    ),
+    (
+        "recipient-unaddressed-answer.jinja",
+        f" to=get_weather<|body|>{PJ}<|eom|>\n<|begin|>assistant <|body|> Done.",
+        [(W, PARIS)],
+        "Done.",
+        None,
+    ),
     # Courier: to=tools holds XML invokes
     (
         "recipient-xml-body.jinja",
@@ -299,3 +314,25 @@ def test_past_turn_with_reasoning_reads_back(name: str) -> None:
     assert whole.startswith(prompt)
     out = parse_output(whole[len(prompt) :], spec, tools=TOOLS)
     assert _view(out) == ([(W, PARIS), (T, {"city": "Oslo"})], "On it.", "Two lookups.")
+
+
+def test_gpt_oss_template_derives_the_builtins_message_headers() -> None:
+    """Derivation alone (no builtin) reads gpt-oss's template as header-addressed messages: the
+    derived spec reads what the model writes (the channel form no past turn shows, analysis
+    reasoning, a final answer) as the builtin does."""
+    source = (INVENTED.parent / "openai-gpt-oss-120b.jinja").read_text(encoding="utf-8")
+    derived = detect_dialect(source, builtins=False)
+    builtin = DialectSpec.builtin("gpt-oss")
+    assert derived is not None and derived.origin == "derived" and derived.messages is not None
+    assert builtin.messages is not None
+    assert derived.messages.channel == builtin.messages.channel == "<|channel|>"
+    assert derived.messages.call_prefixes == ["functions."]
+    assert derived.messages.reasoning_ends == ["<|end|>"]
+    text = (
+        "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>commentary"
+        f" to=functions.get_weather <|constrain|>json<|message|>{PJ}<|call|>"
+        "<|start|>assistant<|channel|>final<|message|>Sunny.<|return|>"
+    )
+    got = parse_output(text, derived, tools=TOOLS)
+    assert _view(got) == _view(parse_output(text, builtin, tools=TOOLS))
+    assert _view(got) == ([(W, PARIS)], "Sunny.", "Think.")

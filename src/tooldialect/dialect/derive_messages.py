@@ -59,8 +59,9 @@ def _start(prompt: str) -> str | None:
     return None
 
 
-def _header(text: str) -> tuple[_Tokens, str] | None:
-    """``text`` (a header and its body marker) as tokens and the body marker."""
+def _header(text: str, *, bare: bool = False) -> tuple[_Tokens, str] | None:
+    """``text`` (a header and its body marker) as tokens and the body marker; ``bare``: a
+    header of no token (the body marker alone) counts too."""
     lx = lex(text.rstrip())
     if not lx or not is_marker(lx[-1]):
         return None
@@ -70,11 +71,11 @@ def _header(text: str) -> tuple[_Tokens, str] | None:
     p = 0
     while head[p:].strip():
         m = _TOKEN.match(head, p)
-        if m is None or not m.group(1).strip():
+        if m is None or not (m.group(1).strip() or tokens):  # a bare word only after a token
             return None
         tokens.append((m.group(1), m.group(2)))
         p = m.end()
-    return (tokens, body_open) if tokens else None
+    return (tokens, body_open) if tokens or bare else None
 
 
 def _single_end(text: str) -> str | None:
@@ -128,7 +129,7 @@ def derive_headers(probe: Probe, spec: DialectSpec) -> MessageHeaders | None:
     if start is None or PLAIN not in region.plain:
         return None
     a_text, a_tail = region.plain.split(PLAIN, 1)
-    answer = _header(a_text)
+    answer = _header(a_text, bare=True)  # an unaddressed answer: `<|begin|>assistant<|body|>`
     # where every message ends with the turn's end, the region stops before it
     a_end = _single_end(a_tail) if a_tail.strip() else probe.plain_end
     if answer is None or a_end is None:
@@ -145,6 +146,8 @@ def derive_headers(probe: Probe, spec: DialectSpec) -> MessageHeaders | None:
     if rec is None:
         return None
     prefix, namespace, generic = rec
+    if not tokens and generic:
+        return None  # neither an addressed answer nor a tool named: too little to go by
     answer_word = _word_of(tokens, prefix)
     names = {"reasoning": ["analysis"], "answer": [answer_word] if answer_word else []}
     ends = [a_end, c_end]

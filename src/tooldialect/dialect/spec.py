@@ -293,10 +293,10 @@ class MessageHeaders(_Model):
     runs to one of ``ends``, to the next ``start`` or to the end of the text (see
     ``parse/messages.py`` and docs/parsing.md for how each message is routed)."""
 
-    start: str
+    start: str = Field(min_length=1)
     """What opens an assistant message (``<|start|>assistant``): the generation prompt ends with
     it, so the reply's first message starts without it."""
-    body_open: str
+    body_open: str = Field(min_length=1)
     """The marker between a header and its body (``<|message|>``)."""
     ends: list[str] = Field(default_factory=list)
     """End-of-message markers (``<|end|>``, ``<|call|>``, ``<|return|>``, ``<|eom|>``): they end

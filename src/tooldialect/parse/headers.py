@@ -97,6 +97,8 @@ def read_header(
     special tokens that end messages, never part of a header. ``CUT``: the text ended after
     header tokens, before the body marker."""
     body = m.body_open.strip()
+    if not body:
+        return NO  # no body marker, no header (an empty one would match everywhere)
     slots = {"recipient": "", "channel": ""}
     tokens, i, n = 0, p, len(text)
     while True:

@@ -79,7 +79,11 @@ def json_arguments(body: str, *, cut: bool, truncated: bool) -> str | None:
             return None
     if not isinstance(value, dict) or text[end:].strip():
         return None
-    return json.dumps(value, ensure_ascii=False) if "\n" in text[:end] else text[:end]
+    try:
+        json.loads(text[:end])
+    except ValueError:  # raw control characters in strings: the arguments re-encoded
+        return json.dumps(value, ensure_ascii=False)
+    return text[:end]
 
 
 def _key(kind: str) -> str:
@@ -109,12 +113,17 @@ class MessageParser:
         m = self._m
         self._ends = [e.strip() for e in m.ends if e.strip()]
         self._start = m.start.strip()
+        starts = [self._start] if self._start else []  # an empty marker would match everywhere
+        self._starts = starts
         self._eot = [e.strip() for e in end_of_turn if e.strip() and e.strip() not in self._ends]
         self._eot = [e for e in self._eot if e != self._start]
         own = [e.strip() for e in m.reasoning_ends if e.strip()]
         self._own = own or self._ends
         self._foreign = [e for e in self._ends if e not in self._own]
         self._channel = m.channel.strip()
+        self._longest = max(map(len, [*self._ends, *starts, *self._eot]), default=1)
+        self._seen = 0
+        """How far a held call body was searched for its end."""
         self.buf = ""
         self.final = False
         self._truncated = False
@@ -258,12 +267,12 @@ class MessageParser:
                 if rest.startswith(marker):
                     self._ended = True
                     return False
-            if rest.startswith(self._start):
+            if self._start and rest.startswith(self._start):
                 p += len(self._start)
-            elif self._start.startswith(rest) and not self.final:
+            elif self._start and self._start.startswith(rest) and not self.final:
                 return False
         got = _read_header(
-            buf, p, self._m, final=self.final, stops=(*self._ends, self._start, *self._eot)
+            buf, p, self._m, final=self.final, stops=(*self._ends, *self._starts, *self._eot)
         )
         if got == MAYBE:
             return False
@@ -294,32 +303,63 @@ class MessageParser:
 
     def _stops(self) -> list[str]:
         own = self._own if self._kind == "reasoning" else self._ends
-        return [*own, self._start, *self._eot]
+        return [*own, *self._starts, *self._eot]
 
     def _body(self) -> bool:
         buf = self.buf
         stops = self._stops()
-        at, stop = _earliest(buf, 0, stops)
-        if self._kind == "reasoning" and self._foreign:
-            f_at, f_stop = _earliest(buf, 0, self._foreign)
-            if at < 0 and f_at >= 0:
-                if not self.final:  # an own end may still come: hold from the foreign one
-                    self.buf = buf[self._piece("reasoning", 0, f_at, closed=False) :]
-                    return False
-                at, stop = f_at, f_stop
+        # a held call body is searched only where a stop may begin in text not seen before
+        at, stop = _earliest(buf, max(0, self._seen - self._longest), stops)
+        if at < 0 and self._kind == "reasoning" and (self._foreign or self._channel):
+            loose = self._unclosed_end(buf)
+            if loose is None:
+                return False
+            at, stop = loose
         if at < 0:
             if not self.final:
+                self._seen = len(buf)
                 if self._kind != "call" and self._kind != "calls":
-                    end = _held_from(buf, 0, [*stops, *self._foreign])
+                    self._seen = 0  # the text is consumed below: the buffer starts anew
+                    held = [*stops, *self._foreign]
+                    if self._kind == "reasoning" and self._channel:
+                        held.append(self._channel)
+                    end = _held_from(buf, 0, held)
                     self.buf = buf[self._piece(_key(self._kind), 0, end, closed=False) :]
                 return False
             at = len(buf)
+        self._seen = 0
         self._finish(buf[:at], cut=not stop)
         self._join = bool(self._content)  # the next message's content starts a new line
         self._ended = stop in self._eot
-        self.buf = buf[at + len(stop) if stop != self._start else at :]
+        self.buf = buf[at + len(stop) if stop not in (self._start, self._channel) else at :]
         self._mode = _HEAD
         return True
+
+    def _unclosed_end(self, buf: str) -> tuple[int, str] | None:
+        """Where a reasoning message with no reasoning end in sight ends: ``(-1, "")`` where
+        nothing ends it (yet), ``None`` to wait. Another end marker, or a channel token that opens
+        a whole header (``...thought<|channel|>final<|message|>``), ends it only if no reasoning
+        end comes: until the text is final, the body is held from the first of them (a call
+        quoted in reasoning that is closed later stays reasoning)."""
+        cands = [*self._foreign, *([self._channel] if self._channel else [])]
+        first, _ = _earliest(buf, 0, cands)
+        if first < 0:
+            return -1, ""
+        if not self.final:
+            self.buf = buf[self._piece("reasoning", 0, first, closed=False) :]
+            return None
+        k = first
+        while k >= 0:
+            k, hit = _earliest(buf, k, cands)
+            if k < 0:
+                break
+            if hit != self._channel:
+                return k, hit
+            got = _read_header(buf, k, self._m, final=True, stops=(*self._ends, *self._starts))
+            if isinstance(got, Header):
+                return k, hit
+            k += len(hit)
+        return -1, ""
 
     def _finish(self, body: str, *, cut: bool) -> None:
         """The message ends after ``body``."""
@@ -366,7 +406,7 @@ class MessageParser:
     def _text(self) -> bool:
         """Headerless text: content up to an end marker, a start marker or a channel token."""
         buf = self.buf
-        stops = [*self._ends, self._start, *self._eot]
+        stops = [*self._ends, *self._starts, *self._eot]
         if self._channel:
             stops.append(self._channel)
         at, stop = _earliest(buf, 0, stops)

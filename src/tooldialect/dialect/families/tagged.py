@@ -370,8 +370,10 @@ def gpt_oss() -> DialectSpec:
     with ``<|constrain|>json``, `` json`` or nothing; a recipient without ``functions.`` that
     names an offered tool. Content headers (final, commentary, ``to=assistant``, a content
     type) are stripped (``_harmony_framing``).
-    Recipients outside ``functions.`` (built-in tools: ``browser.search``, ``container.exec``,
-    ``python``) are not calls of the offered tools and stay content, verbatim."""
+    The parser reads replies by ``messages`` (``parse/messages.py``): each header as tokens in any
+    order; a message to a built-in recipient that is no offered tool (``browser.search``,
+    ``container.exec``, ``python``) is the model's own tool use and goes to reasoning. The
+    variants above stay for the grammar builder and the inner parse of a call's body."""
     canonical = _harmony_canonical()
     return DialectSpec(
         id="gpt-oss",

@@ -1,0 +1,191 @@
+"""``MessageParser`` (``DialectSpec.messages``): properties over random harmony-like replies.
+
+Replies are random runs of messages (reasoning, answers, calls, built-in recipients, prose, stray
+markers, headers in any token order, cut at random): streaming in random chunks equals batch, no
+end-of-message marker reaches content, and every call message that is whole is a call.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tooldialect.dialect.detect import detect_dialect
+from tooldialect.dialect.spec import DialectSpec, MessageHeaders
+from tooldialect.parse import StreamParser, parse_output
+from tooldialect.parse.headers import MAYBE, NO, Header, read_header, route
+
+SPEC = DialectSpec.builtin("gpt-oss")
+assert SPEC.messages is not None
+M: MessageHeaders = SPEC.messages
+TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+    for n in ("get_weather", "search")
+]
+
+_TOKENS = {
+    "channel": st.sampled_from(
+        ["<|channel|>analysis", "<|channel|>commentary", "<|channel|>final"]
+    ),
+    "recipient": st.sampled_from(
+        [" to=functions.get_weather", " to=search", " to=assistant", " to=container.exec", ""]
+    ),
+    "constraint": st.sampled_from([" <|constrain|>json", "<|constrain|>json", " json", ""]),
+}
+
+
+@st.composite
+def _header(draw: st.DrawFn) -> str:
+    parts = [draw(s) for s in _TOKENS.values()]
+    return "".join(draw(st.permutations(parts))) + "<|message|>"
+
+
+_BODY = st.sampled_from(
+    ['{"city": "Paris"}', "Thinking it over.", " Sunny. ", '{"city": Par', "x <|end|> y", ""]
+)
+_END = st.sampled_from(["<|end|>", "<|call|>", "<|return|>", ""])
+_NOISE = st.sampled_from(["", "\n", "Hello ", "<|start|>assistant", "<|channel|>", "to="])
+
+
+@st.composite
+def _reply(draw: st.DrawFn) -> str:
+    out = []
+    for i in range(draw(st.integers(1, 4))):
+        start = "<|start|>assistant" if i else ""
+        out.append(draw(_NOISE) + start + draw(_header()) + draw(_BODY) + draw(_END))
+    text = "".join(out)
+    return text[: draw(st.integers(0, len(text)))] if draw(st.booleans()) else text
+
+
+def _chunks(text: str, sizes: list[int]) -> list[str]:
+    out, i = [], 0
+    for n in sizes or [1]:
+        if i >= len(text):
+            break
+        out.append(text[i : i + n])
+        i += n
+    while i < len(text):
+        out.append(text[i : i + 3])
+        i += 3
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=_reply(), sizes=st.lists(st.integers(1, 9), max_size=40))
+def test_streaming_equals_batch_and_ends_never_reach_content(text: str, sizes: list[int]) -> None:
+    batch = parse_output(text, SPEC, tools=TOOLS)
+    parser = StreamParser(SPEC, tools=TOOLS)
+    deltas = []
+    for piece in _chunks(text, sizes):
+        deltas += parser.feed(piece)
+    deltas += parser.close()
+    got = parser.result
+    assert got.content == batch.content
+    assert got.reasoning_content == batch.reasoning_content
+    assert [(c.name, c.arguments) for c in got.tool_calls] == [
+        (c.name, c.arguments) for c in batch.tool_calls
+    ]
+    assert ("".join(d.get("content", "") for d in deltas) or None) == got.content
+    for end in M.ends:
+        assert end not in (batch.content or "")
+    for call in batch.tool_calls:
+        assert json.loads(call.arguments_json) == call.arguments
+
+
+def test_header_tokens_in_any_order() -> None:
+    for text in (
+        "<|channel|>commentary to=functions.f <|constrain|>json<|message|>",
+        " to=functions.f<|channel|>commentary json<|message|>",
+        "<|constrain|>json to=functions.f<|channel|>analysis<|message|>",
+        " json to=functions.f<|message|>",
+    ):
+        got = read_header(text, 0, M, final=False)
+        if text.startswith(" json"):
+            assert got == NO  # a bare word first is prose
+            continue
+        assert isinstance(got, Header), text
+        assert got.recipient == "functions.f" and got.end == len(text)
+        assert route(got, M, {"f"}) == ("call", "f")
+
+
+def test_header_waits_only_while_it_may_still_be_one() -> None:
+    assert read_header("<|chan", 0, M, final=False) == MAYBE
+    assert read_header(" to=functions.get_wea", 0, M, final=False) == MAYBE
+    assert read_header("The answer", 0, M, final=False) == NO
+    assert read_header("<|channel|>final, ", 0, M, final=False) == NO
+
+
+def test_routing() -> None:
+    def r(rec: str, chan: str = "") -> tuple[str, str]:
+        return route(Header(rec, chan, 0), M, {"get_weather", "python"})
+
+    assert r("functions.get_weather") == ("call", "get_weather")
+    assert r("functions.other") == ("call", "other")
+    assert r("python") == ("call", "python")
+    assert r("container.exec") == ("builtin", "container.exec")
+    assert r("assistant", "commentary") == ("content", "")
+    assert r("", "analysis") == ("reasoning", "")
+    assert r("", "final") == ("content", "")
+
+
+def test_blank_markers_never_match_everywhere() -> None:
+    """A user spec whose start or body marker is only whitespace: parsing ends, text is kept."""
+    spec = SPEC.model_copy(
+        update={"messages": MessageHeaders(start=" ", body_open=" ", ends=["<|end|>"])}
+    )
+    out = parse_output("Hello <|channel|>x there<|end|>", spec)
+    assert out.content == "Hello <|channel|>x there"
+    assert out.tool_calls == []
+
+
+DISPATCH = detect_dialect(
+    (
+        Path(__file__).parent.parent
+        / "fixtures"
+        / "templates"
+        / "invented"
+        / "recipient-reasoning.jinja"
+    ).read_text(encoding="utf-8"),
+    builtins=False,
+)
+
+
+@st.composite
+def _dispatch_reply(draw: st.DrawFn) -> str:
+    out = []
+    for i in range(draw(st.integers(1, 4))):
+        start = draw(st.sampled_from(["<|begin|>assistant", ""])) if i else ""
+        rec = draw(st.sampled_from(["analysis", "user", "get_weather", "python", "search"]))
+        head = draw(st.sampled_from([f" to={rec}<|body|>", f" to={rec} <|body|> ", "<|body|>"]))
+        end = draw(st.sampled_from(["<|end|>", "<|eot|>", "<|eom|>", ""]))
+        out.append(draw(_NOISE) + start + head + draw(_BODY) + end)
+    text = "".join(out)
+    return text[: draw(st.integers(0, len(text)))] if draw(st.booleans()) else text
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=_dispatch_reply(), sizes=st.lists(st.integers(1, 9), max_size=40))
+def test_derived_family_streaming_equals_batch(text: str, sizes: list[int]) -> None:
+    assert DISPATCH is not None and DISPATCH.messages is not None
+    batch = parse_output(text, DISPATCH, tools=TOOLS)
+    parser = StreamParser(DISPATCH, tools=TOOLS)
+    for piece in _chunks(text, sizes):
+        parser.feed(piece)
+    parser.close()
+    got = parser.result
+    assert (got.content, got.reasoning_content) == (batch.content, batch.reasoning_content)
+    assert [(c.name, c.arguments) for c in got.tool_calls] == [
+        (c.name, c.arguments) for c in batch.tool_calls
+    ]
+    for end in DISPATCH.messages.ends:
+        assert end not in (batch.content or "")
+
+
+def test_raw_control_characters_in_arguments_are_re_encoded() -> None:
+    text = '<|channel|>commentary to=functions.search<|message|>{"query": "a\tb\nc"}<|call|>'
+    out = parse_output(text, SPEC, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in out.tool_calls] == [("search", {"query": "a\tb\nc"})]
+    assert json.loads(out.tool_calls[0].arguments_json) == {"query": "a\tb\nc"}
