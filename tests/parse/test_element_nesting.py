@@ -211,8 +211,10 @@ def test_grammar_writes_nested_and_escaped_values(spec: DialectSpec, vocab: Any)
     from grammar_check import grammar_accepts
     from tooldialect.grammar import build_grammar
 
+    body = spec.primary.body
+    assert isinstance(body, ElementBody)
     args = {
-        "city": "Lyon & Co" if spec.primary.body.xml_escape else "Lyon",
+        "city": "Lyon & Co" if body.xml_escape else "Lyon",
         "stops": [{"city": "Nice", "hours": 1.5, "tags": ["sea"]}, {"city": "Dax"}],
         "opts": {"late": True},
         "tags": ["a", "b"],
@@ -222,11 +224,11 @@ def test_grammar_writes_nested_and_escaped_values(spec: DialectSpec, vocab: Any)
     text = spec.render_call("trip", args)
     assert grammar_accepts(forced.gbnf, text, root=forced.root, llama=vocab), text
     # JSON in place of the child elements is read, never written
-    nested = encode_element_value(spec.primary.body, "tags", ["a", "b"])
+    nested = encode_element_value(body, "tags", ["a", "b"])
     assert nested in text
     as_json = text.replace(nested, '["a", "b"]')
     assert not grammar_accepts(forced.gbnf, as_json, root=forced.root, llama=vocab), as_json
-    if spec.primary.body.xml_escape:  # a raw & is not the escaped form
+    if body.xml_escape:  # a raw & is not the escaped form
         assert not grammar_accepts(
             forced.gbnf, text.replace("&amp;", "&"), root=forced.root, llama=vocab
         )
