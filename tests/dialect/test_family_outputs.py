@@ -315,6 +315,33 @@ ROWS: list[Row] = [
         '[get_weather(city="Paris", days=2), get_time(city="Oslo")]',
         [(W, PARIS), (T, OSLO)],
     ),
+    # FunctionGemma: keyed values, strings between <escape> tokens
+    Row(
+        "like-functiongemma.jinja",
+        "<start_function_call>call:get_weather{city:<escape>Paris"
+        "<escape>,days:2}<end_function_call>",
+        [(W, PARIS)],
+    ),
+    Row(
+        "like-functiongemma.jinja",
+        "<start_function_call>call:get_weather{city:<escape>Paris"
+        "<escape>,days:2}<end_function_call><start_function_call>call:get_time{city:<escape>"
+        "Oslo<escape>}<end_function_call>",
+        [(W, PARIS), (T, OSLO)],
+    ),
+    Row(
+        "like-functiongemma.jinja",
+        "<start_function_call>call:get_weather{city:<escape>Paris,"
+        " France<escape>,tags:[<escape>a<escape>,<escape>b<escape>],strict:true}",
+        [(W, {"city": "Paris, France", "tags": ["a", "b"], "strict": True})],
+    ),
+    Row(
+        "like-functiongemma.jinja",
+        "<start_function_call>call:get_time{city:<escape>Oslo"
+        "<escape>}<end_function_call><start_function_response>",
+        [(T, OSLO)],
+        end_of_turn=["<start_function_response>"],
+    ),
     # Gemma 3n tool_code fence
     Row(
         "like-gemma-3n-tool-code.jinja",
