@@ -396,6 +396,7 @@ def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, in
             for k, v in args.items()
         )
         return format_template(body.head, **fields) + params + format_template(body.tail, name=name)
+
     def encode(v: Any) -> str:
         if body.value_codec == "python":
             return encode_python_value(v)
