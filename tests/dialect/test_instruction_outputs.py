@@ -285,3 +285,25 @@ def test_several_instruction_phrasings_are_read(instructions: str, output: str) 
 def test_prose_that_names_no_call_is_not_read_as_one() -> None:
     source = _instructed("Use the tools above when they help. <b>Be brief.</b>")
     assert detect_dialect(source, builtins=False).id == "polyfill-json"
+
+
+FIRST_ROWS = {r[0]: r[1] for r in reversed(ROWS)}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_the_grammar_accepts_a_call_written_as_the_instructions_show(
+    name: str, smollm2_path: Path
+) -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from grammar_check import grammar_accepts
+    from tooldialect.grammar import build_grammar
+
+    llama = llama_cpp.Llama(str(smollm2_path), vocab_only=True, verbose=False, n_threads=2)
+    spec = _spec(name, False)
+    forced = build_grammar(spec, TOOLS, tool_choice="required")
+    assert forced is not None
+    text = FIRST_ROWS[name]
+    assert grammar_accepts(forced.gbnf, text, root=forced.root, llama=llama), text
+    wrong = text.replace("get_weather", "get_wrong", 1)
+    assert not grammar_accepts(forced.gbnf, wrong, root=forced.root, llama=llama)
