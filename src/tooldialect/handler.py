@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Any, cast
 from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
 from .engine.base import Engine, GenerationResult, SamplingParams
+from .engine.in_process.checkpoints import CheckpointOption, CheckpointStores, PrefixCheckpoints
 from .engine.in_process.generate import engine_for
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .errors import ToolSpecError
 from .frontend.frontend import FrontEnd
 from .frontend.request import ModelSetup, Request
+from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
@@ -54,6 +56,11 @@ class ToolChatHandler:
     ``create_completion`` does with ``Llama.cache``: ``None`` uses ``Llama.cache`` when one is set,
     ``True`` / a byte capacity gives each model its own ``LlamaRAMCache``, a cache object is used
     as is, ``False`` turns it off (see docs/prompt-cache.md for the memory cost).
+    ``prefix_checkpoints``: keep llama.cpp's state at the end of the system prompt and tools, so
+    a changed history, a step without tools or a later conversation with the same tools loads
+    it instead of decoding the tool prefix again: ``True`` keeps up to 1 GiB of such states per
+    model (least recently used dropped first), an ``int`` that many bytes, ``False`` none. One
+    checkpoint is the prefix's KV cache: 12.3 KB a token on Qwen2.5-0.5B (docs/prompt-cache.md).
     ``fast_forward``: decode the text a call's grammar forces in one batch instead of sampling it
     token by token (docs/fast-forward.md): a forced call decodes 1.26-1.45x faster than plain
     decoding of as many tokens. ``False`` samples every token; it is off by itself for requests
@@ -63,6 +70,10 @@ class ToolChatHandler:
     default ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": v2}``):
     fewer tokens, same BFCL accuracy, separators forced; ``"free"`` lets the model indent
     (docs/fast-forward.md).
+    ``invalid_arguments``: what a parsed call whose arguments fail its tool's full JSON Schema
+    does (docs/parsing.md): ``"report"`` keeps it in ``tool_calls``, lists it in the message's
+    ``invalid_tool_calls`` (the last chunk's delta when streaming) and logs a warning;
+    ``"raise"`` raises ``InvalidToolCallError``.
     """
 
     def __init__(
@@ -76,8 +87,10 @@ class ToolChatHandler:
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
         prompt_cache: PromptCacheOption = None,
+        prefix_checkpoints: CheckpointOption = True,
         fast_forward: bool = True,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        invalid_arguments: InvalidArguments = "report",
     ) -> None:
         self.frontend = FrontEnd(
             adapter="ToolChatHandler",
@@ -89,8 +102,10 @@ class ToolChatHandler:
             verbatim_history=verbatim_history,
             render_budget=render_budget,
             argument_layout=argument_layout,
+            invalid_arguments=invalid_arguments,
         )
         self._prompt_caches = PromptCaches(prompt_cache)
+        self._checkpoints = CheckpointStores(prefix_checkpoints)
         self.fast_forward = fast_forward
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -197,6 +212,7 @@ class ToolChatHandler:
             logits_processor=logits_processor,
             fast_forward=self.fast_forward,
             prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
+            checkpoints=self._checkpoints.for_llama(llama),
             functions=functions,
             function_call=function_call,
             tools=tools,
@@ -215,6 +231,11 @@ class ToolChatHandler:
         """Everything but generation: tools, prompt, grammar (``request.prepare_request`` with
         this handler's defaults). Raises the library's errors."""
         return self.frontend.prepare(self.setup(llama), messages=messages, **request)
+
+    def checkpoints(self, llama: Any) -> PrefixCheckpoints | None:
+        """The tool-prefix checkpoints kept for ``llama`` (``None`` when they are off): their
+        ``size`` in bytes, ``hits`` and ``saves``."""
+        return self._checkpoints.for_llama(llama)
 
 
 def _cache_argument(cache: Any) -> Any:

@@ -134,6 +134,12 @@ class GenerationRequest:
     prompt_cache: Any = None
     """The in-process engine's prompt-state cache (``None``: ``Llama.cache``; ``False``: none);
     the server engine keeps its own per-slot cache."""
+    prefix: str = ""
+    """The head of ``prompt`` every request with these tools and system prompt shares (the
+    tool prefix, see ``frontend.prefix``); ``""`` when the front end found none."""
+    checkpoints: Any = None
+    """The in-process engine's store of tool-prefix states (``engine.in_process.checkpoints``;
+    ``None``: none); the server engine ignores it."""
 
 
 @dataclass
@@ -150,6 +156,11 @@ class GenerationResult:
     """Tokens sampled (the end-of-generation token not counted)."""
     last_prompt_eval_tokens: int = 0
     """Prompt tokens actually decoded; the rest came from the KV cache."""
+    prefix_tokens: int = 0
+    """Tokens of the prompt's tool prefix (0: none, or the engine keeps no checkpoints)."""
+    checkpoint: str = ""
+    """What the tool-prefix checkpoint did: ``"loaded"`` (the prefix was not decoded),
+    ``"saved"`` (it was decoded and kept), ``""`` (neither: the KV cache already held it)."""
     grammar_resamples: int = 0
     """Steps where the grammar rejected the freely sampled token and the step was resampled."""
     stopped_by: str | None = None

@@ -30,9 +30,11 @@ from ..tools import (
     tools_key,
 )
 from .grammar_cache import GrammarCache
+from .prefix import PrefixCache, tool_prefix
 from .render import prompt_prefill, render_prompt
 
 if TYPE_CHECKING:
+    from ..dialect.vocabulary import Vocabulary
     from ..engine.base import Engine, GrammarLike
     from ..gguf import ModelInfo
     from ..grammar.codec import ArgumentLayout
@@ -60,6 +62,11 @@ class ModelSetup:
     """Grammars by request shape (``grammar_for``), least recently used dropped first."""
     replies: ReplyMemory = field(default_factory=ReplyMemory)
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
+    prefixes: PrefixCache = field(default_factory=PrefixCache)
+    """Tool prefixes by tools and system turns (``prefix``), least recently used dropped first."""
+    vocabulary: Vocabulary | None = None
+    """The model's vocabulary, when known (detection evidence; its special tokens inside
+    markers are preserved in the output)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,9 @@ class Request:
     id in the reply that is one of them goes back to the client's."""
     stop: tuple[str, ...] = ()
     """Stop strings every engine adds: the template's end-of-turn markers (``prompt.turns``)."""
+    prefix: str = ""
+    """The head of ``prompt`` the system turns and tools make (``prefix.tool_prefix``): where
+    the in-process engine keeps a state checkpoint."""
 
 
 def prepare_request(
@@ -140,6 +150,14 @@ def prepare_request(
             render_kwargs[key] = kwargs.pop(key)
     shown = defs if choice.mode != "none" else []
     prompt = render_request(setup, messages, shown, render_kwargs, verbatim=verbatim_history)
+    prefix = tool_prefix(
+        setup.prefixes,
+        lambda probe: render_prompt(setup.template, spec, probe, tools=shown, **render_kwargs),
+        messages=messages,
+        tools=shown,
+        template_kwargs=render_kwargs,
+        prompt=prompt,
+    )
     prefill = prompt_prefill(prompt, spec)
     reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
@@ -166,6 +184,7 @@ def prepare_request(
         answer_schema=answer,
         call_ids=client_call_ids(messages),
         stop=end_of_turn_markers(setup.template),
+        prefix=prefix,
     )
 
 

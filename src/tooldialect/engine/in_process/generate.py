@@ -15,18 +15,18 @@ from __future__ import annotations
 import ctypes
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from ...errors import ContextOverflowError, EngineBusyError, EngineError, GrammarError
 from ..base import Generation, GenerationRequest, GenerationResult, Triggers
 from ..text import TextStream
+from .checkpoints import MIN_PREFIX_TOKENS, PrefixCheckpoints, prefix_key
 from .fastforward import FastForward
 from .hooks import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
-from .prompt_cache import restore_prompt, save_prompt
+from .prompt_cache import capture_state, common_prefix, load_captured, restore_prompt, save_prompt
 from .sampling import (
     CandidateBuffer,
     GrammarLike,
@@ -35,10 +35,14 @@ from .sampling import (
     SamplingParams,
     draw_seed,
 )
+from .strict import strict_of
 from .triggers import WatchedGrammar
 
 __all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
 # (Generation and GenerationResult live in engine.base; they are named here for old imports)
+
+_PREFIXES_KEPT = 8
+"""Tool prefixes whose tokens are kept (a prefix text is tens of KB with many tools)."""
 
 _GREEDY_PROBE = 64
 """Candidates tried one by one after a greedy rejection before the full-vocabulary mask."""
@@ -74,6 +78,11 @@ class Engine:
         self._turn = threading.Condition()
         self._owner: tuple[int, object] | None = None
         self._superseded: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.strict_calls = True
+        """With fast-forward, switch a lazy grammar to its strict form once its trigger fired
+        (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
+        self._prefixes: OrderedDict[str, list[int]] = OrderedDict()
+        """Tokens of recent tool prefixes (a prefix is tokenized once, not per request)."""
 
     @property
     def llama(self) -> Any:
@@ -153,43 +162,89 @@ class Engine:
         return tokens, patterns
 
     def grammar_sampler(
-        self, grammar: GrammarLike, arguments: tuple[list[int], list[str]] = ([], [])
+        self,
+        grammar: GrammarLike,
+        arguments: tuple[list[int], list[str]] = ([], []),
+        *,
+        strict: bool = False,
     ) -> GrammarSampler:
         """A grammar sampler with its trigger tokens and patterns (``trigger_arguments``);
         raises ``GrammarError`` instead of handing llama.cpp a grammar it would crash on (the
         sampler checks llama.cpp's NULL answer before anything uses it, so the grammar is parsed
-        once, not validated and then parsed again)."""
+        once, not validated and then parsed again). ``strict``: switch to the lazy grammar's
+        strict form once the trigger fired, where it accepts the capture (``strict``)."""
         tokens, patterns = arguments if grammar.lazy else ([], [])
         if grammar.lazy and not tokens and not patterns:
             raise GrammarError("a lazy grammar needs trigger words or patterns; it has none")
         # patterns llama.cpp would scan over the whole text after every token are watched
         # incrementally instead (``triggers``)
         return WatchedGrammar.create(
-            self.vocab, grammar, trigger_tokens=tokens, trigger_patterns=patterns, piece=self.piece
+            self.vocab,
+            grammar,
+            trigger_tokens=tokens,
+            trigger_patterns=patterns,
+            piece=self.piece,
+            strict=strict_of(grammar) if strict else None,
         )
 
     # ---- prompt ------------------------------------------------------------------------------
 
-    def _decode_prompt(self, tokens: Sequence[int]) -> int:
+    def prefix_length(self, prefix: str, tokens: Sequence[int]) -> int:
+        """How many of ``tokens`` are the tokens of ``prefix`` (a head of their text): the
+        tokens both tokenizations share, short of the last prompt token (whose logits are
+        sampled from), 0 below ``MIN_PREFIX_TOKENS``."""
+        if not prefix:
+            return 0
+        head = self._prefixes.get(prefix)
+        if head is None:
+            head = self.tokenize_prompt(prefix)
+            self._prefixes[prefix] = head
+            while len(self._prefixes) > _PREFIXES_KEPT:
+                self._prefixes.popitem(last=False)
+        else:
+            self._prefixes.move_to_end(prefix)
+        n = min(common_prefix(head, tokens), len(tokens) - 1)
+        return n if n >= MIN_PREFIX_TOKENS else 0
+
+    def _decode_prompt(self, tokens: Sequence[int], point: _Checkpoint | None = None) -> int:
         """Decode what the KV cache lacks of ``tokens`` as ``Llama.generate`` would; returns the
-        number of tokens decoded."""
+        number of tokens decoded. With a checkpoint ``point`` (the tool prefix's length and
+        store), a KV cache that falls short of the prefix loads its saved state instead of
+        decoding it, or decodes it and saves the state there."""
         llama = self.llama
-        cached = llama._input_ids
-        n = min(len(cached), len(tokens))
-        prefix = n
-        if n:
-            diff = np.nonzero(cached[:n] != np.asarray(tokens[:n], dtype=cached.dtype))[0]
-            prefix = int(diff[0]) if len(diff) else n
         # keep at least one token to decode: its logits are what we sample from
-        reuse = min(prefix, len(tokens) - 1)
-        if reuse > 0 and llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
+        reuse = min(common_prefix(llama._input_ids, tokens), len(tokens) - 1)
+        # (a KV cache a few tokens short of the prefix decodes them: cheaper than a state copy)
+        if (
+            point is not None
+            and point.length - reuse >= MIN_PREFIX_TOKENS
+            and self._load_checkpoint(point)
+        ):
+            reuse = point.length
+        elif reuse > 0 and llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
             llama.n_tokens = reuse
         else:
             reuse = 0
             llama.reset()
+            if point is not None and self._load_checkpoint(point):
+                reuse = point.length
         llama._requires_eval = True
-        llama.eval(list(tokens[reuse:]))
+        if point is not None and reuse < point.length and point.key not in point.store:
+            llama.eval(list(tokens[reuse : point.length]))
+            if point.store.put(point.key, capture_state(llama)):
+                point.result.checkpoint = "saved"
+            llama.eval(list(tokens[point.length :]))
+        else:
+            llama.eval(list(tokens[reuse:]))
         return len(tokens) - reuse
+
+    def _load_checkpoint(self, point: _Checkpoint) -> bool:
+        state = point.store.get(point.key)
+        if state is None:
+            return False
+        load_captured(self.llama, state)
+        point.result.checkpoint = "loaded"
+        return True
 
     # ---- generation --------------------------------------------------------------------------
 
@@ -206,6 +261,8 @@ class Engine:
             fast_forward=request.fast_forward,
             logprobs=request.logprobs,
             logits_processor=request.logits_processor,
+            prefix=request.prefix,
+            checkpoints=request.checkpoints,
         )
 
     def generate(
@@ -221,6 +278,8 @@ class Engine:
         fast_forward: bool = False,
         logprobs: int | None = None,
         logits_processor: Callable[[Any, Any], Any] | None = None,
+        prefix: str = "",
+        checkpoints: PrefixCheckpoints | None = None,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
         here, before the first token is decoded; the returned iterator then only generates.
@@ -235,15 +294,23 @@ class Engine:
 
         ``logprobs`` (the number of top alternatives, 0 for none) fills ``result.logprobs``;
         ``logits_processor(input_ids, scores)`` rewrites the logits before each step is sampled
-        (see ``hooks`` for the order). Neither costs anything when not given."""
+        (see ``hooks`` for the order). Neither costs anything when not given.
+
+        ``prefix``: the head of the prompt text that is its tool prefix; with ``checkpoints``
+        the state at its end is saved once and loaded whenever the KV cache falls short of it
+        (``checkpoints``), so a changed history never decodes the tool prefix again."""
         llama = self.llama
         params = sampling or SamplingParams()
         tokens = self.tokenize_prompt(prompt) if isinstance(prompt, str) else list(prompt)
         limit = self._token_limit(tokens, max_tokens)
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         arguments = self.trigger_arguments(grammar, triggers) if grammar is not None else None
+        observed = logprobs is not None or logits_processor is not None
         gsampler = (
-            self.grammar_sampler(grammar, arguments)
+            # the strict form only pays where fast-forward forces its text
+            self.grammar_sampler(
+                grammar, arguments, strict=fast_forward and not observed and self.strict_calls
+            )
             if grammar is not None and arguments is not None
             else None
         )
@@ -256,13 +323,17 @@ class Engine:
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
         result = GenerationResult(prompt_tokens=len(tokens))
         sample = self._observed(result, logprobs, logits_processor)
-        observed = logprobs is not None or logits_processor is not None
         ff = (
-            FastForward.create(self, grammar, arguments)
+            FastForward.create(self, grammar, arguments, sampler=gsampler)
             if fast_forward and gsampler is not None and not observed
             else None
         )
         run = _Run(tokens, chain, gsampler, limit, result, sample, cache, ff)
+        if checkpoints is not None:
+            result.prefix_tokens = self.prefix_length(prefix, tokens)
+            if result.prefix_tokens:
+                key = prefix_key(tokens[: result.prefix_tokens])
+                run.point = _Checkpoint(result.prefix_tokens, key, checkpoints, result)
         return Generation(self._run(run, TextStream(stops)), result)
 
     def _token_limit(self, tokens: Sequence[int], max_tokens: int | None) -> int:
@@ -393,7 +464,7 @@ class Engine:
         batch = ff.start(grammar, room=run.limit) if ff is not None and grammar is not None else []
         self._accept_forced(run.chain, batch, run.result, 0)
         # (a KV cache that already holds the forced tokens too decodes fewer than them)
-        n_decoded = self._decode_prompt(run.tokens + batch)
+        n_decoded = self._decode_prompt(run.tokens + batch, run.point)
         run.result.last_prompt_eval_tokens = max(n_decoded - len(batch), 0)
         return batch
 
@@ -476,6 +547,18 @@ class _Turn:
 
 
 @dataclass
+class _Checkpoint:
+    """Where a prompt's tool prefix ends, and the store its state goes to."""
+
+    length: int
+    """Tokens of the prefix."""
+    key: bytes
+    store: PrefixCheckpoints
+    result: GenerationResult
+    """Told what the checkpoint did."""
+
+
+@dataclass
 class _Run:
     """The state of one running generation."""
 
@@ -491,6 +574,8 @@ class _Run:
     """Completion tokens so far."""
     sampled: list[int] = field(default_factory=list)
     """The cache key's tail, as create_completion keys its saves."""
+    point: _Checkpoint | None = None
+    """The tool prefix's checkpoint (``None``: the prompt has none, or checkpoints are off)."""
 
 
 _ENGINES: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()

@@ -29,7 +29,9 @@ from ...errors import EngineError, OptionError
 __all__ = [
     "PromptCacheOption",
     "PromptCaches",
+    "capture_state",
     "common_prefix",
+    "load_captured",
     "restore_prompt",
     "save_prompt",
 ]
@@ -63,16 +65,18 @@ def restore_prompt(llama: Any, cache: Any, tokens: Sequence[int]) -> int:
     live = common_prefix(llama._input_ids.tolist(), tokens)
     if cached <= live:
         return 0
-    _load_state(llama, item)
+    load_captured(llama, item)
     return cached
 
 
 def save_prompt(llama: Any, cache: Any, key: Sequence[int]) -> None:
     """Store the live state under ``key`` (prompt + completion tokens, as llama-cpp-python)."""
-    cache[list(key)] = _save_state(llama)
+    cache[list(key)] = capture_state(llama)
 
 
-def _save_state(llama: Any) -> Any:
+def capture_state(llama: Any) -> Any:
+    """The live state as a ``llama_cpp.LlamaState`` (one row of scores without ``logits_all``,
+    see the module's docstring); ``llama_state_size`` is its KV byte count."""
     import llama_cpp
 
     if llama._logits_all:
@@ -95,7 +99,8 @@ def _save_state(llama: Any) -> Any:
     )
 
 
-def _load_state(llama: Any, state: Any) -> None:
+def load_captured(llama: Any, state: Any) -> None:
+    """Make ``state`` (from :func:`capture_state` or ``Llama.save_state``) the live state."""
     if llama._logits_all:
         llama.load_state(state)
         return
