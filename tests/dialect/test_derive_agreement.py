@@ -169,6 +169,7 @@ INVENTED_KINDS: dict[str, str] = {
     "like-devstral.jinja": "tagged",
     "like-exaone-4.jinja": "json",
     "like-falcon-h1.jinja": "json",
+    "like-functiongemma.jinja": "python",
     "like-gemma-3n-tool-code.jinja": "python",
     "like-granite-3-tools.jinja": "json",
     "like-granite-4-instructions.jinja": "",

@@ -241,3 +241,69 @@ def test_a_builtin_that_reads_the_instructions_example_is_kept(name: str) -> Non
     source = (INVENTED / name).read_text(encoding="utf-8")
     spec = detect_dialect(source)
     assert spec.origin == "builtin"
+
+
+def _instructed(instructions: str) -> str:
+    """A minimal template that lists tools, shows ``instructions`` and renders no past call."""
+    return (
+        "{%- if tools %}<|sys|>Tools: {{ tools | tojson }}\n" + instructions + "<|/sys|>\n"
+        "{%- endif %}{%- for m in messages %}<|{{ m.role }}|>{{ m.content or '' }}<|end|>\n"
+        "{%- endfor %}{%- if add_generation_prompt %}<|assistant|>{%- endif %}"
+    )
+
+
+PHRASINGS = [
+    (  # a JSON object with other key names, inside a special-token pair
+        'To use a tool write <function_call>{"function": "function_name", "parameters": '
+        '{"param_1": "value"}}</function_call>.',
+        '<function_call>{"function": "get_time", "parameters": {"city": "Oslo"}}</function_call>',
+    ),
+    (  # one unbracketed Python call between start/end tokens
+        'Call a tool like this: <|python_start|>function_name(arg1="value1", arg2=2)<|python_end|>',
+        '<|python_start|>get_time(city="Oslo")<|python_end|>',
+    ),
+    (  # an XML call with attribute placeholders
+        'Respond with <calls><invoke name="function_name"><parameter name="arg1">value1'
+        "</parameter></invoke></calls> to call a function.",
+        '<calls><invoke name="get_time"><parameter name="city">Oslo</parameter></invoke></calls>',
+    ),
+    (  # a JSON list whose entries are elided
+        'Write calls as <tool_calls>[{"name": ..., "arguments": {...}}, ...]</tool_calls>.',
+        '<tool_calls>[{"name": "get_time", "arguments": {"city": "Oslo"}}]</tool_calls>',
+    ),
+]
+
+
+@pytest.mark.parametrize(("instructions", "output"), PHRASINGS)
+def test_several_instruction_phrasings_are_read(instructions: str, output: str) -> None:
+    spec = detect_dialect(_instructed(instructions), builtins=False)
+    assert spec.family == "derived from the template's tool instructions", spec.id
+    out = parse_output(output, spec, tools=TOOLS)
+    assert _calls(out) == [(T, {"city": "Oslo"})] and not out.content
+
+
+def test_prose_that_names_no_call_is_not_read_as_one() -> None:
+    source = _instructed("Use the tools above when they help. <b>Be brief.</b>")
+    assert detect_dialect(source, builtins=False).id == "polyfill-json"
+
+
+FIRST_ROWS = {r[0]: r[1] for r in reversed(ROWS)}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_the_grammar_accepts_a_call_written_as_the_instructions_show(
+    name: str, smollm2_path: Path
+) -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from grammar_check import grammar_accepts
+    from tooldialect.grammar import build_grammar
+
+    llama = llama_cpp.Llama(str(smollm2_path), vocab_only=True, verbose=False, n_threads=2)
+    spec = _spec(name, False)
+    forced = build_grammar(spec, TOOLS, tool_choice="required")
+    assert forced is not None
+    text = FIRST_ROWS[name]
+    assert grammar_accepts(forced.gbnf, text, root=forced.root, llama=llama), text
+    wrong = text.replace("get_weather", "get_wrong", 1)
+    assert not grammar_accepts(forced.gbnf, wrong, root=forced.root, llama=llama)

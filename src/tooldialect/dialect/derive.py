@@ -69,7 +69,13 @@ from .spec import (
     json_type,
 )
 
-__all__ = ["PROBE_ARGS", "PROBE_NAME", "PROBE_RICH_ARGS", "derive_dialect"]
+__all__ = [
+    "PROBE_ARGS",
+    "PROBE_NAME",
+    "PROBE_RICH_ARGS",
+    "derive_dialect",
+    "template_reasoning",
+]
 
 
 def derive_dialect(
@@ -98,6 +104,17 @@ def derive_dialect(
                 return _instruction_spelling(spec, probe.instructions)
     # no past call renders (or none a spec reproduces): the tool instructions may show one
     return derive_from_instructions(renderer)
+
+
+def template_reasoning(
+    template_source: str, *, bos_token: str = "", eos_token: str = ""
+) -> ReasoningMarkers | None:
+    """The markers the template writes around a past turn's reasoning, or ``None`` when it
+    renders none (or renders no past call to probe with)."""
+    renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
+    if not renderer.ok:
+        return None
+    return next((_reasoning(probe) for probe in probes(renderer)), None)
 
 
 # ---------------------------------------------------------------------------------------------

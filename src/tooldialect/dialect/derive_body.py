@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .derive_text import HOLE, lex, split_repeat
+from .derive_text import HOLE, is_marker, lex, split_repeat
 from .spec import GEMMA4_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedBody
 
 __all__ = ["Found", "IdMode", "escape", "find_body"]
@@ -195,13 +195,10 @@ def _find_python(
     if jb == -1:
         return None
     between_a = text[ia + len(ka) : ja]
-    quotes: list[tuple[str, Literal["python", "gemma4"]]] = [
-        (GEMMA4_QUOTE, "gemma4"),
-        ('"', "python"),
-        ("'", "python"),
-    ]
     quoted = [
-        (q, c) for q, c in quotes if between_a.endswith(q) and text.startswith(q, ja + len(va))
+        (q, c)
+        for q, c in _quotes(between_a)
+        if between_a.endswith(q) and text.startswith(q, ja + len(va))
     ]
     if not quoted:
         return None
@@ -216,8 +213,19 @@ def _find_python(
         assign=assign,
         arg_separator=text[value_end:ib],
         value_codec=codec,
+        string_quote=quote if codec == "gemma4" else GEMMA4_QUOTE,
     )
     return Found(n, jb + len(vb), body)
+
+
+def _quotes(before_value: str) -> list[tuple[str, Literal["python", "gemma4"]]]:
+    """What may quote a string value: Python's quotes, or a marker token written on both sides
+    of it (Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``): the keyed ``gemma4`` syntax."""
+    found: list[tuple[str, Literal["python", "gemma4"]]] = [(GEMMA4_QUOTE, "gemma4")]
+    lx = lex(before_value)
+    if lx and is_marker(lx[-1]) and lx[-1] != GEMMA4_QUOTE:
+        found.append((lx[-1], "gemma4"))
+    return [*found, ('"', "python"), ("'", "python")]
 
 
 _MAX_ECHO = 8

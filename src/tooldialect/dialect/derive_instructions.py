@@ -47,7 +47,7 @@ _ANGLE_PLACEHOLDER = re.compile(r"<[A-Za-z][\w\- ]*>")
 _ELLIPSIS = re.compile(r"\.\.\.|…")
 # The words instructions use for a function's name and an argument's key in an XML example.
 _NAME_WORD = re.compile(
-    r"\b(?:example_|your_|the_)?(?:function|func|tool)[_-]?name\d*\b|\bNAME\b", re.IGNORECASE
+    r"\b(?i:(?:example_|your_|the_)?(?:function|func|tool)[_-]?name\d*)\b|\bNAME\b"
 )
 _KEY_WORD = re.compile(
     r"\b(?:example_)?(?:parameter|param|argument|arg|key)(?:[_-]?name)?[_-]?\d+\b", re.IGNORECASE
@@ -152,7 +152,7 @@ def _json_body(obj: Any) -> JsonBody | None:
 def _json_format(open_: str, inner: str, close: str) -> CallFormat | None:
     obj = _loads_example(inner)
     if isinstance(obj, list):
-        bodies = [_json_body(x) for x in obj]
+        bodies = [_json_body(x) for x in obj if x != "_"]  # ``, ...]``: more of the same
         if not bodies or any(b is None or b != bodies[0] for b in bodies) or bodies[0] is None:
             return None
         return CallFormat(

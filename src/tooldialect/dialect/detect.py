@@ -15,9 +15,9 @@ from typing import Literal
 
 from . import ports
 from .builtins import THINK, builtin_signatures, get_builtin
-from .derive import derive_dialect
+from .derive import derive_dialect, template_reasoning
 from .derive_instructions import INSTRUCTIONS_FAMILY, reads_instruction_example
-from .spec import DialectSpec
+from .spec import DialectSpec, ReasoningMarkers
 from .vocabulary import Vocabulary, fit_to_vocabulary, hinted_builtins
 
 __all__ = ["Detection", "detect_builtin", "detect_dialect", "explain_detection"]
@@ -144,7 +144,10 @@ def _decide(
             return Detection(shown, "derived", name, None, why)
     if tried.ok is not False:
         why = "reads the template's own call" if tried.ok else tried.reason
-        return Detection(builtin, "builtin", name, tried.ok, why)
+        kept = _fit_reasoning(builtin, src, bos_token, eos_token)
+        if kept is not builtin:
+            why += "; reasoning markers as the template writes them"
+        return Detection(kept, "builtin", name, tried.ok, why)
     derived = _derive(src, bos_token, eos_token)
     theirs = verdict(derived) if derived is not None else None
     if derived is not None and theirs is not None and theirs.ok:
@@ -163,6 +166,30 @@ def _instructed(builtin: DialectSpec, derived: DialectSpec | None) -> DialectSpe
         return None
     variants = [f.model_copy(update={"parse_only": True}) for f in builtin.formats]
     return derived.model_copy(update={"formats": [*derived.formats, *variants]})
+
+
+def _fit_reasoning(spec: DialectSpec, src: str, bos_token: str, eos_token: str) -> DialectSpec:
+    """``spec`` with the template's reasoning markers when the template writes reasoning in
+    markers the builtin does not know and never mentions the builtin's (a family that took
+    hermes' call tags but writes ``<thought>``): a block the model opens with them must be
+    reasoning, and a call quoted in it must not run. The builtin's markers stay readable."""
+    own = spec.reasoning
+    if own is not None and (own.open in src or own.close in src):
+        return spec
+    found = template_reasoning(src, bos_token=bos_token, eos_token=eos_token)
+    if found is None or (own is not None and (found.open, found.close) == (own.open, own.close)):
+        return spec
+    if own is None:
+        return spec.model_copy(update={"reasoning": found})
+    merged = ReasoningMarkers(
+        open=found.open,
+        close=found.close,
+        answer_open=own.answer_open,
+        alt_open=[m for m in (own.open, *own.alt_open) if m != found.open],
+        alt_close=[m for m in (own.close, *own.alt_close) if m != found.close],
+        calls_end_unclosed=own.calls_end_unclosed,
+    )
+    return spec.model_copy(update={"reasoning": merged})
 
 
 def _derive(src: str, bos_token: str, eos_token: str) -> DialectSpec | None:

@@ -176,7 +176,11 @@ class PythonBody(_Model):
     arg_separator: str = ", "
     """Between two arguments."""
     value_codec: Literal["python", "gemma4"] = "python"
-    """How values are written: Python literals, or Gemma 4's ``<|"|>``-quoted strings."""
+    """How values are written: Python literals, or Gemma 4's keyed syntax (bare keys, strings
+    between ``string_quote`` tokens, JSON-ish scalars)."""
+    string_quote: str = '<|"|>'
+    """The token around strings under ``value_codec="gemma4"``: Gemma 4's ``<|"|>``,
+    FunctionGemma's ``<escape>``."""
 
 
 Body = Annotated[JsonBody | TaggedBody | ElementBody | PythonBody, Field(discriminator="kind")]
@@ -446,7 +450,12 @@ def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, in
     if isinstance(body, ElementBody):
         params = encode_element_params(body, args)
         return format_template(body.head, **fields) + params + format_template(body.tail, name=name)
-    encode = encode_python_value if body.value_codec == "python" else encode_gemma4_value
+
+    def encode(v: Any) -> str:
+        if body.value_codec == "python":
+            return encode_python_value(v)
+        return encode_gemma4_value(v, quote=body.string_quote)
+
     inner = body.arg_separator.join(f"{k}{body.assign}{encode(v)}" for k, v in args.items())
     return format_template(body.call_open, **fields) + inner + body.call_close
 
@@ -557,16 +566,17 @@ def encode_python_value(value: Any) -> str:
 GEMMA4_QUOTE = '<|"|>'
 
 
-def encode_gemma4_value(value: Any) -> str:
-    """Gemma 4's value syntax: strings in ``<|"|>``, bare keys, JSON-ish scalars."""
+def encode_gemma4_value(value: Any, *, quote: str = GEMMA4_QUOTE) -> str:
+    """Gemma 4's value syntax: strings between ``quote`` tokens, bare keys, JSON-ish scalars."""
     if isinstance(value, str):
-        return GEMMA4_QUOTE + value + GEMMA4_QUOTE
+        return quote + value + quote
     if value is None or isinstance(value, (bool, int, float)):
         return _dumps(value)
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{k}:{encode_gemma4_value(v)}" for k, v in value.items()) + "}"
+        items = (f"{k}:{encode_gemma4_value(v, quote=quote)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(encode_gemma4_value(v) for v in value) + "]"
+        return "[" + ",".join(encode_gemma4_value(v, quote=quote) for v in value) + "]"
     raise DialectError(f"cannot encode {value!r} in Gemma 4 syntax")
 
 

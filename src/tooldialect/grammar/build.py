@@ -453,7 +453,9 @@ def _body(
         return _element_body(b, body, tool, head_fields, hint=hint, layout=layout, exact=exact)
     assert isinstance(body, PythonBody)
     codec: CodecName = "gemma4" if body.value_codec == "gemma4" else "python"
-    conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
+    conv = SchemaConverter(
+        b, schema, codec=codec_for(codec, layout, string_quote=body.string_quote)
+    )
     items = []
     for key, sub in _properties(schema).items():
         value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")

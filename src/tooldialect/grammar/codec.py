@@ -45,6 +45,8 @@ class Codec:
     layout: ArgumentLayout = "free"
     """``"canonical"``: separators are ``", "`` and ``": "``, nothing pads a bracket, as the
     encoders (``json.dumps``, ``encode_python_value``) write them."""
+    string_quote: str = GEMMA4_QUOTE
+    """The token around ``gemma4`` strings (``PythonBody.string_quote``)."""
 
     def text(self, s: str) -> str:
         """A literal piece of structure (``{``, ``,`` ...) in this codec."""
@@ -57,7 +59,7 @@ class Codec:
         if self.name == "python":
             return encode_python_value(value)
         if self.name == "gemma4":
-            return encode_gemma4_value(value)
+            return encode_gemma4_value(value, quote=self.string_quote)
         dumped = json.dumps(value, ensure_ascii=False)
         if self.name == "json-in-string":
             return json.dumps(dumped, ensure_ascii=False)[1:-1]
@@ -103,20 +105,24 @@ class Codec:
             "json": JSON_CHAR,
             "json-in-string": EMBEDDED_CHAR,
             "python": PY_CHAR_DQ,
-            "gemma4": "[^<]",
+            "gemma4": f"[^{_class_char(self.string_quote[0])}]",
         }[self.name]
         return _shared(b, f"{self.name}-char", body)
 
     def quote(self, content: str) -> str:
         """A string whose content is the expression ``content``."""
-        q = {"json": '"', "python": '"', "json-in-string": '\\"', "gemma4": GEMMA4_QUOTE}[self.name]
+        q = {"json": '"', "python": '"', "json-in-string": '\\"', "gemma4": self.string_quote}[
+            self.name
+        ]
         return f"{literal(q)} {content} {literal(q)}"
 
     def any_string(self, b: GbnfBuilder) -> str:
         key = f"{self.name}-string"
         if self.name == "gemma4":
             return _shared(
-                b, key, f"{literal(GEMMA4_QUOTE)} {until(b, GEMMA4_QUOTE, hint='g4str')}"
+                b,
+                key,
+                f"{literal(self.string_quote)} {until(b, self.string_quote, hint='g4str')}",
             )
         if self.name == "python":
             dq = _shared(b, "py-char-dq", PY_CHAR_DQ)
@@ -139,6 +145,15 @@ def _shared(b: GbnfBuilder, name: str, body: str) -> str:
 CODECS: dict[str, Codec] = {n: Codec(n) for n in ("json", "python", "gemma4", "json-in-string")}
 
 
-def codec_for(name: CodecName, layout: ArgumentLayout = "free") -> Codec:
-    """The codec ``name`` with argument layout ``layout``."""
-    return CODECS[name] if layout == "free" else Codec(name, layout)
+def codec_for(
+    name: CodecName, layout: ArgumentLayout = "free", *, string_quote: str = GEMMA4_QUOTE
+) -> Codec:
+    """The codec ``name`` with argument layout ``layout`` (and ``gemma4`` string quote)."""
+    if layout == "free" and string_quote == GEMMA4_QUOTE:
+        return CODECS[name]
+    return Codec(name, layout, string_quote)
+
+
+def _class_char(c: str) -> str:
+    """``c`` inside a GBNF character class."""
+    return "\\" + c if c in "]^-\\" else c

@@ -263,6 +263,8 @@ class _CallScan:
     i: int
     depth: int = 0
     quote: str = ""
+    string_quote: str = GEMMA4_QUOTE
+    """The token around strings when ``gemma``."""
 
     def run(self, buf: str, lim: int, final: bool) -> int:
         """Scan ``buf`` up to ``lim``: the closer's position, ``_WAIT`` or ``_BAD``."""
@@ -307,11 +309,12 @@ class _CallScan:
     def _token(self, buf: str, final: bool) -> int:
         i = self.i
         if self.gemma:
-            if not final and len(buf) - i < len(GEMMA4_QUOTE) and GEMMA4_QUOTE.startswith(buf[i:]):
+            sq = self.string_quote
+            if not final and len(buf) - i < len(sq) and sq.startswith(buf[i:]):
                 return _WAIT
-            if buf.startswith(GEMMA4_QUOTE, i):
-                self.quote = GEMMA4_QUOTE
-                self.i = i + len(GEMMA4_QUOTE)
+            if buf.startswith(sq, i):
+                self.quote = sq
+                self.i = i + len(sq)
                 return _GO
         c = buf[i]
         if not self.gemma and c in "'\"":
@@ -328,7 +331,9 @@ class _CallScan:
 
 def _python_args(inner: str, body: PythonBody) -> dict[str, Any] | None:
     if body.value_codec == "gemma4":
-        return parse_gemma4_kwargs(inner, assign=body.assign, separator=body.arg_separator)
+        return parse_gemma4_kwargs(
+            inner, assign=body.assign, separator=body.arg_separator, quote=body.string_quote
+        )
     if body.assign.strip() == "=":
         return parse_python_kwargs(inner)
     return None
@@ -338,7 +343,7 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: C
     p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0 or not plan.tail:
         return p, FAIL
-    scan = _CallScan(plan.tail, body.value_codec == "gemma4", p)
+    scan = _CallScan(plan.tail, body.value_codec == "gemma4", p, string_quote=body.string_quote)
     # a next call's opener ends this one unclosed (so scans stay linear); one-character openers
     # such as "[" are value syntax, not markers
     openers = [split_literal(o)[0] for o in (plan.section_open, plan.call_open) if o]
@@ -446,6 +451,14 @@ def _separator(src: Source, q: int, plan: FormatPlan) -> Generator[None, None, t
     return r, q
 
 
+def _closing_marker(separator: str) -> bool:
+    """A separator that is one closing marker (``</x>``, ``<|/x|>``, ``<end_x>``, ``<|x_end|>``)."""
+    return bool(_CLOSING_MARKER.fullmatch(separator))
+
+
+_CLOSING_MARKER = re.compile(r"<\|?/[^<>\s]+>|<\|?(?:end|close)[_|][^<>\s]*>|<\|?[^<>\s]*_end\|?>")
+
+
 def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     """Read section_open, calls joined by separators, section_close from ``p``.
 
@@ -466,8 +479,14 @@ def read_emission(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader
                 break
         end, status = yield from _read_call(src, r, plan, ctx)
         if status == FAIL:
-            if r != q and (yield from closes_after(src, r, plan.section_close, plan.alts)):
-                q = r  # a trailing separator before the closer or the end of the text
+            if r != q and (
+                _closing_marker(plan.separator)
+                or (yield from closes_after(src, r, plan.section_close, plan.alts))
+            ):
+                # a trailing separator before the closer or the end of the text; a marker
+                # separator after the last call is its closer (``<end_function_call>`` that a
+                # template writes after every call but derives as what joins them)
+                q = r
                 break
             skip = (yield from _bad_entry(src, r, plan)) if plan.section_open else -1
             if skip < 0:

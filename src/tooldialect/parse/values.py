@@ -225,9 +225,10 @@ class _Gemma4Reader:
 
     _STOP = frozenset(",}]")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, quote: str = GEMMA4_QUOTE) -> None:
         self.text = text
         self.pos = 0
+        self.quote = quote
 
     def ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -242,7 +243,7 @@ class _Gemma4Reader:
 
     def key(self, assign: str) -> str:
         self.ws()
-        if self.text.startswith(GEMMA4_QUOTE, self.pos):
+        if self.text.startswith(self.quote, self.pos):
             value = self.value()
             if not isinstance(value, str):
                 raise _NotLiteral
@@ -258,7 +259,7 @@ class _Gemma4Reader:
 
     def value(self) -> Any:
         self.ws()
-        if self.text.startswith(GEMMA4_QUOTE, self.pos):
+        if self.text.startswith(self.quote, self.pos):
             return self._string()
         if self.eat("{"):
             return self._object()
@@ -267,11 +268,11 @@ class _Gemma4Reader:
         return self._scalar()
 
     def _string(self) -> str:
-        start = self.pos + len(GEMMA4_QUOTE)
-        end = self.text.find(GEMMA4_QUOTE, start)
+        start = self.pos + len(self.quote)
+        end = self.text.find(self.quote, start)
         if end < 0:
             raise _NotLiteral
-        self.pos = end + len(GEMMA4_QUOTE)
+        self.pos = end + len(self.quote)
         return self.text[start:end]
 
     def _object(self) -> dict[str, Any]:
@@ -313,9 +314,12 @@ class _Gemma4Reader:
             return scalar
 
 
-def parse_gemma4_kwargs(inner: str, *, assign: str, separator: str) -> dict[str, Any] | None:
-    """Gemma 4's ``k:<|"|>v<|"|>,n:1`` as a dict, or ``None`` when it does not read."""
-    reader = _Gemma4Reader(inner)
+def parse_gemma4_kwargs(
+    inner: str, *, assign: str, separator: str, quote: str = GEMMA4_QUOTE
+) -> dict[str, Any] | None:
+    """Gemma 4's ``k:<|"|>v<|"|>,n:1`` (strings between ``quote`` tokens) as a dict, or
+    ``None`` when it does not read."""
+    reader = _Gemma4Reader(inner, quote)
     assign, separator = assign.strip() or assign, separator.strip() or separator
     out: dict[str, Any] = {}
     try:
