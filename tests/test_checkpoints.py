@@ -63,7 +63,7 @@ def test_a_miss_is_none_and_no_hit() -> None:
 
 
 def test_prefix_key_is_the_exact_tokens() -> None:
-    assert prefix_key([1, 2, 3]) == prefix_key(np.array([1, 2, 3]))
+    assert prefix_key([1, 2, 3]) == prefix_key((1, 2, 3))
     assert prefix_key([1, 2, 3]) != prefix_key([1, 2, 4])
     assert prefix_key([1, 2]) != prefix_key([1, 2, 0])
 
