@@ -104,6 +104,9 @@ QWEN3_TEMPLATE = Path(__file__).resolve().parent.parent / (
 )
 """A reasoning template (earlier turns' ``reasoning_content`` dropped from history)."""
 
+THREADS: list[int] = []
+"""llama.cpp threads when set (``--threads``; spin-waiting threads distort a loaded machine)."""
+
 LOOP_SYSTEM = {"role": "system", "content": "You are a careful agent. Use the tools, then answer."}
 
 
@@ -244,8 +247,8 @@ def agent_loop(
     kwargs: dict[str, Any] = {
         "model_path": str(model_path(model)),
         "n_ctx": n_ctx,
-        "n_threads": N_THREADS,
-        "n_threads_batch": N_THREADS,
+        "n_threads": THREADS[0] if THREADS else N_THREADS,
+        "n_threads_batch": THREADS[0] if THREADS else N_THREADS,
         "verbose": False,
         "seed": 0,
     }
@@ -354,7 +357,12 @@ def main(argv: list[str] | None = None) -> None:
         help="one run instead of all four",
     )
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
+    )
     args = parser.parse_args(argv)
+    if args.threads:
+        THREADS[:] = [args.threads]
     runs = {
         "tooldialect": lambda: agent_loop(
             system="tooldialect", n_tools=args.tools, model=args.model, max_tokens=args.max_tokens
@@ -383,7 +391,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.only
         else agent_loop_all(n_tools=args.tools, model=args.model, max_tokens=args.max_tokens)
     )
-    data = {"machine": machine(), "load_average": os.getloadavg(), "result": data}
+    data = {
+        "machine": machine(),
+        "threads": THREADS[0] if THREADS else N_THREADS,
+        "load_average": os.getloadavg(),
+        "result": data,
+    }
     text = json.dumps(data, indent=1)
     print(text)
     if args.out:
