@@ -13,6 +13,13 @@ so the reply is the call (``content_chars`` shows any text before it). The refer
 of tokens (it may stop earlier at an end token, so its per-token time is scaled).
 Reported: speed-up of the call over plain decoding (target >= 1.3x with 1 tool, >= 1.15x with
 10), forced share of the call's tokens, whether the parsed calls agree with and without.
+
+    python bench/fastforward.py --mode auto --models qwen smollm2 --tools 1 10 --reps 3
+
+``--mode auto`` (issue 20, section 4): ``tool_choice="auto"`` only, two variants interleaved in
+each rep with plain decoding: the lazy grammar's lenient envelope throughout (``+lenient``)
+and its strict form after the trigger (the default); ratios are each call against plain
+decoding of as many tokens in the same rep. The 1-minute load average is recorded per rep.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import argparse
 import json
+import os
 import time
 from typing import Any
 
@@ -102,15 +110,32 @@ def set_threads(n: int) -> None:
     THREADS[:] = [n]
 
 
-VARIANTS = [("free", False), ("free", True), ("canonical", False), ("canonical", True)]
-"""(argument_layout, fast_forward); the first is the baseline the others are compared with."""
+VARIANTS = [
+    ("free", False, True),
+    ("free", True, True),
+    ("canonical", False, True),
+    ("canonical", True, True),
+]
+"""(argument_layout, fast_forward, strict calls); the first is the baseline the others are
+compared with."""
+AUTO_VARIANTS = [("canonical", True, False), ("canonical", True, True)]
+"""``--mode auto``: an ``auto`` call with the lazy grammar's lenient envelope throughout
+(``+lenient``) against the strict form after the trigger (the default), both fast-forwarded."""
 
 
-def _name(layout: str, ff: bool) -> str:
-    return f"{layout}{'+ff' if ff else ''}"
+def _name(layout: str, ff: bool, strict: bool = True) -> str:
+    return f"{layout}{'+ff' if ff else ''}{'' if strict else '+lenient'}"
 
 
-def measure(model: str, n_tools: int, choice: str, *, reps: int) -> dict[str, Any]:
+def measure(
+    model: str,
+    n_tools: int,
+    choice: str,
+    *,
+    reps: int,
+    variants: list[tuple[str, bool, bool]] = VARIANTS,
+) -> dict[str, Any]:
+    from tooldialect.engine.in_process.generate import engine_for
     from tooldialect.handler import ToolChatHandler
 
     with quiet_stderr():
@@ -120,17 +145,24 @@ def measure(model: str, n_tools: int, choice: str, *, reps: int) -> dict[str, An
         import llama_cpp
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
+    engine = engine_for(llm)
     handlers = {
-        (layout, ff): ToolChatHandler(fast_forward=ff, argument_layout=layout)  # type: ignore[arg-type]
-        for layout, ff in VARIANTS
+        v: ToolChatHandler(fast_forward=v[1], argument_layout=v[0])  # type: ignore[arg-type]
+        for v in variants
     }
+
+    def call(v: tuple[str, bool, bool], **kw: Any) -> dict[str, Any]:
+        engine.strict_calls = v[2]
+        return _call(handlers[v], llm, tools, choice, **kw)
+
     tools = workload.make_tools(n_tools)
     rows = []
-    _call(handlers[VARIANTS[0]], llm, tools, choice, max_tokens=1)  # prefill once: all are warm
+    call(variants[0], max_tokens=1)  # prefill once: all are warm
+    load = [round(os.getloadavg()[0], 2)]
     for _ in range(reps):
         # interleaved within one rep, so a change in machine load hits every variant alike
-        runs = {v: _call(handlers[v], llm, tools, choice) for v in VARIANTS}
-        base = runs[VARIANTS[0]]
+        runs = {v: call(v) for v in variants}
+        base = runs[variants[0]]
         prompt = [int(t) for t in llm.input_ids[: base["prompt_tokens"]]]
         per_token = _plain(llm, prompt, max(base["tokens"], 2))
         row: dict[str, Any] = {"plain_s_per_token": round(per_token, 4)}
@@ -152,8 +184,9 @@ def measure(model: str, n_tools: int, choice: str, *, reps: int) -> dict[str, An
                 "parsed": r["parsed"],
             }
         rows.append(row)
+        load.append(round(os.getloadavg()[0], 2))
     summary = {}
-    for v in VARIANTS:
+    for v in variants:
         cells = [row[_name(*v)] for row in rows]
         summary[_name(*v)] = {
             "tokens": median([c["tokens"] for c in cells]),
@@ -171,7 +204,8 @@ def measure(model: str, n_tools: int, choice: str, *, reps: int) -> dict[str, An
         "model": model,
         "n_tools": n_tools,
         "tool_choice": choice,
-        "baseline": _name(*VARIANTS[0]),
+        "baseline": _name(*variants[0]),
+        "load_average_1min": load,
         "summary": summary,
         "rows": rows,
     }
@@ -184,16 +218,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--choices", nargs="+", default=["named", "auto"])
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument(
+        "--mode",
+        choices=["layouts", "auto"],
+        default="layouts",
+        help="auto: tool_choice=auto, strict form after the trigger against the lenient one",
+    )
+    parser.add_argument(
         "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
     )
     args = parser.parse_args(argv)
     if args.threads:
         set_threads(args.threads)
     out = []
+    variants = AUTO_VARIANTS if args.mode == "auto" else VARIANTS
+    choices = ["auto"] if args.mode == "auto" else args.choices
     for m in args.models:
         for n in args.tools:
-            for c in args.choices:
-                out.append(measure(m, n, c, reps=args.reps))
+            for c in choices:
+                out.append(measure(m, n, c, reps=args.reps, variants=variants))
                 for name, cell in out[-1]["summary"].items():  # as it goes: runs are long
                     print(
                         f"# {m} tools={n} {c} {name}: tokens={cell['tokens']} "

@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import argparse
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -29,12 +30,14 @@ from bench.accuracy import N_CTX, _same_answer, calls_of_message, select_cases
 from bench.common import RESULTS, make_llama, one_token_evals, quiet_stderr
 
 VARIANTS = {
-    "free": ("free", False),
-    "free+ff": ("free", True),
-    "canonical": ("canonical", False),
-    "canonical+ff": ("canonical", True),
+    "free": ("free", False, True),
+    "free+ff": ("free", True, True),
+    "canonical": ("canonical", False, True),
+    "canonical+ff": ("canonical", True, True),
+    "canonical+ff+lenient": ("canonical", True, False),
 }
-"""name -> (argument_layout, fast_forward)."""
+"""name -> (argument_layout, fast_forward, strict calls). ``+lenient``: an ``auto`` call keeps
+the lazy grammar's lenient envelope after its trigger (``Engine.strict_calls = False``)."""
 
 
 def run(
@@ -58,11 +61,20 @@ def run(
         import llama_cpp
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, threads, threads)
-    handlers = {
+    from tooldialect.engine.in_process.generate import engine_for
+
+    engine = engine_for(llm)
+    built = {
         name: ToolChatHandler(argument_layout=layout, fast_forward=ff)  # type: ignore[arg-type]
-        for name, (layout, ff) in VARIANTS.items()
+        for name, (layout, ff, _) in VARIANTS.items()
         if name in variants
     }
+
+    def variant(name: str) -> Any:
+        engine.strict_calls = VARIANTS[name][2]
+        return built[name]
+
+    handlers = {name: functools.partial(lambda n, **kw: variant(n)(**kw), name) for name in built}
     base = variants[0]
     records = []
     for choice in choices:
@@ -95,7 +107,7 @@ def run(
                 verdict = bfcl_score.score(
                     case.category, case.functions, case.answer, calls, case.name_map()
                 )
-                res = handler.last_result
+                res = built[name].last_result
                 row[name] = {
                     "content": message.get("content") or "",
                     "calls": calls,

@@ -171,3 +171,42 @@ def test_a_spelled_added_token_is_finished_as_text() -> None:
     forced = ff.extend(tok("<"), sampler, room=20)  # type: ignore[arg-type]
     assert b"".join(VOCAB[t] for t in forced) == b'call>{"name":'
     assert tok("<call>") not in forced
+
+
+LENIENT = 'root ::= "<call>" " "? "{" " "? "\\"name\\":" " "? "\\"" ("alpha" | "beta") "\\"}"'
+STRICT = 'strict ::= "<call>" "{\\"name\\": \\"" ("alpha" | "beta") "\\"}"'
+
+
+@dataclass
+class SwitchingSampler(FakeSampler):
+    """A sampler that switches to the strict form when the trigger fires (as WatchedGrammar
+    does where llama.cpp accepts the capture)."""
+
+    switch: bool = True
+    switched: Any = None
+
+    def accept(self, token: int) -> None:
+        super().accept(token)
+        if self.switch and token == tok("<call>") and self.switched is None:
+            from tooldialect.engine.in_process.strict import StrictGrammar, StrictSwitch
+
+            self.switched = StrictSwitch(StrictGrammar(STRICT, "strict"), "<call>")
+
+
+@pytest.mark.parametrize("switch", [True, False], ids=["strict", "lenient"])
+def test_after_a_switch_the_strict_forms_text_is_forced(switch: bool) -> None:
+    """The lenient envelope's optional spaces force nothing; once the sampler switched to the
+    strict form, its envelope is forced (from the capture on)."""
+    sampler = SwitchingSampler(switch=switch)
+    grammar = Grammar(gbnf=LENIENT)
+    ff = FastForward.create(FakeEngine(), grammar, sampler=sampler)  # type: ignore[arg-type]
+    assert ff is not None
+    for word in ["hi", "<call>"]:
+        sampler.accept(tok(word))
+        ff.observe(tok(word))
+    assert ff.active
+    forced = ff.extend(tok("<call>"), sampler, room=10)  # type: ignore[arg-type]
+    if switch:
+        assert [VOCAB[t] for t in forced] == [b'{"', b"name", b'":']
+    else:
+        assert forced == []  # ' '? '{': a branch point

@@ -3,12 +3,14 @@ folded where a template has no place for them, no message lost (no model)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from conftest import read_template
 from fake_engine import FakeEngine, fake_handler
+from server.fake import FakeServer
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.engine.base import SamplingParams
@@ -254,6 +256,42 @@ def test_a_role_the_template_does_not_render_is_refused_naming_the_message(name:
     source = read_template(name)
     with pytest.raises(ToolSpecError, match=r"messages\[1\] \(role 'wizard'\) does not reach"):
         render_prompt(source, detect_dialect(source), [USER, WIZARD], tools=[WEATHER])
+
+
+REFUSED_BEFORE_DECODING = [
+    ("lost-role", [USER, WIZARD], r"messages\[1\] \(role 'wizard'\) does not reach"),
+    *[
+        (c[0], c[1], re.escape(c[2]))
+        for c in MALFORMED
+        if c[0] in ("args-not-json", "result-without-call", "unknown-id")
+    ],
+]
+
+
+@pytest.mark.parametrize(
+    ("messages", "says"),
+    [c[1:] for c in REFUSED_BEFORE_DECODING],
+    ids=[c[0] for c in REFUSED_BEFORE_DECODING],
+)
+@pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
+@pytest.mark.parametrize("engine", ["handler", "server"])
+def test_a_refused_conversation_raises_before_anything_is_decoded(
+    engine: str, stream: bool, messages: list[dict[str, Any]], says: str
+) -> None:
+    """A streamed request is refused by the call itself (not by a later ``next``), before the
+    engine ran: the caller never holds a stream that breaks off."""
+    source = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")  # renders no 'wizard' turn
+    if engine == "handler":
+        handler, llama, fake = fake_handler(source, ["never sent"])
+        with pytest.raises(ToolSpecError, match=says):
+            handler(llama=llama, messages=messages, tools=[WEATHER], stream=stream)
+        assert fake.jobs == []
+        return
+    with FakeServer(template=source) as srv:
+        client = ServerClient(srv.url)
+        with pytest.raises(ToolSpecError, match=says):
+            client.create_chat_completion(messages=messages, tools=[WEATHER], stream=stream)
+        assert srv.requests == []  # no /completion went out
 
 
 @pytest.mark.parametrize(

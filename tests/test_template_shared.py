@@ -9,7 +9,7 @@ import pytest
 
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.frontend.render import render_prompt
-from tooldialect.prompt.shared import is_shared, tool_form
+from tooldialect.prompt.shared import is_shared, tool_form, tool_forms
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.tools import normalize_tools, tools_key
 
@@ -94,3 +94,61 @@ def test_tools_mutated_by_the_caller_are_read_again() -> None:
     raw[0]["function"]["description"] = "Edited in place."
     assert normalize_tools(raw)[0].description == "Edited in place."
     assert first[0].description == "Doc."
+
+
+def test_a_tool_list_seen_before_gives_its_forms_again_in_a_new_list() -> None:
+    defs = normalize_tools(_tools(3))
+    forms = tool_forms(defs)
+    again = tool_forms(defs)
+    assert again == forms and again is not forms  # the caller may change its list
+    assert all(a is b for a, b in zip(again, forms, strict=True))  # the shared forms themselves
+    again.append({"changed": True})
+    assert len(tool_forms(defs)) == 3
+
+
+def test_a_changed_tool_in_a_known_list_gets_its_own_form() -> None:
+    defs = normalize_tools(_tools(3))
+    forms = tool_forms(defs)
+    edited = normalize_tools([*_tools(2), *_tools(3, doc="Changed.")[2:]])
+    got = tool_forms(edited)
+    assert got[:2] == forms[:2] and got[2] is not forms[2]
+    assert got[2]["function"]["description"] == "Changed."
+
+
+def test_a_form_evicted_from_the_tool_cache_is_not_served_from_the_list_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tooldialect.prompt import shared
+
+    defs = normalize_tools(_tools(3))
+    forms = tool_forms(defs)
+    monkeypatch.setattr(shared, "_CAPACITY", 1)
+    tool_form(normalize_tools(_tools(1, doc="Other."))[0])  # evicts the three forms
+    assert not is_shared(forms[0])
+    monkeypatch.setattr(shared, "_CAPACITY", 4096)
+    again = tool_forms(defs)
+    assert again == forms and again[0] is not forms[0] and is_shared(again[0])
+
+
+def test_a_request_with_a_tool_changed_in_place_never_reuses_a_stale_prompt_or_grammar() -> None:
+    from tooldialect.frontend.request import ModelSetup, prepare_request
+    from tooldialect.gguf import ModelInfo
+
+    spec = get_builtin("hermes")
+    setup = ModelSetup(
+        info=ModelInfo(),
+        template=ChatTemplate(PRINT),
+        template_origin="user",
+        spec=spec,
+        engine=None,  # type: ignore[arg-type]
+    )
+    raw = _tools(3)
+    first = prepare_request(setup, messages=USER, tools=raw, tool_choice="required")
+    raw[1]["function"]["parameters"]["properties"]["a"]["enum"].append("zz")
+    raw[1]["function"]["description"] = "Edited."
+    second = prepare_request(setup, messages=USER, tools=raw, tool_choice="required")
+    assert "Edited." in second.prompt and "Edited." not in first.prompt
+    assert first.grammar is not None and second.grammar is not None
+    assert "zz" in second.grammar.gbnf and "zz" not in first.grammar.gbnf
+    third = prepare_request(setup, messages=USER, tools=raw, tool_choice="required")
+    assert (third.prompt, third.grammar) == (second.prompt, second.grammar)

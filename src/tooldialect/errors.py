@@ -15,6 +15,7 @@ class. Messages quote the offending value and say what to do about it.
     ├── GrammarError              a GBNF grammar is invalid (validated before llama.cpp sees it)
     │   └── UnsupportedSchemaError a JSON Schema keyword cannot be honoured (has a JSON pointer)
     ├── ToolCallParseError        strict parsing of model output failed
+    ├── InvalidToolCallError      a parsed call's arguments fail its tool's JSON Schema
     ├── EngineBusyError           a stream was superseded by a newer request on its ``Llama``
     ├── EngineError               llama.cpp refused a state, or the ``Llama`` is gone
     ├── OptionError               an option given to a constructor is invalid
@@ -41,6 +42,7 @@ __all__ = [
     "EngineBusyError",
     "EngineError",
     "GrammarError",
+    "InvalidToolCallError",
     "MCPConfigError",
     "MCPError",
     "MCPToolNameError",
@@ -122,6 +124,17 @@ class UnsupportedSchemaError(GrammarError, ValueError):
 class ToolCallParseError(ToolDialectError):
     """Strict parsing of model output failed: ``parse_output(..., strict=True)`` met a call the
     reply opens that does not parse (the lenient default keeps such text as content)."""
+
+
+class InvalidToolCallError(ToolDialectError):
+    """The model wrote a call whose arguments fail its tool's full JSON Schema (keywords the
+    grammar leaves loose, or text read before the lazy grammar fired), under
+    ``invalid_arguments="raise"``. ``calls`` holds each such call as the response's
+    ``invalid_tool_calls`` entries would (id, name, args, error, problems)."""
+
+    def __init__(self, message: str, *, calls: list[dict[str, object]] | None = None) -> None:
+        super().__init__(message)
+        self.calls = list(calls or [])
 
 
 class EngineBusyError(ToolDialectError, RuntimeError):

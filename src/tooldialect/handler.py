@@ -26,6 +26,7 @@ from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .errors import ToolSpecError
 from .frontend.frontend import FrontEnd
 from .frontend.request import ModelSetup, Request
+from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
@@ -69,6 +70,10 @@ class ToolChatHandler:
     default ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": v2}``):
     fewer tokens, same BFCL accuracy, separators forced; ``"free"`` lets the model indent
     (docs/fast-forward.md).
+    ``invalid_arguments``: what a parsed call whose arguments fail its tool's full JSON Schema
+    does (docs/parsing.md): ``"report"`` keeps it in ``tool_calls``, lists it in the message's
+    ``invalid_tool_calls`` (the last chunk's delta when streaming) and logs a warning;
+    ``"raise"`` raises ``InvalidToolCallError``.
     """
 
     def __init__(
@@ -85,6 +90,7 @@ class ToolChatHandler:
         prefix_checkpoints: CheckpointOption = True,
         fast_forward: bool = True,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        invalid_arguments: InvalidArguments = "report",
     ) -> None:
         self.frontend = FrontEnd(
             adapter="ToolChatHandler",
@@ -96,6 +102,7 @@ class ToolChatHandler:
             verbatim_history=verbatim_history,
             render_budget=render_budget,
             argument_layout=argument_layout,
+            invalid_arguments=invalid_arguments,
         )
         self._prompt_caches = PromptCaches(prompt_cache)
         self._checkpoints = CheckpointStores(prefix_checkpoints)

@@ -14,12 +14,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .dialect.spec import DialectSpec
+from .dialect.vocabulary import Vocabulary
 from .engine.base import GenerationResult, SamplingParams
 from .engine.llama_server.engine import RemoteEngine, server_adds_bos
+from .engine.llama_server.launch import LlamaServer
 from .engine.llama_server.pool import Backend, ServerPool
+from .engine.llama_server.vocab import server_vocabulary
 from .errors import ServerError
 from .frontend.frontend import FrontEnd
 from .frontend.request import ModelSetup, Request
+from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
@@ -31,19 +35,23 @@ __all__ = ["ServerClient"]
 class ServerClient:
     """OpenAI-shaped chat completions with tool calls, served by one or more llama-servers.
 
-    ``urls``: one base URL or several (``"http://127.0.0.1:8080"``); each request goes to the
-    least busy server that serves ``model``, except that a conversation returns to the server and
-    slot holding its prefix. ``dialect``, ``chat_template``, ``template_kwargs``, ``fallback``,
-    ``render_budget`` and ``argument_layout`` mean what they mean for ``ToolChatHandler``.
+    ``urls``: one base URL or several (``"http://127.0.0.1:8080"``), or ``LlamaServer``s we
+    launched; each request goes to the least busy server that serves ``model``, except that a
+    conversation returns to the server and slot holding its prefix. ``dialect``,
+    ``chat_template``, ``template_kwargs``, ``fallback``, ``render_budget``, ``argument_layout``
+    and ``invalid_arguments`` mean what they mean for ``ToolChatHandler``.
     ``retry_window``: seconds spent finding a server that answers before ``ServerError``;
     ``timeout``: seconds of silence before a running reply is abandoned; a server that is down,
     or does not answer its ``/slots`` probe within ``probe_timeout`` seconds, is left out of
-    rotation for ``cooldown`` seconds.
+    rotation for ``cooldown`` seconds. ``vocabulary``: the model's tokens, evidence for
+    detection as ``ToolChatHandler`` reads them from its ``Llama``; by default read from the GGUF
+    file of a server we launched (or that ``/props`` names on this machine), else probed through
+    the server's ``/tokenize`` (``engine.llama_server.vocab``).
     """
 
     def __init__(
         self,
-        urls: str | Sequence[str],
+        urls: str | LlamaServer | Sequence[str | LlamaServer],
         *,
         model: str | None = None,
         dialect: DialectSpec | str | None = None,
@@ -54,10 +62,12 @@ class ServerClient:
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        invalid_arguments: InvalidArguments = "report",
         timeout: float = 600.0,
         retry_window: float = 30.0,
         cooldown: float = 5.0,
         probe_timeout: float = 2.0,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
         self.frontend = FrontEnd(
             adapter="ServerClient",
@@ -69,9 +79,14 @@ class ServerClient:
             verbatim_history=verbatim_history,
             render_budget=render_budget,
             argument_layout=argument_layout,
+            invalid_arguments=invalid_arguments,
         )
+        servers = [urls] if isinstance(urls, str | LlamaServer) else list(urls)
+        self.launched = {s.url: s.model for s in servers if isinstance(s, LlamaServer)}
+        """URL -> the GGUF path of each server given as a ``LlamaServer``."""
+        self.vocabulary = vocabulary
         self.pool = ServerPool(
-            [urls] if isinstance(urls, str) else list(urls),
+            [s.url if isinstance(s, LlamaServer) else s for s in servers],
             model=model,
             cooldown=cooldown,
             probe_timeout=probe_timeout,
@@ -104,7 +119,21 @@ class ServerClient:
             )
             self.engine.adds_bos = server_adds_bos(backend.url)
             where = f"{info.path or info.name!r} on llama-server at {backend.url}"
-            self._setup = self.frontend.resolve(info, self.engine, native="server", where=where)
+            self._setup = self.frontend.resolve(
+                info,
+                self.engine,
+                native="server",
+                where=where,
+                vocabulary=self.vocabulary,
+                vocabulary_of=lambda source: server_vocabulary(
+                    backend.url,
+                    props,
+                    source,
+                    model_path=self.launched.get(backend.url),
+                    specs=[self.frontend.dialect] if self.frontend.dialect else [],
+                    timeout=max(self.pool.probe_timeout, 5.0),
+                ),
+            )
             return self._setup
 
     def _first_props(self) -> tuple[Backend, dict[str, Any]]:

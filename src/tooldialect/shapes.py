@@ -22,8 +22,10 @@ __all__ = [
     "Delta",
     "FinishReason",
     "FunctionCall",
+    "InvalidToolCall",
     "Logprobs",
     "Message",
+    "SchemaProblem",
     "ToolCallDelta",
     "ToolCallShape",
     "Usage",
@@ -50,6 +52,30 @@ class ToolCallShape(TypedDict):
     function: FunctionCall
 
 
+class SchemaProblem(TypedDict):
+    """One way a call's arguments fail its tool's schema."""
+
+    path: str
+    """JSON pointer into the arguments (``""``: the arguments object itself)."""
+    keyword: str
+    """The schema keyword that failed (``type``, ``minimum``...; ``name``: no such tool)."""
+    message: str
+
+
+class InvalidToolCall(TypedDict):
+    """A call in ``tool_calls`` whose arguments fail its tool's full JSON Schema (non-standard,
+    after LangChain's ``invalid_tool_calls``; docs/parsing.md)."""
+
+    id: str
+    """The id of the call in ``tool_calls`` it describes."""
+    name: str
+    args: str
+    """The arguments text, as in the call's ``function.arguments``."""
+    error: str
+    """The problems in words: ``path: message (keyword)``, joined with ``; ``."""
+    problems: list[SchemaProblem]
+
+
 class _AssistantMessage(TypedDict):
     role: Literal["assistant"]
     content: str | None
@@ -60,6 +86,8 @@ class AssistantMessage(_AssistantMessage, total=False):
 
     tool_calls: list[ToolCallShape]
     reasoning_content: str
+    invalid_tool_calls: list[InvalidToolCall]
+    """Calls of ``tool_calls`` that fail their schema (only when some do)."""
 
 
 class Logprobs(TypedDict):
@@ -126,6 +154,8 @@ class Delta(TypedDict, total=False):
     content: str
     reasoning_content: str
     tool_calls: list[ToolCallDelta]
+    invalid_tool_calls: list[InvalidToolCall]
+    """On the last chunk: the streamed calls that fail their schema (only when some do)."""
 
 
 class ChunkChoice(TypedDict):

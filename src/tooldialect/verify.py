@@ -164,6 +164,9 @@ def check_own_call(
     if not renderer.ok:
         return ports.Agreement(None, "the template does not compile")
     own = _own_replies(renderer)
+    if own is None:  # a template writing the call's id where the model writes the name
+        renderer.named_ids = True
+        own = _own_replies(renderer)
     if own is None:
         return ports.Agreement(None, "the template renders no past call")
     prompt, reply, plain = own

@@ -33,6 +33,20 @@ TOOLS: list[dict[str, Any]] = [
                     "units": {"type": "string"},
                     "tags": {"type": "array", "items": {"type": "string"}},
                     "strict": {"type": "boolean"},
+                    "stops": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "city": {"type": "string"},
+                                "hours": {"type": "number"},
+                            },
+                        },
+                    },
+                    "filters": {
+                        "type": "object",
+                        "properties": {"min": {"type": "integer"}, "label": {"type": "string"}},
+                    },
                 },
             },
         },
@@ -105,7 +119,148 @@ ROWS: list[tuple[str, str, list[tuple[str, dict[str, Any]]], str | None]] = [
         [(W, PARIS)],
         None,
     ),
+    (
+        "key-as-tag-flat.jinja",
+        '<tool name="get_weather">\n<city>Use <b>bold</b> here</city>\n<days>2</days>\n</tool>',
+        [(W, {"city": "Use <b>bold</b> here", "days": 2})],
+        None,
+    ),
+    # the key as the tag, nested: objects as child elements, arrays as <item> per element
+    (
+        "key-as-tag-nested.jinja",
+        '<use tool="get_weather"><city>Paris</city><stops><item><city>Lyon</city><hours>2</hours>'
+        "</item><item><city>Nice</city></item></stops><filters><min>3</min><label>warm</label>"
+        "</filters><tags><item>a</item><item>b</item></tags></use>",
+        [
+            (
+                W,
+                {
+                    "city": "Paris",
+                    "stops": [{"city": "Lyon", "hours": 2}, {"city": "Nice"}],
+                    "filters": {"min": 3, "label": "warm"},
+                    "tags": ["a", "b"],
+                },
+            )
+        ],
+        None,
+    ),
+    (
+        "key-as-tag-nested.jinja",
+        '<use tool="get_weather">\n  <city>Paris</city>\n  <stops>\n    <item>\n'
+        "      <city>Lyon</city>\n    </item>\n  </stops>\n</use>",
+        [(W, {"city": "Paris", "stops": [{"city": "Lyon"}]})],
+        None,
+    ),
+    (
+        "key-as-tag-nested.jinja",
+        '<use tool="get_weather"><city>Rue <b>du</b> Bac</city><days>2</days></use>',
+        [(W, {"city": "Rue <b>du</b> Bac", "days": 2})],
+        None,
+    ),
+    (
+        "key-as-tag-nested.jinja",
+        'Checking both.\n<use tool="get_weather"><city>Paris</city></use>\n'
+        '<use tool="get_time"><city>Oslo</city>',  # the last closer is missing
+        [(W, {"city": "Paris"}), (T, {"city": "Oslo"})],
+        "Checking both.",
+    ),
+    (
+        "key-as-tag-nested.jinja",
+        '<use tool="get_weather"><stops>[{"city": "Lyon"}]</stops><tags>["a"]</tags></use>',
+        [(W, {"stops": [{"city": "Lyon"}], "tags": ["a"]})],  # JSON in place of elements
+        None,
+    ),
+    (
+        "nested-singular-items.jinja",
+        '<invoke name="get_weather">\n<city>A &amp; B</city>\n<tags><tag>x &lt; y</tag>'
+        "<tag>z</tag></tags>\n</invoke>",
+        [(W, {"city": "A & B", "tags": ["x < y", "z"]})],
+        None,
+    ),
+    (
+        "nested-singular-items.jinja",
+        '<invoke name="get_weather">\n<city>AT&T <i>Park</i></city>\n<filters>\n<min>1</min>\n'
+        "</filters>\n</invoke>",  # an unescaped & and a tag-like word stay text
+        [(W, {"city": "AT&T <i>Park</i>", "filters": {"min": 1}})],
+        None,
+    ),
+    (
+        "nested-escaped-params.jinja",
+        '<call fn="get_weather">\n<parameter name="filters"><field name="min">3</field>'
+        '<field name="label">a &quot;b&quot;</field></parameter>\n<parameter name="stops">'
+        '<entry><field name="city">Lyon</field></entry></parameter>\n</call>',
+        [(W, {"filters": {"min": 3, "label": 'a "b"'}, "stops": [{"city": "Lyon"}]})],
+        None,
+    ),
+    (
+        "nested-escaped-params.jinja",
+        'Sure.<call fn="get_weather"><parameter name="city">Paris &lt;FR&gt;</parameter>'
+        '</call><call fn="get_time"><parameter name="city">Oslo</parameter></call>',
+        [(W, {"city": "Paris <FR>"}), (T, {"city": "Oslo"})],
+        "Sure.",
+    ),
+    # XML-escaped attribute values
+    (
+        "xml-escaped-attrs.jinja",
+        '<tool_use name="get_weather"><arg name="city" value="Rock &amp; Roll &#39;n&#x27; '
+        '&quot;blues&quot;"/><arg name="days" value="2"/></tool_use>',
+        [(W, {"city": "Rock & Roll 'n' \"blues\"", "days": 2})],
+        None,
+    ),
+    (
+        "xml-escaped-attrs.jinja",
+        'One moment. <tool_use name="get_weather">\n  <arg name="city" value="Paris"/>\n'
+        '</tool_use><tool_use name="get_time"><arg name="city" value="Oslo"/>',
+        [(W, {"city": "Paris"}), (T, {"city": "Oslo"})],
+        "One moment.",
+    ),
+    # padded elements: unpadded values, a JSON object body, array-of-object values
+    (
+        "padded-params.jinja",
+        "<<call get_weather>>\n<<arg city>>\nParis\n<</arg>>\n<<arg days>>\n2\n<</arg>>\n<</call>>",
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "padded-params.jinja",
+        "<<call get_weather>>\n<<arg city>>Paris<</arg>>\n<<arg days>>2<</arg>>\n<</call>>",
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "padded-params.jinja",
+        '<<call get_weather>>\n{"city": "Paris", "days": 2}\n<</call>>',
+        [(W, PARIS)],
+        None,
+    ),
+    (
+        "padded-params.jinja",
+        '<<call get_weather>>\n<<arg stops>>\n[{"city": "Lyon", "hours": 1.5}, {"city": "Nice"}]'
+        "\n<</arg>>\n<</call>>",
+        [(W, {"stops": [{"city": "Lyon", "hours": 1.5}, {"city": "Nice"}]})],
+        None,
+    ),
+    (
+        "padded-params.jinja",
+        "<<call get_weather>>\n<<arg city>>\nParis\n<<arg days>>\n2\n<</arg>>\n<</call>>",
+        [(W, PARIS)],  # the first value's closer is missing
+        None,
+    ),
     # values in wrappers
+    (
+        "cdata-values.jinja",
+        '<invoke fn="get_weather">\n<arg name="city"><![CDATA[line one\n<b>&two]]></arg>\n'
+        "</invoke>",
+        [(W, {"city": "line one\n<b>&two"})],
+        None,
+    ),
+    (
+        "json-string-values.jinja",
+        '<act>get_weather\n<arg_k>stops</arg_k><arg_v>[{"city": "Lyon", "hours": 2}]</arg_v>\n'
+        "</act>",
+        [(W, {"stops": [{"city": "Lyon", "hours": 2}]})],
+        None,
+    ),
     (
         "cdata-values.jinja",
         '<invoke fn="get_weather">\n<arg name="city"><![CDATA[a</arg>&b]]></arg>\n'

@@ -28,6 +28,16 @@ def vocab_llama() -> Any:
 
 OBJ_AB = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
 
+NEVER = {"allOf": [{"type": "string"}, {"type": "integer"}]}  # no value is both
+REF_TO_NOTHING = {
+    "type": "object",
+    "properties": {
+        "a": {"anyOf": [{"$ref": "#/$defs/never"}, {"type": "string"}]},
+        "b": {"anyOf": [{"$ref": "#/$defs/never"}, {"type": "integer"}]},
+    },
+    "$defs": {"never": NEVER},
+}
+
 # (id, schema, accepted, rejected): every text in canonical layout (json.dumps)
 CASES: list[tuple[str, Any, list[str], list[str]]] = [
     (
@@ -290,6 +300,14 @@ CASES: list[tuple[str, Any, list[str], list[str]]] = [
         ['"s"', "1"],
         ["null"],
     ),
+    (
+        # JSONSchemaBench Github_hard o366: a branch whose $ref target admits nothing, referenced
+        # twice; the dropped target once left an empty rule that llama.cpp refused to load
+        "ref-to-an-empty-target-twice",
+        REF_TO_NOTHING,
+        ["{}", '{"a": "x"}', '{"a": "x", "b": 1}'],
+        ['{"a": 1}', '{"b": "x"}', '{"b": null}'],
+    ),
 ]
 
 
@@ -347,6 +365,16 @@ def test_cases_are_exact(schema: Any, good: list[str], bad: list[str]) -> None:
     conv = SchemaConverter(GbnfBuilder(), schema, strict=True)
     conv.visit(schema, "")
     assert conv.loose == []
+
+
+def test_a_dropped_ref_target_leaves_no_rule_behind() -> None:
+    """A ``$ref`` whose target admits nothing is dropped with its branch, every time it is
+    referenced; no empty (unloadable, or empty-text-matching) rule is left for it."""
+    b = GbnfBuilder()
+    root = b.name("root")
+    b.define(root, SchemaConverter(b, REF_TO_NOTHING).visit(REF_TO_NOTHING, "", hint="value"))
+    assert [name for name, body in b.rules.items() if not body.strip()] == []
+    assert not any(name.startswith("never") for name in b.rules)
 
 
 # (schema, pointer of the loose keyword)

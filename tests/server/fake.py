@@ -1,7 +1,8 @@
 """A scripted stand-in for llama-server (stdlib HTTP in a thread), for the pool and retry logic.
 
-It speaks the endpoints ServerClient uses: /props, /slots, /health, /tokenize and a streaming
-/completion whose reply text and failure mode each test chooses.
+It speaks the endpoints ServerClient uses: /props, /slots, /health, /tokenize (with pieces: one
+token per character, special tokens split out first as llama.cpp does), /detokenize and a
+streaming /completion whose reply text and failure mode each test chooses.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class FakeServer:
         template: str = TEMPLATE,
         bos: str = "",
         adds_bos: bool = False,
+        special: dict[str, bool] | None = None,
+        known_chars: str | None = None,
     ) -> None:
         self.behaviour = Behaviour()
         self.requests: list[dict[str, Any]] = []
@@ -53,6 +56,11 @@ class FakeServer:
         self.bos = bos
         self.adds_bos = adds_bos
         """/tokenize with ``add_special`` answers one token more, as a BOS-adding tokenizer."""
+        self.special = dict(special or {})
+        """Special token text -> whether it is a control token (split out only with
+        ``parse_special``; user-defined ones always are)."""
+        self.known_chars = known_chars
+        """The characters plain tokens hold (``None``: byte-level, every character)."""
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -94,9 +102,8 @@ class FakeServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if self.path == "/tokenize":
-                    extra = [0] if outer.adds_bos and body.get("add_special") else []
-                    self._json({"tokens": [*extra, 1]})
+                if self.path in ("/tokenize", "/detokenize"):
+                    self._json(outer.tokenizer_answer(self.path, body))
                     return
                 outer.requests.append(body)
                 b = outer.behaviour
@@ -145,6 +152,37 @@ class FakeServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def tokenizer_answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        if path == "/detokenize":
+            return {"content": "".join(self.piece(t) for t in body["tokens"])}
+        if body.get("with_pieces"):
+            return {"tokens": self.tokenize(body["content"], bool(body.get("parse_special", 1)))}
+        extra = [0] if self.adds_bos and body.get("add_special") else []
+        return {"tokens": [*extra, 1]}
+
+    def piece(self, token: int) -> str:
+        specials = sorted(self.special)
+        if token >= 2_000_000:
+            return specials[token - 2_000_000]
+        return "<unk>" if token == 0 else chr(token)
+
+    def tokenize(self, text: str, parse_special: bool) -> list[dict[str, Any]]:
+        specials = sorted(self.special)
+        usable = [s for s in specials if parse_special or not self.special[s]]
+        out: list[dict[str, Any]] = []
+        at = 0
+        while at < len(text):
+            hit = max((s for s in usable if text.startswith(s, at)), key=len, default="")
+            if hit:
+                out.append({"id": 2_000_000 + specials.index(hit), "piece": hit})
+                at += len(hit)
+                continue
+            char = text[at]
+            known = self.known_chars is None or char in self.known_chars
+            out.append({"id": ord(char), "piece": char} if known else {"id": 0, "piece": "<unk>"})
+            at += 1
+        return out
 
     @property
     def url(self) -> str:

@@ -261,3 +261,48 @@ def test_logprobs(qwen_server: LlamaServer) -> None:
     assert len(entries) == out["usage"]["completion_tokens"]
     assert all(e["logprob"] <= 0 and len(e["top_logprobs"]) == 3 for e in entries)
     assert "".join(e["token"] for e in entries).strip().startswith("<tool_call>")
+
+
+# a template that handles tools, carries no builtin's signature and never renders a call: only
+# the vocabulary (Qwen's special <tool_call>) can tell the wire format
+UNSIGNED = (
+    "{% if tools %}<|im_start|>system\nTools: {{ tools | tojson }}<|im_end|>\n{% endif %}"
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_the_vocabulary_is_the_same_evidence_on_both_engines(
+    qwen_server: LlamaServer, qwen_path: Path
+) -> None:
+    from llama_cpp import Llama
+
+    from tooldialect.dialect.detect import detect_dialect
+    from tooldialect.dialect.vocabulary import Vocabulary, marker_candidates
+    from tooldialect.engine.llama_server.vocab import probe_vocabulary
+    from tooldialect.frontend.frontend import spec_markers
+
+    llama = Llama(str(qwen_path), vocab_only=True, verbose=False)
+    local = Vocabulary.from_llama(llama)
+    # launched here: the GGUF itself; by URL: the file /props names, checked; else the probe
+    launched = ServerClient(qwen_server).setup().vocabulary
+    by_url = ServerClient(qwen_server.url).setup().vocabulary
+    assert launched == by_url == Vocabulary.from_gguf(qwen_path)
+    template = ServerClient(qwen_server.url).setup().template.source
+    candidates = marker_candidates(template)
+    probed = probe_vocabulary(qwen_server.url, template)
+    assert launched is not None and probed.byte_level and local.byte_level
+    # the three readings agree on every marker detection asks about
+    for vocab in (launched, probed):
+        assert {c for c in candidates if vocab.has_special(c)} == {
+            c for c in candidates if local.has_special(c)
+        }
+    assert {"<tool_call>", "</tool_call>", "<|im_start|>"} <= probed.special
+    for vocab in (launched, probed):
+        handler = ToolChatHandler(chat_template=UNSIGNED)
+        client = ServerClient(qwen_server.url, chat_template=UNSIGNED, vocabulary=vocab)
+        local_spec = handler.setup(llama).spec
+        remote = client.setup().spec
+        assert remote == local_spec and remote.id != detect_dialect(UNSIGNED).id
+        assert "<tool_call>" in remote.primary.opener()
+        assert spec_markers(remote, vocab) == spec_markers(local_spec, local)

@@ -327,6 +327,12 @@ class Agent:
         pending = PendingCall(step, call["id"], call["name"], call["arguments"])
         if call["name"] not in tools:
             return _finished(step, call, time.perf_counter(), exc=_unknown(call, tools))
+        if call.get("invalid"):
+            # the front end found the arguments invalid for the tool's full schema: not run
+            problems = ToolArgumentsError(
+                f"invalid arguments for {call['name']!r}: {call['invalid']}"
+            )
+            return _finished(step, call, time.perf_counter(), exc=problems)
         refusal = guard.check(pending)
         if refusal is not None:
             return _refused(step, call, refusal, "repeated_call")
@@ -494,6 +500,8 @@ class _Turn:
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}
+        self._invalid: dict[str, str] = {}
+        """Call id -> why its arguments fail the schema (the reply's ``invalid_tool_calls``)."""
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] = {}
 
@@ -511,6 +519,10 @@ class _Turn:
                 yield TextDelta(self.step, delta["content"])
             for part in delta.get("tool_calls") or []:
                 yield from self._call_delta(part)
+            for bad in delta.get("invalid_tool_calls") or []:
+                self._invalid[str(bad.get("id"))] = str(
+                    bad.get("error") or "invalid for its schema"
+                )
 
     def _call_delta(self, part: Mapping[str, Any]) -> Iterator[AgentEvent]:
         index = int(part.get("index", len(self._calls)))
@@ -528,7 +540,11 @@ class _Turn:
 
     @property
     def calls(self) -> list[dict[str, Any]]:
-        return [self._calls[i] for i in sorted(self._calls)]
+        """The calls in order; one the front end reported invalid carries ``invalid`` (why)."""
+        out = [self._calls[i] for i in sorted(self._calls)]
+        return [
+            {**c, "invalid": self._invalid[c["id"]]} if c["id"] in self._invalid else c for c in out
+        ]
 
     def message(self) -> dict[str, Any]:
         """The assistant message, shaped as the handler's own (so its reply memory matches)."""

@@ -26,6 +26,7 @@ from typing import Any
 from .derive_body import Found, IdMode, find_body
 from .derive_checks import validate
 from .derive_instructions import derive_from_instructions
+from .derive_messages import with_messages
 from .derive_probe import (
     OPENAI_ID,
     PLAIN,
@@ -41,6 +42,7 @@ from .derive_probe import (
     probes,
     render_probe,
     strip_empty_reasoning,
+    writes_id_for_name,
 )
 from .derive_render import ProbeRenderer
 from .derive_text import (
@@ -51,6 +53,7 @@ from .derive_text import (
     split_repeat,
     trailing_word,
 )
+from .derive_values import learn_values
 from .families.common import THINK
 from .spec import (
     Body,
@@ -83,7 +86,16 @@ def derive_dialect(
     for probe in probes(renderer):
         spec = _derive(probe)
         if spec is not None and validate(spec, probe):
+            spec = with_messages(spec, probe)
             return _instruction_spelling(spec, probe.instructions)
+    if writes_id_for_name(renderer):
+        named = ProbeRenderer(
+            template_source, bos_token=bos_token, eos_token=eos_token, named_ids=True
+        )
+        for probe in probes(named):
+            spec = _derive(probe)
+            if spec is not None and validate(spec, probe):
+                return _instruction_spelling(spec, probe.instructions)
     # no past call renders (or none a spec reproduces): the tool instructions may show one
     return derive_from_instructions(renderer)
 
@@ -143,7 +155,7 @@ class _Envelope:
 
 
 def _envelope(
-    probe: Probe, one_region: str, reasoning: ReasoningMarkers | None
+    probe: Probe, one_region: str, reasoning: ReasoningMarkers | None, channel: list[str]
 ) -> _Envelope | None:
     """Body and envelope markers, from the one-call and (when it renders) two-call regions."""
     ones = _find_all(one_region, 1, args=PROBE_ARGS)
@@ -156,7 +168,9 @@ def _envelope(
     twos = None
     two_region = ""
     if two is not None:
-        two_region = strip_empty_reasoning(call_region(probe, two).text, reasoning)
+        two_region = _outside_channel(
+            strip_empty_reasoning(call_region(probe, two).text, reasoning), channel
+        )
         twos = _find_all(two_region, 2, args=PROBE_ARGS)
     if twos is not None:
         body = _merge_index(twos[0].body, twos[1].body)
@@ -384,10 +398,46 @@ def _learn_types(probe: Probe, body: ElementBody) -> ElementBody:
 _WORD = re.compile(r"\w+")
 
 
+def _plain_reply(probe: Probe, reasoning: ReasoningMarkers | None) -> str:
+    """A plain answer's whole reply, from the generation prompt to its end-of-turn marker (an
+    empty reasoning block dropped): the answer's channel markers are read off it."""
+    if probe.prompt is None or not probe.plain.startswith(probe.prompt):
+        return ""
+    reply = probe.plain[len(probe.prompt) :]
+    if probe.plain_end and PLAIN in reply:
+        k = reply.find(probe.plain_end, reply.index(PLAIN))
+        reply = reply[: k + len(probe.plain_end)] if k >= 0 else reply
+    return strip_empty_reasoning(reply, reasoning)
+
+
+def _channel(reply: str) -> list[str]:
+    """The answer channel's markers (``<answer>``, ``</answer>``) when a plain reply opens one
+    before the answer; ``[]`` when the answer is bare (its end of turn is no channel)."""
+    wrapper = content_wrapper(reply)
+    if PLAIN not in reply or not reply.split(PLAIN, 1)[0].strip():
+        return []
+    return wrapper
+
+
+def _outside_channel(region: str, wrapper: list[str]) -> str:
+    """The call region less the answer channel's opener the call sits inside (Hunyuan's
+    ``<answer>\n<tool_calls>[...]``): the channel is content markup, the call starts at the
+    marker after it. A region that continues the opener with a word (``<|open|>calls``, next to
+    ``<|open|>response``) keeps it: that opener is the call's own."""
+    head = wrapper[0] if wrapper else ""
+    body = region.lstrip()
+    if not head or not body.startswith(head):
+        return region
+    rest = lex(body[len(head) :].lstrip())
+    return body[len(head) :].lstrip() if rest and is_marker(rest[0]) else region
+
+
 def _derive(probe: Probe) -> DialectSpec | None:
     region = call_region(probe, probe.one)
     reasoning = _reasoning(probe)
-    env = _envelope(probe, strip_empty_reasoning(region.text, reasoning), reasoning)
+    channel = _channel(_plain_reply(probe, reasoning))
+    text = _outside_channel(strip_empty_reasoning(region.text, reasoning), channel)
+    env = _envelope(probe, text, reasoning, channel)
     if env is None:
         return None
     fmt = CallFormat(
@@ -403,6 +453,8 @@ def _derive(probe: Probe) -> DialectSpec | None:
         fmt = fmt.model_copy(update={"triggers": _triggers(fmt), "at_start_only": True})
     if isinstance(fmt.body, ElementBody) and "{type}" in fmt.body.param:
         fmt = fmt.model_copy(update={"body": _learn_types(probe, fmt.body)})
+    if isinstance(fmt.body, ElementBody):
+        fmt = fmt.model_copy(update={"body": learn_values(probe, fmt.body)})
     return DialectSpec(
         id="derived",
         family="derived from the chat template",
@@ -411,7 +463,7 @@ def _derive(probe: Probe) -> DialectSpec | None:
         formats=[fmt],
         # models reason in <think> their template never shows: a call quoted there must not run
         reasoning=reasoning or THINK,
-        strip=content_wrapper(region.plain),
+        strip=list(dict.fromkeys([*content_wrapper(region.plain), *channel])),
         stop=[region.end_of_turn] if region.end_of_turn else [],
         id_template=_id_template(env.body) if env.id_mode is None else None,
         id_format=_id_format(probe, env),

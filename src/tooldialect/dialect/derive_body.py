@@ -240,6 +240,14 @@ def _quoted(text: str, at: int, value: str) -> bool:
     return at > 0 and text[at - 1 : at] == '"' and text[end : end + 1] == '"'
 
 
+def _quoted_after(text: str, at: int, key: str, value: str) -> bool:
+    """Whether the value of ``key`` after ``at`` is quoted too: a number in quotes means the
+    quotes belong to the template (an attribute, ``value="42"``), not to JSON strings."""
+    k = text.find(key, at)
+    j = text.find(value, k + len(key)) if k >= 0 else -1
+    return j >= 0 and _quoted(text, j, value)
+
+
 def _typed_link(link_a: str, link_b: str) -> tuple[str | None, dict[str, str]]:
     """The template between key and value, with the word that differs between the string and
     the integer parameter as ``{is_string}`` (``true``/``false``) or ``{type}`` (its words per
@@ -259,6 +267,12 @@ def _typed_link(link_a: str, link_b: str) -> tuple[str | None, dict[str, str]]:
     return pre + "{type}" + post, {"string": la[i], "integer": lb[i]}
 
 
+def _leads_off(lx: list[str]) -> bool:
+    """Whether the first lexeme of a unit's opener belongs to the unit before it: blanks, or a
+    closing bracket with more of the opener after it."""
+    return lx[0].isspace() or (lx[0] in (">", "]", ")", "}") and len(lx) > 1)
+
+
 def _find_element(
     text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
 ) -> Found | None:
@@ -273,7 +287,7 @@ def _find_element(
         # call's name (``</fn:NAME><fn:NAME>``); the head starts at the later one
         return _find_element(text, later, name=name, args=args, call_id=call_id, index=index)
     ja = text.find(va, ia + len(ka)) if ia != -1 else -1
-    json_values = _quoted(text, ja, va)
+    json_values = _quoted(text, ja, va) and not _quoted_after(text, ja + len(va), kb, vb)
     if json_values:  # the string is written as JSON (``"zzword"``), as every other value
         ja, va = ja - 1, f'"{va}"'
     ib = text.find(kb, ja + len(va)) if ja != -1 else -1
@@ -301,7 +315,8 @@ def _find_element(
     # start the parameter at its first non-blank: leading blanks move to the end of the unit
     lx_open = lex(unit_open)
     after = rep.after
-    while lx_open and lx_open[0].isspace() and after.startswith(lx_open[0]):
+    # and so do closing punctuation the split left there (``>`` of ``"/>`` before ``<arg``)
+    while lx_open and _leads_off(lx_open) and after.startswith(lx_open[0]):
         head_text += lx_open[0]
         unit_close += lx_open[0]
         after = after[len(lx_open[0]) :]

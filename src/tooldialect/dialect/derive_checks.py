@@ -30,7 +30,7 @@ from .derive_probe import (
     render_probe,
     strip_empty_reasoning,
 )
-from .spec import DialectSpec, JsonBody, PythonBody
+from .spec import DialectSpec, ElementBody, JsonBody, PythonBody
 
 __all__ = ["validate"]
 
@@ -121,4 +121,7 @@ def _round_trips(spec: DialectSpec) -> bool:
     text = spec.render_call(PROBE_NAME, PROBE_RICH_ARGS, call_id=_call_id_for(spec, 0))
     reader = ports.installed_reader()
     got = reader(text, spec, tools=RICH_TOOLS) if reader is not None else None
-    return got is not None and got.calls == [(PROBE_NAME, PROBE_RICH_ARGS)]
+    body = spec.primary.body
+    omitted = isinstance(body, ElementBody) and body.omit_none
+    want = {k: v for k, v in PROBE_RICH_ARGS.items() if not (omitted and v is None)}
+    return got is not None and got.calls == [(PROBE_NAME, want)]

@@ -37,6 +37,7 @@ __all__ = [
     "probes",
     "render_probe",
     "strip_empty_reasoning",
+    "writes_id_for_name",
 ]
 
 PROBE_NAME = "zz_probe_fn"
@@ -49,7 +50,7 @@ PROBE_RICH_ARGS: dict[str, Any] = {
     "zzk_c": 2.5,
     "zzk_d": True,
     "zzk_e": None,
-    "zzk_f": [1, "zzitem"],
+    "zzk_fs": [1, "zzitem"],
     "zzk_g": {"zzk_h": "zzval"},
 }
 """Arguments of every JSON type, for the round trip (keys sorted: some templates sort them)."""
@@ -217,6 +218,19 @@ def probes(renderer: ProbeRenderer) -> Iterator[Probe]:
             instructions="".join(sorted(shown)),
         )
         return
+
+
+def writes_id_for_name(renderer: ProbeRenderer) -> bool:
+    """Whether a past call renders its id but not its name (the template writes the id where the
+    model writes ``functions.NAME:INDEX``): derivation then probes with such ids."""
+    for shape in range(_SHAPES):
+        plain = render_probe(renderer, shape, assistant_turn(content=PLAIN))
+        one = render_probe(renderer, shape, assistant_turn(calls=[probe_call(0)]))
+        if plain is not None and one is not None:
+            lp, lo = lex(plain), lex(one)
+            call = "".join(lo[common_prefix([lp, lo]) :])  # the tool list names the tool too
+            return PROBE_NAME not in call and PROBE_IDS[0] in call
+    return False
 
 
 # ---------------------------------------------------------------------------------------------

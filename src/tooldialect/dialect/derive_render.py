@@ -4,6 +4,11 @@ Derivation renders a template dozens of times with sentinel conversations. Every
 answer ("this shape does not render"), so :class:`ProbeRenderer` returns ``None``, never raises.
 Templates that read variables the caller normally passes (FireFunction's ``functions`` and
 ``datetime``) raise ``'x' is undefined``; the renderer then retries with ``x`` set to ``""``.
+
+Some templates write a past call's id where the name would be (Kimi K2 Thinking:
+``<|tool_call_begin|>{{ tool_call.id }}``), since their models write ids that hold the name,
+``functions.NAME:INDEX``. A renderer made with ``named_ids=True`` gives every call that id (the
+index counts calls across the conversation), so the name shows where the model writes it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 from ..errors import RenderBudgetError
 from ..prompt.template import ChatTemplate
 
-__all__ = ["ProbeRenderer"]
+__all__ = ["ProbeRenderer", "name_ids"]
 
 _UNDEFINED_RE = re.compile(r"'(\w+)' is undefined")
 _MAX_FILLS = 4
@@ -34,8 +39,11 @@ class ProbeRenderer:
     (including its choice of passing arguments as an object or a JSON string).
     """
 
-    def __init__(self, source: str, *, bos_token: str = "", eos_token: str = "") -> None:
+    def __init__(
+        self, source: str, *, bos_token: str = "", eos_token: str = "", named_ids: bool = False
+    ) -> None:
         self.fills: dict[str, Any] = {}
+        self.named_ids = named_ids
         try:
             self._template: ChatTemplate | None = ChatTemplate(
                 source, bos_token=bos_token, eos_token=eos_token, now=_fixed_now
@@ -59,6 +67,8 @@ class ProbeRenderer:
         """The render, or ``None`` when the template refuses these messages."""
         if self._template is None:
             return None
+        if self.named_ids:
+            messages = name_ids(messages)
         for _ in range(_MAX_FILLS + 1):
             try:
                 return self._template.render(
@@ -76,3 +86,28 @@ class ProbeRenderer:
                     return None
                 self.fills[m.group(1)] = ""
         return None
+
+
+def name_ids(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``messages`` with every call id ``functions.NAME:INDEX`` (tool results follow their call)."""
+    renamed: dict[str, str] = {}
+    out: list[Mapping[str, Any]] = []
+    count = 0
+    for msg in messages:
+        calls = msg.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            new_calls = []
+            for call in calls:
+                fn = call.get("function") if isinstance(call, Mapping) else None
+                if not isinstance(fn, Mapping):
+                    new_calls.append(call)
+                    continue
+                cid = f"functions.{fn.get('name')}:{count}"
+                count += 1
+                renamed[str(call.get("id"))] = cid
+                new_calls.append({**call, "id": cid})
+            msg = {**msg, "tool_calls": new_calls}
+        elif msg.get("role") == "tool" and str(msg.get("tool_call_id")) in renamed:
+            msg = {**msg, "tool_call_id": renamed[str(msg.get("tool_call_id"))]}
+        out.append(msg)
+    return out

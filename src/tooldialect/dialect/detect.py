@@ -16,6 +16,7 @@ from typing import Literal
 from . import ports
 from .builtins import THINK, builtin_signatures, get_builtin
 from .derive import derive_dialect
+from .derive_instructions import INSTRUCTIONS_FAMILY, reads_instruction_example
 from .spec import DialectSpec
 from .vocabulary import Vocabulary, fit_to_vocabulary, hinted_builtins
 
@@ -125,6 +126,8 @@ def _decide(
         return agree(spec, src, bos_token=bos_token, eos_token=eos_token)
 
     name = detect_builtin(src) if builtins else None
+    # a special token the model was trained on outweighs prose; a text signature does not
+    by_signature = name is not None
     if name is None and builtins and vocabulary is not None:
         name = next(iter(hinted_builtins(vocabulary, src)), None)
     derived = _derive(src, bos_token, eos_token) if name is None else None
@@ -134,6 +137,11 @@ def _decide(
         return Detection(_polyfill_for(src, vocabulary), "polyfill", reason="nothing derived")
     builtin = get_builtin(name)
     tried = verdict(builtin)
+    if tried.ok is None and by_signature:
+        shown = _instructed(builtin, _derive(src, bos_token, eos_token))
+        if shown is not None:
+            why = "rejected: it cannot read the call example of the template's tool instructions"
+            return Detection(shown, "derived", name, None, why)
     if tried.ok is not False:
         why = "reads the template's own call" if tried.ok else tried.reason
         return Detection(builtin, "builtin", name, tried.ok, why)
@@ -143,6 +151,18 @@ def _decide(
         return Detection(derived, "derived", name, False, f"rejected: {tried.reason}", True)
     why = f"kept although it {tried.reason}: derivation does no better"
     return Detection(builtin, "builtin", name, False, why, None if theirs is None else theirs.ok)
+
+
+def _instructed(builtin: DialectSpec, derived: DialectSpec | None) -> DialectSpec | None:
+    """For a template that renders no past call: the spec read off its tool instructions when
+    ``builtin`` cannot read the example they show (the builtin's formats stay readable, as
+    parse-only variants), else ``None``."""
+    if derived is None or derived.family != INSTRUCTIONS_FAMILY:
+        return None
+    if reads_instruction_example(builtin, derived) is not False:
+        return None
+    variants = [f.model_copy(update={"parse_only": True}) for f in builtin.formats]
+    return derived.model_copy(update={"formats": [*derived.formats, *variants]})
 
 
 def _derive(src: str, bos_token: str, eos_token: str) -> DialectSpec | None:

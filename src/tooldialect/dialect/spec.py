@@ -46,6 +46,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DialectError
+from .element_values import encode_element_value
 
 __all__ = [
     "Body",
@@ -53,6 +54,7 @@ __all__ = [
     "DialectSpec",
     "ElementBody",
     "JsonBody",
+    "MessageHeaders",
     "Origin",
     "Polyfill",
     "PythonBody",
@@ -143,6 +145,19 @@ class ElementBody(_Model):
     """The family writes newlines and tabs inside values as the two characters ``\\n`` /
     ``\\t``: the parser decodes them in string values. Off by default, as a value may hold a
     real backslash-n (a regex, a Windows path)."""
+    xml_escape: bool = False
+    """String values are XML-escaped (``&amp;``, ``&lt;``, ``&gt;``, ``&#34;``, ``&#39;``): the
+    parser decodes entities in them, ``render_call`` and grammars write the escaped form."""
+    child: str = ""
+    """Template of one member of an object value, ``{key}`` and ``{value}``
+    (``<{key}>{value}</{key}>``): objects are written as child elements, recursively. Empty:
+    objects are written as JSON."""
+    item: str = ""
+    """Template of one element of an array value, ``{value}`` and optionally ``{key}`` (the
+    array's key) or ``{singular}`` (its singular, ``tags`` -> ``tag``): ``<item>{value}</item>``.
+    Empty: arrays are written as JSON."""
+    omit_none: bool = False
+    """Arguments (and nested members) whose value is ``None`` are left out."""
 
 
 class PythonBody(_Model):
@@ -263,6 +278,47 @@ class ReasoningMarkers(_Model):
         return [self.close, *self.alt_close]
 
 
+class MessageHeaders(_Model):
+    """Harmony-like replies: a reply is a run of *messages*, each a header then a body, and the
+    header's tokens say what the body is. ``<|start|>assistant to=NAME<|message|>{json}<|call|>``
+    is a call of ``NAME``; ``<|start|>assistant<|channel|>analysis<|message|>...<|end|>`` is
+    reasoning; ``to=user`` or ``<|channel|>final`` an answer.
+
+    A header is read as tokens, in any order: the ``recipient`` prefix and a word (``to=NAME``),
+    the ``channel`` prefix and a word, any other special token and a word (a constraint such as
+    ``<|constrain|>json``) or a bare word after them (`` json``), up to ``body_open``. The body
+    runs to one of ``ends``, to the next ``start`` or to the end of the text (see
+    ``parse/messages.py`` and docs/parsing.md for how each message is routed)."""
+
+    start: str
+    """What opens an assistant message (``<|start|>assistant``): the generation prompt ends with
+    it, so the reply's first message starts without it."""
+    body_open: str
+    """The marker between a header and its body (``<|message|>``)."""
+    ends: list[str] = Field(default_factory=list)
+    """End-of-message markers (``<|end|>``, ``<|call|>``, ``<|return|>``, ``<|eom|>``): they end
+    a body and never reach content."""
+    reasoning_ends: list[str] = Field(default_factory=list)
+    """The end markers a reasoning message is written with (empty: any of ``ends``): another end
+    marker inside reasoning (a call quoted in it, ``<|call|>``) is reasoning text, unless no
+    reasoning end follows."""
+    recipient: str = " to="
+    """Prefix of the recipient token (`` to=``, ``>>``, ``@``)."""
+    channel: str = ""
+    """Prefix of the channel token (``<|channel|>``), empty if the family has none."""
+    reasoning_names: list[str] = Field(default_factory=lambda: ["analysis"])
+    """Recipient or channel words that make a message reasoning."""
+    answer_names: list[str] = Field(default_factory=lambda: ["final", "user", "assistant"])
+    """Recipient words that make a message the answer (a message with no recipient is one too,
+    unless its channel is a reasoning name)."""
+    call_prefixes: list[str] = Field(default_factory=list)
+    """Namespace prefixes of a recipient that names a tool (``functions.``): a prefixed
+    recipient is a call of the name after it."""
+    call_recipients: list[str] = Field(default_factory=list)
+    """Recipients whose body holds the calls themselves, written in the spec's ``formats``
+    (``to=tools`` then ``<invoke name="f">...``)."""
+
+
 class Polyfill(_Model):
     """How tools are carried through a template that has no tool support.
 
@@ -314,6 +370,10 @@ class DialectSpec(_Model):
     """Whether one reply may hold several calls. False where the template renders only the first
     call of a turn (GigaChat 3) or the model stops after one call (gpt-oss ends at ``<|call|>``);
     grammars then allow one call and parsers read one."""
+    messages: MessageHeaders | None = None
+    """Set for a family whose replies are header-addressed messages (harmony): the parser reads
+    the reply message by message (``parse/messages.py``); ``formats`` still say how a call is
+    written (grammars, ``render_call``)."""
     forcible: bool = True
     """Whether ``tool_choice="required"``/named can be enforced by a grammar."""
     unforcible_reason: str = ""
@@ -385,11 +445,12 @@ def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, in
             format_template(
                 body.param,
                 key=k,
-                value=_dumps(v) if body.json_values or not isinstance(v, str) else v,
+                value=encode_element_value(body, k, v),
                 is_string="true" if isinstance(v, str) else "false",
                 type=body.type_names.get(json_type(v), json_type(v)),
             )
             for k, v in args.items()
+            if not (v is None and body.omit_none)
         )
         return format_template(body.head, **fields) + params + format_template(body.tail, name=name)
     encode = encode_python_value if body.value_codec == "python" else encode_gemma4_value

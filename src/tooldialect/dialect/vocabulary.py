@@ -14,12 +14,13 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .builtins import builtin_dialects, get_builtin
 from .spec import CallFormat, DialectSpec, ReasoningMarkers, Trigger
 
-__all__ = ["Vocabulary", "fit_to_vocabulary", "hinted_builtins"]
+__all__ = ["Vocabulary", "fit_to_vocabulary", "hinted_builtins", "marker_candidates"]
 
 # llama.cpp token attributes / GGUF token types of added tokens
 _ATTR_CONTROL, _ATTR_USER_DEFINED = 8, 16
@@ -27,6 +28,13 @@ _TYPE_CONTROL, _TYPE_USER_DEFINED, _TYPE_BYTE = 3, 4, 6
 # how byte-level BPE and SentencePiece vocabularies write a space and a newline
 _PIECE_MAP = str.maketrans({"Ġ": " ", "▁": " ", "Ċ": "\n", "ĉ": "\t"})
 _REASONING_WORD = re.compile(r"think|thought|reason", re.IGNORECASE)
+# texts shaped like a special token: <|x|>, the same with fullwidth bars, <x>, </x>, [X], [/X]
+_MARKER_SHAPE = re.compile(
+    r"<\|[^<>|\s]{1,48}\|>|<\uff5c[^<>\uff5c]{1,48}\uff5c>"
+    r"|</?[A-Za-z_][\w:.\-|]{0,48}>|\[/?[A-Z][A-Z_]{1,32}\]"
+)
+_REASONING_WORDS = ("think", "thinking", "thought", "reasoning", "reason")
+_MAX_CANDIDATES = 400
 
 
 @dataclass(frozen=True)
@@ -157,3 +165,40 @@ def hinted_builtins(vocab: Vocabulary, template_source: str) -> list[str]:
         if len(marker) > 2:  # the opener starts with a special token (``<|tool_call_start|>[``)
             found.append((len(marker), name))
     return [name for _, name in sorted(found, key=lambda x: (-x[0], x[1]))]
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+@lru_cache(maxsize=1)
+def _builtin_markers() -> tuple[str, ...]:
+    """Marker-shaped texts in every builtin spec (its markers, wherever the spec keeps them),
+    and the common reasoning pairs, which templates often never show."""
+    found: dict[str, None] = {}
+    for name in builtin_dialects():
+        for text in _strings(get_builtin(name).model_dump()):
+            found.update(dict.fromkeys(_MARKER_SHAPE.findall(text)))
+    for word in _REASONING_WORDS:
+        found.update(dict.fromkeys((f"<{word}>", f"</{word}>", f"<|{word}|>", f"<|/{word}|>")))
+    return tuple(found)
+
+
+def marker_candidates(template_source: str, *, specs: Iterable[DialectSpec] = ()) -> list[str]:
+    """Texts that may be one special token of a model with this template: every marker-shaped
+    text in the template source, in ``specs`` (a dialect the caller chose) and in the builtin
+    specs (bounded; the template's first). A vocabulary known only through a tokenizer (a
+    llama-server) is probed for these."""
+    found = dict.fromkeys(_MARKER_SHAPE.findall(template_source))
+    for spec in specs:
+        for text in _strings(spec.model_dump()):
+            found.update(dict.fromkeys(_MARKER_SHAPE.findall(text)))
+    found.update(dict.fromkeys(_builtin_markers()))
+    return list(found)[:_MAX_CANDIDATES]

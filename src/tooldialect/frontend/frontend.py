@@ -12,7 +12,7 @@ only say where the model and the engine come from.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..dialect.builtins import get_builtin
@@ -38,23 +38,30 @@ from ..prompt.template import ChatTemplate
 from ..shapes import ChatCompletion, ChatCompletionChunk
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
+from .validation import InvalidArguments, check_invalid_arguments
 
 __all__ = ["FrontEnd", "resolve_triggers", "spec_markers"]
 
 Completion = ChatCompletion | Iterator[ChatCompletionChunk]
 
 
-def spec_markers(spec: DialectSpec) -> list[str]:
-    """Every envelope and reasoning marker of ``spec`` (stripped): what the parser must see in
-    the output even where it is a special token (the server engine sends them as
-    ``preserved_tokens``)."""
+def spec_markers(spec: DialectSpec, vocabulary: Vocabulary | None = None) -> list[str]:
+    """Every envelope and reasoning marker of ``spec`` (stripped), and every special token of
+    ``vocabulary`` a marker holds (``<|tool_call_start|>`` of the opener
+    ``<|tool_call_start|>[``): what the parser must see in the output even where it is a
+    special token (the server engine sends them as ``preserved_tokens``, which only name
+    single tokens)."""
     texts: list[str] = []
     for fmt in spec.formats:
         texts += [fmt.section_open, fmt.section_close, fmt.call_open, fmt.call_close]
         texts.append(fmt.opener())
     if spec.reasoning is not None:
         texts += [spec.reasoning.open, spec.reasoning.close]
-    return [t for t in dict.fromkeys(s.strip() for s in texts) if t]
+    markers = [t for t in dict.fromkeys(s.strip() for s in texts) if t]
+    if vocabulary is None:
+        return markers
+    inside = [tok for tok in sorted(vocabulary.special) if any(tok in m for m in markers)]
+    return list(dict.fromkeys([*markers, *inside]))
 
 
 def resolve_triggers(grammar: GrammarLike | None) -> Triggers:
@@ -89,6 +96,7 @@ class FrontEnd:
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        invalid_arguments: InvalidArguments = "report",
     ) -> None:
         if argument_layout not in ("free", "canonical"):
             raise GrammarError(
@@ -103,6 +111,7 @@ class FrontEnd:
         self.verbatim_history = verbatim_history
         self.render_budget = render_budget
         self.argument_layout: ArgumentLayout = argument_layout
+        self.invalid_arguments = check_invalid_arguments(invalid_arguments, adapter=adapter)
         self.last_result: GenerationResult | None = None
         """The engine's account of the latest request (complete once it has been consumed)."""
 
@@ -116,11 +125,16 @@ class FrontEnd:
         native: str = "gguf",
         where: str = "",
         vocabulary: Vocabulary | None = None,
+        vocabulary_of: Callable[[str], Vocabulary | None] | None = None,
     ) -> ModelSetup:
         """Template, dialect and engine for one model. ``native`` names where ``info``'s own
         template came from (``gguf``, ``server``); ``where`` describes the model for errors;
-        ``vocabulary`` (the model's tokens, when known) is evidence for detection."""
+        ``vocabulary`` (the model's tokens, when known) is evidence for detection;
+        ``vocabulary_of`` finds it from the template source where ``vocabulary`` is ``None``
+        (a server's tokenizer is probed for the template's markers)."""
         source, origin = self.template_source(info, native=native, where=where)
+        if vocabulary is None and vocabulary_of is not None:
+            vocabulary = vocabulary_of(source)
         template = ChatTemplate(
             source, bos_token=info.bos_token, eos_token=info.eos_token, budget=self.render_budget
         )
@@ -132,7 +146,12 @@ class FrontEnd:
                 vocabulary=vocabulary,
             )
         return ModelSetup(
-            info=info, template=template, template_origin=origin, spec=spec, engine=engine
+            info=info,
+            template=template,
+            template_origin=origin,
+            spec=spec,
+            engine=engine,
+            vocabulary=vocabulary,
         )
 
     def template_source(
@@ -207,7 +226,7 @@ class FrontEnd:
             logprobs=(top_logprobs or 0) if logprobs else None,
             logits_processor=logits_processor,
             bos=request.setup.info.bos_token,
-            markers=tuple(spec_markers(spec)),
+            markers=tuple(spec_markers(spec, request.setup.vocabulary)),
             fast_forward=fast_forward,
             prompt_cache=prompt_cache,
             prefix=request.prefix,
@@ -253,11 +272,20 @@ class FrontEnd:
         return self.reply(prepared, gen, model=model, stream=stream)
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:
-        """The completion tail: the OpenAI shapes of ``gen``, and the reply remembered in the
-        model's own words (``history.ReplyMemory``) on the batch and the streaming path alike."""
+        """The completion tail: the OpenAI shapes of ``gen`` (calls checked against their full
+        schema, ``validation``), and the reply remembered in the model's own words
+        (``history.ReplyMemory``) on the batch and the streaming path alike."""
         if stream:
-            return stream_chunks(request, gen, model, on_reply=request.setup.replies.remember)
+            return stream_chunks(
+                request,
+                gen,
+                model,
+                on_reply=request.setup.replies.remember,
+                invalid_arguments=self.invalid_arguments,
+            )
         text = gen.text()
-        response = build_response(request, text, gen.result, model)
+        response = build_response(
+            request, text, gen.result, model, invalid_arguments=self.invalid_arguments
+        )
         request.setup.replies.remember(response["choices"][0]["message"], text)
         return response

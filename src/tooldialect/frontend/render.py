@@ -17,7 +17,7 @@ from ..errors import ToolSpecError
 from ..prompt.compat import SYSTEM_ROLES, fold_system_turns, render_adapted, template_variables
 from ..prompt.coverage import lost_messages
 from ..prompt.messages import canonical_messages
-from ..prompt.shared import tool_form
+from ..prompt.shared import tool_forms
 from ..prompt.template import ChatTemplate
 from ..tools import ToolLike, normalize_tools
 
@@ -57,8 +57,7 @@ def render_prompt(
         for m in canonical_messages(messages, strict=False)
     ]
     # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
-    # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
-    openai_tools = [tool_form(t) for t in defs] if defs else None
+    openai_tools = tool_forms(defs) if defs else None
     # variables the template reads by convention (FireFunction's ``functions``), and fallbacks
     # for what templates refuse (absent schema fields, client call ids, repeated roles)
     kwargs = {**template_variables(tmpl, openai_tools, template_kwargs), **template_kwargs}
@@ -116,6 +115,11 @@ def _lost_error(messages: Sequence[Mapping[str, Any]], lost: list[int]) -> str:
     )
 
 
+_TAIL = 4096
+"""Characters at the end of a prompt that ``prompt_prefill`` reads (half of it at least, after
+trailing whitespace, which is more than any marker)."""
+
+
 def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
     """The marker the prompt already wrote for the model's reply, or ``""``.
 
@@ -124,7 +128,11 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
     ``>>>``). The parser reads this text as if the model had written it, and a forced grammar
     starts after it. Read from the spec's markers, never from a per-family list.
     """
-    tail = prompt.rstrip()
+    # the end of the prompt is enough (a 250-tool prompt is hundreds of KB), unless that end is
+    # mostly whitespace: then what rstrip() leaves of the whole prompt
+    tail = prompt[-_TAIL:].rstrip()
+    if len(tail) < _TAIL // 2 < len(prompt) // 2:
+        tail = prompt.rstrip()
     if spec.reasoning is not None:
         for marker in spec.reasoning.opens():  # a tag, or a phrase (Apriel)
             if marker.strip() and tail.endswith(marker.strip()):

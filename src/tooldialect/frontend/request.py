@@ -34,6 +34,7 @@ from .prefix import PrefixCache, tool_prefix
 from .render import prompt_prefill, render_prompt
 
 if TYPE_CHECKING:
+    from ..dialect.vocabulary import Vocabulary
     from ..engine.base import Engine, GrammarLike
     from ..gguf import ModelInfo
     from ..grammar.codec import ArgumentLayout
@@ -63,6 +64,9 @@ class ModelSetup:
     """Raw text of this model's recent replies, re-rendered verbatim (see ``history``)."""
     prefixes: PrefixCache = field(default_factory=PrefixCache)
     """Tool prefixes by tools and system turns (``prefix``), least recently used dropped first."""
+    vocabulary: Vocabulary | None = None
+    """The model's vocabulary, when known (detection evidence; its special tokens inside
+    markers are preserved in the output)."""
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 one a stream of ``chat.completion.chunk`` dicts, both parsed with the request's dialect spec.
 
 Engine-neutral: it reads a ``Request`` (see ``request``), the generated text or pieces, and the
-engine's ``GenerationResult``. What to do with a finished reply (the reply memory) is the
-caller's: ``frontend.FrontEnd.reply`` does it for batch and stream alike.
+engine's ``GenerationResult``. Every parsed call is checked against its tool's full schema
+(``validation``): reported in ``invalid_tool_calls``, or raised, as ``invalid_arguments`` asks.
+What to do with a finished reply (the reply memory) is the caller's: ``frontend.FrontEnd.reply``
+does it for batch and stream alike.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..shapes import (
     ToolCallShape,
     Usage,
 )
+from .validation import InvalidArguments, invalid_calls, surface_invalid
 
 if TYPE_CHECKING:
     from ..engine.base import Generation, GenerationResult
@@ -123,11 +126,21 @@ def client_ids(message: _Shape, ids: Mapping[str, str]) -> _Shape:
 
 
 def build_response(
-    request: Request, text: str, result: GenerationResult, model: str
+    request: Request,
+    text: str,
+    result: GenerationResult,
+    model: str,
+    *,
+    invalid_arguments: InvalidArguments = "report",
 ) -> ChatCompletion:
-    """The ``chat.completion`` dict for a finished generation."""
+    """The ``chat.completion`` dict for a finished generation (``invalid_arguments``: what a
+    call whose arguments fail its schema does, see ``validation``)."""
     parsed = parse_reply(request, text, truncated=result.finish_reason == "length")
     message = client_ids(message_for(parsed), request.call_ids)
+    invalid = invalid_calls(request, parsed.tool_calls, request.call_ids)
+    surface_invalid(invalid, invalid_arguments)
+    if invalid:
+        message["invalid_tool_calls"] = invalid
     calls = message.get("tool_calls")
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
@@ -152,10 +165,13 @@ def stream_chunks(
     model: str,
     *,
     on_reply: Callable[[AssistantMessage, str], None] | None = None,
+    invalid_arguments: InvalidArguments = "report",
 ) -> Iterator[ChatCompletionChunk]:
     """``chat.completion.chunk`` dicts for a running generation, calls streamed as deltas.
     ``on_reply(message, raw_text)`` gets the whole parsed message once the reply ended (before
-    the last chunk goes out)."""
+    the last chunk goes out). Calls whose arguments fail their schema are listed in the last
+    chunk's ``delta.invalid_tool_calls``, or raised (``invalid_arguments``, see ``validation``)
+    once the parser closed: a call's arguments are complete only then."""
     result = gen.result
     from ..parse import StreamParser
 
@@ -208,8 +224,12 @@ def stream_chunks(
     for delta in cast("list[Delta]", parser.close(truncated=result.finish_reason == "length")):
         saw_call = saw_call or "tool_calls" in delta
         yield chunk(client_ids(delta, request.call_ids))
+    invalid = invalid_calls(request, parser.result.tool_calls, request.call_ids)
+    surface_invalid(invalid, invalid_arguments)
     if on_reply is not None:
         on_reply(message_for(parser.result), result.text)
-    last = chunk({}, finish_reason(saw_call, result))
+    last = chunk(
+        {"invalid_tool_calls": invalid} if invalid else {}, finish_reason(saw_call, result)
+    )
     last["usage"] = usage(result)
     yield last

@@ -44,6 +44,7 @@ from ..dialect.spec import (
 from ..errors import UnsupportedToolChoiceError
 from ..tools import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout, CodecName, codec_for
+from .element_nested import element_special_value
 from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
 from .json_schema import SchemaConverter, props_sequence
 
@@ -61,6 +62,12 @@ _ID_RULES = {"openai": "[a-zA-Z0-9_-]{1,40}", "alnum9": "[a-zA-Z0-9]{9}", "numer
 _INDEX_RULE = "[0-9]{1,4}"
 GAP = "[ \\t\\r\\n]{0,8}"
 """Whitespace a model may write between markers (bounded: an unbounded gap lets it ramble)."""
+STRICT_INDENTS: tuple[int | None, ...] = (None, 2, 4)
+"""Layouts of a JSON call's envelope in a lazy grammar's strict form: ``json.dumps``'s compact
+one (``{"name": "f", "arguments": {...}}``, as ``render_call`` writes it) and its ``indent=2`` /
+``indent=4`` ones (``{\\n  "name": "f",\\n  "arguments": {...}\\n}``), which models write
+under ``auto`` (Qwen2.5 in a fenced block). All are alternatives: the text the model writes
+picks one, and from there the envelope is forced."""
 
 
 class ToolGrammar(BaseModel):
@@ -82,6 +89,12 @@ class ToolGrammar(BaseModel):
     trigger_patterns: list[str] = Field(default_factory=list)
     """ECMAScript regexes with llama.cpp's semantics: full match of all text so far, the grammar
     starting at the first non-empty capture group."""
+    strict_gbnf: str = ""
+    """A lazy grammar's calls written exactly (``""``: none): the same formats, each starting
+    with its trigger text, with the envelope of a forced call (see :func:`strict_call_rules`).
+    An engine may switch to it once a trigger fired, if it accepts what the trigger captured."""
+    strict_root: str = ""
+    """The root rule of :attr:`strict_gbnf`."""
 
     def lazy_patterns(self) -> list[str]:
         """All triggers as full-match patterns (words escaped), for engines that use no tokens."""
@@ -193,6 +206,11 @@ def build_grammar(
     if not alts:
         return None
     b.define(root, " | ".join(alts))
+    strict = (
+        strict_call_rules(spec, selected, parallel=parallel_tool_calls)
+        if argument_layout == "canonical"
+        else None
+    )
     return ToolGrammar(
         gbnf=b.render(root),
         root=root,
@@ -200,7 +218,43 @@ def build_grammar(
         forced=False,
         trigger_words=list(dict.fromkeys(words)),
         trigger_patterns=list(dict.fromkeys(patterns)),
+        strict_gbnf=strict[0] if strict else "",
+        strict_root=strict[1] if strict else "",
     )
+
+
+def strict_call_rules(
+    spec: DialectSpec, tools: list[ToolDef], *, parallel: bool
+) -> tuple[str, str] | None:
+    """``(gbnf, root)`` of a lazy grammar's strict form: every format that has a trigger, in
+    the canonical argument layout with the exact envelope of a forced call (a JSON body in each
+    of :data:`STRICT_INDENTS`), each starting with its trigger text as the lazy one does.
+    ``None`` when no format has a trigger."""
+    b = GbnfBuilder()
+    root = b.name("strict")
+    alts = []
+    for i, fmt in enumerate(spec.formats):
+        if not fmt.effective_triggers():
+            continue
+        indents = STRICT_INDENTS if isinstance(fmt.body, JsonBody) else (None,)
+        for indent in indents:
+            alts.append(
+                format_rule(
+                    b,
+                    spec,
+                    fmt,
+                    tools,
+                    parallel=parallel,
+                    hint=f"fmt{i}" if indent is None else f"fmt{i}-i{indent}",
+                    layout="canonical",
+                    exact=True,
+                    indent=indent,
+                )
+            )
+    if not alts:
+        return None
+    b.define(root, " | ".join(alts))
+    return b.render(root), root
 
 
 # -- triggers ----------------------------------------------------------------------------
@@ -312,17 +366,26 @@ def format_rule(
     prefill: str = "",
     layout: ArgumentLayout = "free",
     exact: bool = False,
+    indent: int | None = None,
 ) -> str:
     """``exact``: markers and body structure exactly as ``render_call`` writes them (forced
     grammars in the canonical layout; a lazy grammar's envelope stays free because its trigger
-    replays the model's own text into it)."""
+    replays the model's own text into it). ``indent``: an exact JSON envelope pretty-printed as
+    ``json.dumps(indent=...)`` writes it (the arguments stay in ``layout``)."""
     body_key = repr(fmt.body)
     bodies = []
     for t in tools:
-        key = ("body", body_key, t.name, exact)
+        key = ("body", body_key, t.name, exact, indent)
         if key not in b.memo:  # formats sharing a body (tagged and bare JSON) share its rules
             b.memo[key] = _body(
-                b, spec, fmt.body, t, hint=f"{hint}-{t.name}", layout=layout, exact=exact
+                b,
+                spec,
+                fmt.body,
+                t,
+                hint=f"{hint}-{t.name}",
+                layout=layout,
+                exact=exact,
+                indent=indent,
             )
         bodies.append(b.memo[key])
     call_body = b.add(f"{hint}-body", " | ".join(bodies))
@@ -365,12 +428,15 @@ def _body(
     hint: str,
     layout: ArgumentLayout = "free",
     exact: bool = False,
+    indent: int | None = None,
 ) -> str:
     schema = tool.parameters
     name = literal(tool.name)
     head_fields = {"name": name, "id": f"({_id_rule(spec)})", "index": f"({_INDEX_RULE})"}
     if isinstance(body, JsonBody):
-        return _json_body(b, spec, body, tool, hint=hint, layout=layout, exact=exact)
+        return _json_body(
+            b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent
+        )
     if isinstance(body, TaggedBody):
         args = SchemaConverter(b, schema, codec=codec_for("json", layout)).visit(
             schema, "", hint=f"{hint}-args"
@@ -414,17 +480,26 @@ def _json_body(
     hint: str,
     layout: ArgumentLayout = "free",
     exact: bool = False,
+    indent: int | None = None,
 ) -> str:
     schema = tool.parameters
     codec: CodecName = "json-in-string" if body.arguments_as_string else "json"
-    conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
-    args = conv.visit(schema, "", hint=f"{hint}-args")
+    args_key = ("args", codec, layout, tool.name)
+    if args_key not in b.memo:  # the envelope's layouts share the arguments' rules
+        conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
+        b.memo[args_key] = conv.visit(schema, "", hint=f"{hint}-args")
+    args = b.memo[args_key]
     if body.arguments_as_string:
         args = f'"\\"" {args} "\\""'
-    # the envelope's whitespace is free unless exact (json.dumps: '": "' and '", "')
+    # the envelope's whitespace is free unless exact (json.dumps: '": "' and '", "'; with an
+    # indent, a newline and the indent after "{" and ",", a newline before "}")
     ws = '""' if exact else codec_for("json").ws(b)
     colon = literal(": ") if exact else f'{ws} ":" {ws}'
     comma = literal(", ") if exact else f'{ws} "," {ws}'
+    opening, closing = f'"{{" {ws}', f'{ws} "}}"'
+    if exact and indent:
+        pad = "\n" + " " * indent
+        comma, opening, closing = literal("," + pad), literal("{" + pad), literal("\n}")
 
     def kv(key: str, value: str) -> str:
         return f"{literal(_q(key))} {colon} {value}"
@@ -442,7 +517,7 @@ def _json_body(
         if id_pair and not body.id_first:
             pairs.append(id_pair)
     inner = f" {comma} ".join(pairs)
-    return b.add(hint, f'"{{" {ws} {inner} {ws} "}}"')
+    return b.add(hint, f"{opening} {inner} {closing}")
 
 
 def _element_body(
@@ -494,7 +569,9 @@ def _element_body(
             param = b.add(h, " | ".join(alts))
         else:
             pre = _template(pre_t, {"key": literal(key)}, exact=exact)
-            param = b.add(h, f"{pre} {conv.element_value(sub, ptr, post, hint=f'{h}-v')}")
+            special = element_special_value(conv, body, sub, ptr, post, key=key, hint=f"{h}-n")
+            value = special or conv.element_value(sub, ptr, post, hint=f"{h}-v")
+            param = b.add(h, f"{pre} {value}")
         items.append((param, key in _required(schema)))
     seq = props_sequence(b, items, '""', hint=f"{hint}-args")
     return b.add(

@@ -53,8 +53,17 @@ def ref_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hin
     if key not in b.memo:
         target = conv.deref(ref, ptr(pointer, "$ref"))
         name = b.name(str(ref).rsplit("/", 1)[-1] or "ref")
-        b.memo[key] = name
-        b.define(name, conv.expr(target, str(ref)[1:], hint))
+        b.memo[key] = name  # reserved first: the target may refer to itself (recursion)
+        try:
+            body = conv.expr(target, str(ref)[1:], hint)
+        except BaseException:
+            # a target that admits nothing (a dropped anyOf branch) or is refused must not
+            # leave an empty rule behind: llama.cpp rejects it, and a second reference to the
+            # same target would read it as "matches the empty text"
+            del b.memo[key]
+            b.rules.pop(name, None)
+            raise
+        b.define(name, body)
     return b.memo[key]
 
 

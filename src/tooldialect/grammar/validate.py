@@ -41,6 +41,8 @@ class SchemaViolation:
     path: str
     """JSON pointer into the value (``""`` is the value itself)."""
     message: str
+    keyword: str = ""
+    """The schema keyword that failed (``type``, ``minimum``...; ``name``: no such tool)."""
 
 
 class InvalidArgumentsWarning(UserWarning):
@@ -60,7 +62,7 @@ def check_call(
     for tool in tools:
         if tool.name == name:
             return validate_value(tool.parameters, dict(arguments))
-    return [SchemaViolation("", f"no tool named {name!r} was offered")]
+    return [SchemaViolation("", f"no tool named {name!r} was offered", "name")]
 
 
 def validate_value(schema: Any, value: Any) -> list[SchemaViolation]:
@@ -74,7 +76,10 @@ def validate_value(schema: Any, value: Any) -> list[SchemaViolation]:
         validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
         errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
         return [
-            SchemaViolation("".join(f"/{p}" for p in e.absolute_path), e.message) for e in errors
+            SchemaViolation(
+                "".join(f"/{p}" for p in e.absolute_path), e.message, str(e.validator or "")
+            )
+            for e in errors
         ]
     except Exception:  # a schema jsonschema cannot read (bad draft, unresolvable $ref)
         return _Fallback(schema).check(schema, value, "")
@@ -136,7 +141,7 @@ class _Fallback:
         if schema is True or schema is None:
             return []
         if schema is False:
-            return [SchemaViolation(path, "no value is allowed here")]
+            return [SchemaViolation(path, "no value is allowed here", "false")]
         if not isinstance(schema, Mapping):
             return []
         out: list[SchemaViolation] = []
@@ -160,23 +165,23 @@ class _Fallback:
         if s.get("nullable") is True:
             types = [*types, "null"] if types else types
         if types and not any(_TYPES.get(t, lambda _: True)(v) for t in types):
-            out.append(SchemaViolation(path, f"{v!r} is not of type {typ!r}"))
+            out.append(SchemaViolation(path, f"{v!r} is not of type {typ!r}", "type"))
         if "const" in s and not _same(v, s["const"]):
-            out.append(SchemaViolation(path, f"{v!r} is not {s['const']!r}"))
+            out.append(SchemaViolation(path, f"{v!r} is not {s['const']!r}", "const"))
         if isinstance(s.get("enum"), list) and not any(_same(v, e) for e in s["enum"]):
-            out.append(SchemaViolation(path, f"{v!r} is not one of {s['enum']!r}"))
+            out.append(SchemaViolation(path, f"{v!r} is not one of {s['enum']!r}", "enum"))
         for sub in s.get("allOf") or []:
             out += self.check(sub, v, path)
         if isinstance(s.get("anyOf"), list) and not any(
             not self.check(b, v, path) for b in s["anyOf"]
         ):
-            out.append(SchemaViolation(path, "matches none of anyOf"))
+            out.append(SchemaViolation(path, "matches none of anyOf", "anyOf"))
         if isinstance(s.get("oneOf"), list):
             n = sum(not self.check(b, v, path) for b in s["oneOf"])
             if n != 1:
-                out.append(SchemaViolation(path, f"matches {n} branches of oneOf, not 1"))
+                out.append(SchemaViolation(path, f"matches {n} branches of oneOf, not 1", "oneOf"))
         if "not" in s and not self.check(s["not"], v, path):
-            out.append(SchemaViolation(path, "matches the schema in 'not'"))
+            out.append(SchemaViolation(path, "matches the schema in 'not'", "not"))
         if "if" in s:
             branch = s.get("then") if not self.check(s["if"], v, path) else s.get("else")
             out += self.check(branch, v, path)
@@ -188,7 +193,7 @@ class _Fallback:
         patterns = s.get("patternProperties") or {}
         for key in s.get("required") or []:
             if key not in v:
-                out.append(SchemaViolation(path, f"{key!r} is a required property"))
+                out.append(SchemaViolation(path, f"{key!r} is a required property", "required"))
         for key, item in v.items():
             at = f"{path}/{key}"
             matched = key in props
@@ -201,14 +206,18 @@ class _Fallback:
             addl = s.get("additionalProperties", True)
             if not matched:
                 if addl is False:
-                    out.append(SchemaViolation(at, f"additional property {key!r} not allowed"))
+                    out.append(
+                        SchemaViolation(
+                            at, f"additional property {key!r} not allowed", "additionalProperties"
+                        )
+                    )
                 else:
                     out += self.check(addl, item, at)
         out += self._dependencies(s, v, path)
         if len(v) < s.get("minProperties", 0):
-            out.append(SchemaViolation(path, "too few properties"))
+            out.append(SchemaViolation(path, "too few properties", "minProperties"))
         if "maxProperties" in s and len(v) > s["maxProperties"]:
-            out.append(SchemaViolation(path, "too many properties"))
+            out.append(SchemaViolation(path, "too many properties", "maxProperties"))
         return out
 
     def _dependencies(
@@ -217,7 +226,11 @@ class _Fallback:
         out = []
         for key, need in {**(s.get("dependentRequired") or {}), **_deps(s)}.items():
             if key in v and isinstance(need, list):
-                out += [SchemaViolation(path, f"{key!r} needs {k!r}") for k in need if k not in v]
+                out += [
+                    SchemaViolation(path, f"{key!r} needs {k!r}", "dependencies")
+                    for k in need
+                    if k not in v
+                ]
             elif key in v:
                 out += self.check(need, v, path)
         for key, sub in (s.get("dependentSchemas") or {}).items():
@@ -236,26 +249,26 @@ class _Fallback:
             sub = prefix[i] if i < len(prefix) else items
             out += self.check(sub, item, f"{path}/{i}")
         if len(v) < s.get("minItems", 0):
-            out.append(SchemaViolation(path, "too few items"))
+            out.append(SchemaViolation(path, "too few items", "minItems"))
         if "maxItems" in s and len(v) > s["maxItems"]:
-            out.append(SchemaViolation(path, "too many items"))
+            out.append(SchemaViolation(path, "too many items", "maxItems"))
         if s.get("uniqueItems") is True and any(
             _same(a, b) for i, a in enumerate(v) for b in v[i + 1 :]
         ):
-            out.append(SchemaViolation(path, "items are not unique"))
+            out.append(SchemaViolation(path, "items are not unique", "uniqueItems"))
         return out
 
     def _string(self, s: Mapping[str, Any], v: str, path: str) -> list[SchemaViolation]:
         out = []
         if len(v) < s.get("minLength", 0):
-            out.append(SchemaViolation(path, "too short"))
+            out.append(SchemaViolation(path, "too short", "minLength"))
         if "maxLength" in s and len(v) > s["maxLength"]:
-            out.append(SchemaViolation(path, "too long"))
+            out.append(SchemaViolation(path, "too long", "maxLength"))
         pat = s.get("pattern")
         if isinstance(pat, str):
             try:
                 if re.search(pat, v) is None:
-                    out.append(SchemaViolation(path, f"does not match {pat!r}"))
+                    out.append(SchemaViolation(path, f"does not match {pat!r}", "pattern"))
             except re.error:
                 pass
         return out
@@ -273,14 +286,14 @@ class _Fallback:
             if isinstance(b, bool):  # draft 4: a flag on minimum/maximum
                 base = s.get("minimum" if key == "exclusiveMinimum" else "maximum")
                 if b and isinstance(base, (int, float)) and v == base:
-                    out.append(SchemaViolation(path, f"{v!r} equals the exclusive bound"))
+                    out.append(SchemaViolation(path, f"{v!r} equals the exclusive bound", key))
             elif isinstance(b, (int, float)) and not ok(b):
-                out.append(SchemaViolation(path, f"{v!r} fails {key} {b!r}"))
+                out.append(SchemaViolation(path, f"{v!r} fails {key} {b!r}", key))
         k = s.get("multipleOf")
         if isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0:
             q = v / k
             if not math.isclose(q, round(q), rel_tol=0, abs_tol=1e-9):
-                out.append(SchemaViolation(path, f"{v!r} is not a multiple of {k!r}"))
+                out.append(SchemaViolation(path, f"{v!r} is not a multiple of {k!r}", "multipleOf"))
         return out
 
 

@@ -36,6 +36,7 @@ from .calls import (
 )
 from .events import Text
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
+from .messages import MessageParser
 from .result import ParsedOutput, finished_call
 from .stream_plan import CALL as _CALL
 from .stream_plan import CLOSE as _CLOSE
@@ -100,6 +101,16 @@ class StreamParser:
         stream_arguments: bool = False,
     ) -> None:
         self._spec = spec
+        self._messages: MessageParser | None = None
+        """Header-addressed messages (``spec.messages``) are read by ``MessageParser``."""
+        if spec.messages is not None:
+            self._messages = MessageParser(
+                spec,
+                tools=tools,
+                reasoning_open=reasoning_open,
+                prefill=prefill,
+                end_of_turn=end_of_turn,
+            )
         self._stream_arguments = stream_arguments
         self._held: list[dict[str, Any]] | None = None
         """A call's deltas held until it ends (``stream_arguments`` off)."""
@@ -165,6 +176,8 @@ class StreamParser:
     # public API
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Consume ``text``; return the deltas it completes (possibly none)."""
+        if self._messages is not None:
+            return self._messages.feed(text)
         if self._ended and not self.final:
             return []  # past the end of the turn
         # Hot paths first; each leaves exactly the state the general path below would.
@@ -272,6 +285,8 @@ class StreamParser:
         call then never becomes a complete call: one not yet announced stays content; one already
         announced (its JSON arguments streaming) gets the rest of its partial arguments text and
         is marked ``ToolCall.truncated``. See docs/parsing.md."""
+        if self._messages is not None:
+            return self._messages.close(truncated=truncated)
         if self.final:
             return []
         self._ctx.truncated = truncated
@@ -300,6 +315,8 @@ class StreamParser:
     @property
     def result(self) -> ParsedOutput:
         """The whole reply parsed; available after ``close``."""
+        if self._messages is not None:
+            return self._messages.result
         if self._result is None:
             raise ToolDialectError("StreamParser.result is available after close(); call close()")
         return self._result

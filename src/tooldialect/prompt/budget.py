@@ -166,7 +166,8 @@ class _State:
         self.chars += n
         if self.chars > self.budget.max_chars:
             raise _fail("max_chars", self.budget, "the render built too much text")
-        self.tick()
+        if time.monotonic() > self.deadline:  # tick(), inlined: this runs per output piece
+            raise _fail("max_seconds", self.budget, "the render ran too long")
 
     def allow(self, n: int, what: str) -> None:
         """Refuse, before it happens, an operation that would build ``n`` characters or items."""
@@ -359,8 +360,9 @@ class _CountedIterable:
 
     def __iter__(self) -> Iterator[Any]:
         state = _state()
+        step = state.step
         for item in self._inner:
-            state.step()
+            step()
             yield item
 
     def __len__(self) -> int:
@@ -390,10 +392,18 @@ are linear Python work (``striptags``, ``urlize``, ``wordwrap``) that a big inpu
 # Filters and globals
 
 
+_AMPLIFYING = frozenset(
+    {"center", "indent", "join", "replace", "format", "batch", "slice", "wordwrap", "sum"}
+)
+"""Filters :func:`_check_filter` pre-checks (``tojson`` only with arguments)."""
+
+
 def _check_filter(
     state: _State, name: str, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, tuple[Any, ...]]:
     """Pre-check the filters that can amplify; returns the (possibly materialised) value."""
+    if name not in _AMPLIFYING and (name != "tojson" or not (args or kwargs)):
+        return value, args  # most filters, and a bare `tojson` (every tool of a tool list)
     if name == "center":
         state.allow(_int_arg(args, kwargs, 0, "width"), "the center filter")
     elif name == "indent":
@@ -537,7 +547,8 @@ class BudgetedSandbox(SandboxedEnvironment):
     @staticmethod
     def td_emit(value: Any) -> Any:
         """Count one piece of output (or one ``~`` result) against the budget."""
-        _state().charge(len(value) if isinstance(value, str) else 1)
+        state = _STATE.get() or _state()
+        state.charge(len(value) if isinstance(value, str) else 1)
         return value
 
     def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:

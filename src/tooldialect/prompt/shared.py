@@ -16,14 +16,14 @@ import contextlib
 import dataclasses
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..tools import ToolDef
 
-__all__ = ["SharedMutation", "is_shared", "plain_data", "shared_json", "tool_form"]
+__all__ = ["SharedMutation", "is_shared", "plain_data", "shared_json", "tool_form", "tool_forms"]
 
 _CAPACITY = 4096
 """Tool forms kept (a few agents' worth of MCP tool sets); the oldest go first."""
@@ -37,6 +37,9 @@ DEFAULT_JSON_OPTIONS = (False, None, None, False)
 sort_keys."""
 _json: dict[tuple[Any, ...], str] = {}
 """(id of a registered value, tojson options) -> its JSON text."""
+
+
+_MISSING: tuple[None, None, None] = (None, None, None)
 
 
 class SharedMutation(Exception):
@@ -100,6 +103,38 @@ def tool_form(tool: ToolDef) -> dict[str, Any]:
         except KeyError:  # emptied by another thread
             break
     return form
+
+
+_LISTS_CAPACITY = 16
+_lists: OrderedDict[tuple[int, ...], tuple[tuple[ToolDef, ...], list[dict[str, Any]]]] = (
+    OrderedDict()
+)
+"""ids of a tool list's ToolDefs -> (those ToolDefs, their forms): a request with the tools of an
+earlier one (an agent's every step) finds the list whole instead of looking up each tool."""
+
+
+def tool_forms(tools: Sequence[ToolDef]) -> list[dict[str, Any]]:
+    """``[tool_form(t) for t in tools]`` (a new list each call: the caller may change it)."""
+    key = tuple(map(id, tools))
+    hit = _lists.get(key)
+    # the same ToolDef objects (identity, not equality: a form belongs to its ToolDef), and
+    # every form still the one tool_form holds (a form evicted there is unregistered)
+    if (
+        hit is not None
+        and all(a is b for a, b in zip(hit[0], tools, strict=True))
+        and all(_forms.get(k, _MISSING)[1] is f for k, f in zip(key, hit[1], strict=True))
+    ):
+        with contextlib.suppress(KeyError):  # another thread evicted it meanwhile
+            _lists.move_to_end(key)
+        return list(hit[1])
+    forms = [tool_form(t) for t in tools]
+    _lists[key] = (tuple(tools), forms)
+    while len(_lists) > _LISTS_CAPACITY:
+        try:
+            _lists.popitem(last=False)
+        except KeyError:
+            break
+    return list(forms)
 
 
 def _forget(ids: list[int]) -> None:

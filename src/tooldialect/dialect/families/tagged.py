@@ -8,7 +8,15 @@ Docstrings name the template each marker was copied from (tests/fixtures/templat
 from __future__ import annotations
 
 from ..registry import Signature, builtin
-from ..spec import CallFormat, DialectSpec, JsonBody, ReasoningMarkers, TaggedBody, Trigger
+from ..spec import (
+    CallFormat,
+    DialectSpec,
+    JsonBody,
+    MessageHeaders,
+    ReasoningMarkers,
+    TaggedBody,
+    Trigger,
+)
 from .common import THINK
 
 
@@ -384,4 +392,16 @@ def gpt_oss() -> DialectSpec:
         strip=["<|start|>assistant", *_harmony_framing(), "<|return|>", "<|end|>"],
         stop=["<|call|>"],
         parallel_calls=False,
+        # the parser reads the reply message by message, headers as tokens (parse/headers.py)
+        messages=MessageHeaders(
+            start="<|start|>assistant",
+            body_open="<|message|>",
+            ends=["<|end|>", "<|call|>", "<|return|>"],
+            reasoning_ends=["<|end|>"],
+            recipient=" to=",
+            channel="<|channel|>",
+            reasoning_names=["analysis"],
+            answer_names=["final", "assistant", "user"],
+            call_prefixes=["functions."],
+        ),
     )

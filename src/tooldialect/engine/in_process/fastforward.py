@@ -17,6 +17,8 @@ accepted, so an automaton that disagrees with llama.cpp can only lose speed. Wit
 does: trigger tokens by id, patterns by a full match of all text so far, the grammar starting at
 the first non-empty capture group. As a guard, nothing is forced while llama.cpp's grammar
 would accept an end-of-generation token (a grammar still awaiting its trigger accepts anything).
+Where the sampler switched to the grammar's strict form once the trigger fired (``strict``),
+the automaton follows that form from the capture on: the envelope is then forced too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
+from .strict import StrictSwitch
 from .triggers import TriggerWatch
 
 if TYPE_CHECKING:
@@ -44,9 +47,14 @@ class FastForward:
         engine: Engine,
         grammar: GrammarLike,
         triggers: tuple[list[int], list[str]] | None = None,
+        *,
+        sampler: GrammarSampler | None = None,
     ) -> None:
         self._engine = engine
         self._automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
+        # a sampler that may switch to the grammar's strict form once the trigger fired
+        self._sampler = sampler
+        self._switched: StrictSwitch | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.active = not grammar.lazy
         """The grammar is constraining (lazy: its trigger fired)."""
@@ -73,20 +81,28 @@ class FastForward:
         engine: Engine,
         grammar: GrammarLike | None,
         triggers: tuple[list[int], list[str]] | None = None,
+        *,
+        sampler: GrammarSampler | None = None,
     ) -> FastForward | None:
         """A fast-forward for ``grammar``, or ``None`` where it cannot follow it safely.
         ``triggers``: the generation's trigger tokens and patterns (``Engine.trigger_arguments``;
-        ``None`` asks the engine for the grammar's own)."""
+        ``None`` asks the engine for the grammar's own). ``sampler``: the generation's grammar
+        sampler; where it switches to the grammar's strict form (``strict``), the forced text
+        is read from that form from then on."""
         if grammar is None:
             return None
         try:
-            return cls(engine, grammar, triggers)
+            return cls(engine, grammar, triggers, sampler=sampler)
         except (GbnfSyntaxError, re.error):
             return None
 
     def observe(self, token: int) -> None:
         """Feed a token the grammar accepted (sampled or forced)."""
         text = self._decoder.decode(self._engine.piece(token))
+        switched = getattr(self._sampler, "switched", None)  # (a WatchedGrammar's)
+        if switched is not self._switched:
+            self._follow(switched)
+            return
         if self.active:
             self._automaton.feed(text)
             return
@@ -111,6 +127,19 @@ class FastForward:
             self._automaton.feed(self._seen[start:])
             self._seen = ""
             return
+
+    def _follow(self, switch: StrictSwitch | None) -> None:
+        """The sampler switched to the strict grammar with this token: read that one, from
+        the capture on (an automaton that cannot read it forces nothing)."""
+        self._switched, self.active = switch, True
+        if switch is None:
+            return
+        try:
+            self._automaton = GbnfAutomaton(switch.grammar.gbnf, switch.grammar.root)
+        except GbnfSyntaxError:
+            self._automaton.failed = True
+            return
+        self._automaton.feed(switch.capture)
 
     def start(self, grammar: GrammarSampler, *, room: int) -> list[int]:
         """Forced tokens before the first sampled one (a forced grammar's opener: the prompt

@@ -35,6 +35,7 @@ from .sampling import (
     SamplingParams,
     draw_seed,
 )
+from .strict import strict_of
 from .triggers import WatchedGrammar
 
 __all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
@@ -77,6 +78,9 @@ class Engine:
         self._turn = threading.Condition()
         self._owner: tuple[int, object] | None = None
         self._superseded: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.strict_calls = True
+        """With fast-forward, switch a lazy grammar to its strict form once its trigger fired
+        (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
         self._prefixes: OrderedDict[str, list[int]] = OrderedDict()
         """Tokens of recent tool prefixes (a prefix is tokenized once, not per request)."""
 
@@ -158,19 +162,29 @@ class Engine:
         return tokens, patterns
 
     def grammar_sampler(
-        self, grammar: GrammarLike, arguments: tuple[list[int], list[str]] = ([], [])
+        self,
+        grammar: GrammarLike,
+        arguments: tuple[list[int], list[str]] = ([], []),
+        *,
+        strict: bool = False,
     ) -> GrammarSampler:
         """A grammar sampler with its trigger tokens and patterns (``trigger_arguments``);
         raises ``GrammarError`` instead of handing llama.cpp a grammar it would crash on (the
         sampler checks llama.cpp's NULL answer before anything uses it, so the grammar is parsed
-        once, not validated and then parsed again)."""
+        once, not validated and then parsed again). ``strict``: switch to the lazy grammar's
+        strict form once the trigger fired, where it accepts the capture (``strict``)."""
         tokens, patterns = arguments if grammar.lazy else ([], [])
         if grammar.lazy and not tokens and not patterns:
             raise GrammarError("a lazy grammar needs trigger words or patterns; it has none")
         # patterns llama.cpp would scan over the whole text after every token are watched
         # incrementally instead (``triggers``)
         return WatchedGrammar.create(
-            self.vocab, grammar, trigger_tokens=tokens, trigger_patterns=patterns, piece=self.piece
+            self.vocab,
+            grammar,
+            trigger_tokens=tokens,
+            trigger_patterns=patterns,
+            piece=self.piece,
+            strict=strict_of(grammar) if strict else None,
         )
 
     # ---- prompt ------------------------------------------------------------------------------
@@ -291,8 +305,12 @@ class Engine:
         limit = self._token_limit(tokens, max_tokens)
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         arguments = self.trigger_arguments(grammar, triggers) if grammar is not None else None
+        observed = logprobs is not None or logits_processor is not None
         gsampler = (
-            self.grammar_sampler(grammar, arguments)
+            # the strict form only pays where fast-forward forces its text
+            self.grammar_sampler(
+                grammar, arguments, strict=fast_forward and not observed and self.strict_calls
+            )
             if grammar is not None and arguments is not None
             else None
         )
@@ -305,9 +323,8 @@ class Engine:
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
         result = GenerationResult(prompt_tokens=len(tokens))
         sample = self._observed(result, logprobs, logits_processor)
-        observed = logprobs is not None or logits_processor is not None
         ff = (
-            FastForward.create(self, grammar, arguments)
+            FastForward.create(self, grammar, arguments, sampler=gsampler)
             if fast_forward and gsampler is not None and not observed
             else None
         )

@@ -60,6 +60,11 @@ def _request(
         text = response.read().decode("utf-8", "replace")
         conn.close()
         raise HttpStatusError(response.status, text)
+    # one request per connection: the connection lets go of its socket now, which then closes
+    # when the response does (conn.close() would close the response too)
+    sock, conn.sock = conn.sock, None
+    if sock is not None:
+        sock.close()
     return response
 
 

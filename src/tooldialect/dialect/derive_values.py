@@ -1,0 +1,120 @@
+"""How an element body writes values, read off renders of probe calls: objects and arrays as
+child elements (``ElementBody.child``/``item``), ``None`` arguments left out (``omit_none``),
+strings XML-escaped (``xml_escape``). Each finding is kept only if ``render_call`` then writes
+the probe call exactly as the template does."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .derive_body import escape
+from .derive_probe import (
+    PROBE_NAME,
+    PROBE_RICH_ARGS,
+    Probe,
+    assistant_turn,
+    probe_call,
+    render_probe,
+)
+from .element_values import xml_escape
+from .spec import ElementBody, format_template, render_body
+
+__all__ = ["learn_values"]
+
+_OBJECT_KEY = "zzk_g"
+_LIST_KEY = "zzk_fs"
+_NONE_KEY = "zzk_e"
+_ESCAPED = 'zz<&">word'
+"""A string value with the characters XML escapes."""
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _value_pattern(body: ElementBody, key: str) -> re.Pattern[str]:
+    """The param template for ``key`` as a regex capturing its value (other fields loose)."""
+    template = format_template(body.param, key=key)
+    out, at = "", 0
+    for m in _FIELD.finditer(template):
+        out += re.escape(template[at : m.start()].replace("{{", "{").replace("}}", "}"))
+        out += "(?P<value>.*?)" if m.group(1) == "value" else r"[^<>\n]*?"
+        at = m.end()
+    out += re.escape(template[at:].strip().replace("{{", "{").replace("}}", "}"))
+    return re.compile(out.strip(), re.DOTALL)
+
+
+def _value_text(text: str, body: ElementBody, key: str) -> str | None:
+    m = _value_pattern(body, key).search(text)
+    return m.group("value") if m else None
+
+
+def _child(text: str | None) -> str:
+    """The member template read off the object probe's value, or ``""``."""
+    if not text or text.lstrip().startswith("{") or "zzk_h" not in text or "zzval" not in text:
+        return ""
+    template = escape(text).replace("zzk_h", "{key}").replace("zzval", "{value}")
+    fields = _FIELD.findall(template)
+    return template if fields[:2] == ["key", "value"] and fields.count("value") == 1 else ""
+
+
+def _item(text: str | None) -> str:
+    """The array-element template read off the list probe's value (``[1, "zzitem"]``)."""
+    if not text or text.lstrip().startswith("[") or "zzitem" not in text:
+        return ""
+    second = text.index("zzitem")
+    post = text[second + len("zzitem") :]
+    first = text.find("1")
+    pre = text[:first]
+    if first < 0 or not pre.strip() or text != pre + "1" + post + pre + "zzitem" + post:
+        return ""
+    named = escape(pre + "\x00" + post).replace(_LIST_KEY, "{key}")
+    named = named.replace(_LIST_KEY[:-1], "{singular}")
+    return named.replace("\x00", "{value}")
+
+
+def _call_text(probe: Probe, args: dict[str, Any]) -> str | None:
+    text = render_probe(
+        probe.renderer, probe.shape, assistant_turn(calls=[probe_call(0, args=args)]), rich=True
+    )
+    if text is None:
+        return None
+    start = text.rfind(PROBE_NAME)  # the call, not the tool list
+    return text[start:] if start >= 0 else None
+
+
+def _writes(body: ElementBody, args: dict[str, Any], theirs: str) -> bool:
+    try:
+        mine = render_body(body, PROBE_NAME, args, "", 0)
+    except (ValueError, TypeError, KeyError):
+        return False
+    head = format_template(body.head, name=PROBE_NAME, id="", index=0)
+    return _squash(mine[len(head) :]) in _squash(theirs)
+
+
+def _escapes(probe: Probe, body: ElementBody) -> bool:
+    """Whether the template XML-escapes a string value."""
+    text = _call_text(probe, {"zzk_a": _ESCAPED, "zzk_b": 42})
+    return text is not None and xml_escape(_ESCAPED) in text.replace("&quot;", "&#34;")
+
+
+def learn_values(probe: Probe, body: ElementBody) -> ElementBody:
+    """``body`` with what the template's renders show of nested values, ``None`` and escaping."""
+    if body.json_values:
+        return body
+    if _escapes(probe, body):
+        body = body.model_copy(update={"xml_escape": True})
+    text = _call_text(probe, dict(PROBE_RICH_ARGS))
+    if text is None:
+        return body
+    found = {
+        "omit_none": _NONE_KEY not in text,
+        "child": _child(_value_text(text, body, _OBJECT_KEY)),
+        "item": _item(_value_text(text, body, _LIST_KEY)),
+    }
+    candidate = body.model_copy(update=found)
+    if candidate != body and _writes(candidate, dict(PROBE_RICH_ARGS), text):
+        return candidate
+    return body

@@ -1,0 +1,156 @@
+"""Grammar for element values the spec writes other than as raw text or JSON: objects and arrays
+as child elements (``ElementBody.child``/``item``) and XML-escaped strings (``xml_escape``).
+It writes the canonical form ``render_call`` writes; the parser also reads JSON in their place.
+
+Inside child elements a string is text without ``<`` (escaped where the family escapes), other
+scalars are JSON; ``minItems``/``maxItems`` and string lengths inside nested values are not
+enforced (recorded as loosened); past a nesting depth of 8 a value is written as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..dialect.element_values import singular, xml_escape
+from ..dialect.spec import ElementBody, format_template
+from .gbnf import literal, optional_edges
+from .json_schema import SchemaConverter, props_sequence
+
+__all__ = ["element_special_value"]
+
+_MAX_DEPTH = 8
+_ENTITIES = ('"&amp;"', '"&lt;"', '"&gt;"', '"&#34;"', '"&#39;"')
+
+
+def _text(conv: SchemaConverter, body: ElementBody, *, nested: bool) -> str:
+    """Text of a string value: no markup where it is nested, entities where it is escaped."""
+    if body.xml_escape:
+        return conv.b.add("xml-text", "([^<&] | " + " | ".join(_ENTITIES) + ")*")
+    return conv.b.add("elem-text", "[^<]*") if nested else ""
+
+
+def _type(schema: Mapping[str, Any]) -> Any:
+    return schema.get("type")
+
+
+def _scalar(conv: SchemaConverter, body: ElementBody, schema: Any, pointer: str, hint: str) -> str:
+    s = conv.resolve(schema, pointer)
+    if isinstance(s, Mapping) and isinstance(s.get("enum"), list):
+        texts = [v for v in s["enum"] if isinstance(v, str)]
+        if texts and len(texts) == len(s["enum"]):
+            escaped = [xml_escape(v) if body.xml_escape else v for v in texts]
+            return "(" + " | ".join(dict.fromkeys(literal(v) for v in escaped)) + ")"
+    t = _type(s) if isinstance(s, Mapping) else None
+    if t == "string" or (isinstance(t, list) and "string" in t) or not t:
+        return _text(conv, body, nested=True)
+    return conv.visit(schema, pointer, hint=hint)
+
+
+def _object(
+    conv: SchemaConverter,
+    body: ElementBody,
+    s: Mapping[str, Any],
+    pointer: str,
+    hint: str,
+    depth: int,
+) -> str | None:
+    props = s.get("properties")
+    if not body.child or not isinstance(props, Mapping) or not props:
+        return None
+    pre, _, rest = body.child.partition("{key}")
+    link, _, post = rest.partition("{value}")
+    listed = s.get("required")
+    required: list[Any] = listed if isinstance(listed, list) else []
+    items = []
+    for k, sub in props.items():
+        ptr = f"{pointer}/properties/{k}"
+        h = f"{hint}-{k}"
+        value = _value(conv, body, sub, ptr, key=str(k), hint=h, depth=depth + 1)
+        opener = format_template(pre + "{key}" + link, key=k)
+        rule = conv.b.add(h, f"{literal(opener)} {value} {literal(format_template(post, key=k))}")
+        items.append((rule, k in required))
+    return props_sequence(conv.b, items, '""', hint=f"{hint}-members")
+
+
+def _array(
+    conv: SchemaConverter,
+    body: ElementBody,
+    s: Mapping[str, Any],
+    pointer: str,
+    *,
+    key: str,
+    hint: str,
+    depth: int,
+) -> str | None:
+    if not body.item:
+        return None
+    if "minItems" in s or "maxItems" in s:
+        conv.loosen(pointer, "item counts of an array written as elements are not enforced")
+    template = format_template(body.item, key=key, singular=singular(key))
+    pre, _, post = template.partition("{value}")
+    sub = s.get("items", {})
+    value = _value(conv, body, sub, f"{pointer}/items", key=key, hint=f"{hint}-i", depth=depth + 1)
+    return conv.b.add(f"{hint}-items", f"({literal(pre)} {value} {literal(post)})*")
+
+
+def _nested(
+    conv: SchemaConverter,
+    body: ElementBody,
+    schema: Any,
+    pointer: str,
+    *,
+    key: str,
+    hint: str,
+    depth: int,
+) -> str | None:
+    """Child elements for an object or array schema, or None where the value is a scalar (or
+    nested too deep, or of several types)."""
+    s = conv.resolve(schema, pointer)
+    if depth > _MAX_DEPTH or not isinstance(s, Mapping):
+        return None
+    if _type(s) == "object":
+        return _object(conv, body, s, pointer, hint, depth)
+    if _type(s) == "array":
+        return _array(conv, body, s, pointer, key=key, hint=hint, depth=depth)
+    return None
+
+
+def _value(
+    conv: SchemaConverter,
+    body: ElementBody,
+    schema: Any,
+    pointer: str,
+    *,
+    key: str,
+    hint: str,
+    depth: int,
+) -> str:
+    nested = _nested(conv, body, schema, pointer, key=key, hint=hint, depth=depth)
+    return nested if nested is not None else _scalar(conv, body, schema, pointer, hint)
+
+
+def _plain_string(s: Any) -> bool:
+    """A string schema without constraints the escaped text would have to carry."""
+    constrained = ("enum", "const", "pattern", "minLength", "maxLength", "format")
+    return isinstance(s, Mapping) and _type(s) == "string" and not any(k in s for k in constrained)
+
+
+def element_special_value(
+    conv: SchemaConverter,
+    body: ElementBody,
+    schema: Any,
+    pointer: str,
+    post: str,
+    *,
+    key: str,
+    hint: str,
+) -> str | None:
+    """A rule for one parameter value followed by ``post`` where the body writes it as child
+    elements or escaped text; None where the plain element value rule applies."""
+    content = _nested(conv, body, schema, pointer, key=key, hint=hint, depth=0)
+    if content is None and body.xml_escape and _plain_string(conv.resolve(schema, pointer)):
+        content = _text(conv, body, nested=False)
+    if content is None:
+        return None
+    closing = optional_edges(post) or '""'
+    return conv.b.add(hint, f"{content} {closing}")

@@ -1,0 +1,104 @@
+"""One element value's text as meant: layout trimmed, wrappers (CDATA, a JSON string) removed,
+typed by the tool's schema or the template's type attribute, nested elements read back, escapes
+decoded where the spec says the family writes them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..dialect.element_values import xml_unescape
+from ..dialect.spec import ElementBody
+from .element_nested import NOT_NESTED, read_nested
+from .values import coerce_value
+
+__all__ = ["CDATA_CLOSE", "CDATA_OPEN", "element_value", "trim_value"]
+
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
+def trim_value(value: str, body: ElementBody, *, indented: bool) -> str:
+    """The value as meant: one newline stripped on each side where the template writes them,
+    and, in a layout the model indented (``indented``), the common indentation of its lines and
+    a last line holding only the closer's indentation. Where the template writes the value
+    inline, a newline on both sides is the model's layout and is stripped too."""
+    if not body.trim_value and len(value) > 1 and value[0] == "\n" and value[-1] == "\n":
+        value = value[1:-1]
+    if body.trim_value:
+        if value.startswith("\r\n"):
+            value = value[2:]
+        elif value.startswith("\n"):
+            value = value[1:]
+        if indented:
+            last = value.rfind("\n")
+            if last >= 0 and not value[last + 1 :].strip():
+                value = value[:last] + "\n"
+        if value.endswith("\r\n"):
+            value = value[:-2]
+        elif value.endswith("\n"):
+            value = value[:-1]
+    return _dedent(value) if indented else value
+
+
+def _dedent(value: str) -> str:
+    lines = value.split("\n")
+    widths = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip()]
+    cut = min(widths, default=0)
+    if not cut:
+        return value
+    return "\n".join(line[cut:] if line.strip() else line.strip(" \t") for line in lines)
+
+
+def _unescape(value: str) -> str:
+    return value.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")
+
+
+def _flag(body: ElementBody, fields: Mapping[str, str]) -> str | None:
+    """The string flag a ``{type}`` attribute (through ``body.type_names``) or an
+    ``{is_string}`` attribute gives, if any."""
+    if "type" in fields:
+        written = fields["type"].strip()
+        names = {v: k for k, v in body.type_names.items()}
+        return "true" if names.get(written, written) == "string" else "false"
+    return fields.get("is_string")
+
+
+def _unwrapped(raw: str, body: ElementBody, flag: str | None) -> tuple[str, str | None, bool]:
+    """The value text and its string flag with a wrapper removed: a CDATA section (text, never
+    escaped inside), a JSON string where the family writes JSON values; and whether the text
+    may still hold escapes."""
+    text = raw.strip()
+    if text.startswith(CDATA_OPEN) and text.endswith(CDATA_CLOSE):
+        return text[len(CDATA_OPEN) : -len(CDATA_CLOSE)], flag or "true", False
+    if body.json_values and text.startswith('"'):
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return raw, flag, True
+        if isinstance(decoded, str):
+            return decoded, "true", False
+    return raw, flag, True
+
+
+def element_value(
+    raw: str,
+    body: ElementBody,
+    fields: Mapping[str, str],
+    *,
+    schema: Any,
+    root: Mapping[str, Any],
+    key: str,
+) -> Any:
+    """The JSON value of one parameter whose text is ``raw`` (already trimmed)."""
+    text, flag, escaped = _unwrapped(raw, body, _flag(body, fields))
+    if escaped and (body.child or body.item) and flag != "true":
+        nested = read_nested(text, body, schema, root, key=key)
+        if nested is not NOT_NESTED:
+            return nested
+    value = coerce_value(text, schema, root=root, is_string=flag)
+    if isinstance(value, str) and escaped and body.xml_escape:
+        value = xml_unescape(value)
+    if isinstance(value, str) and body.unescape_value:
+        value = _unescape(value)
+    return value
