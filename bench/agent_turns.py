@@ -237,7 +237,8 @@ def agent_loop(
     time, the time to first token, the tokens ``llm.eval`` decoded (prompt and reply) and, for
     tooldialect, the prompt tokens decoded, the tool prefix and what its checkpoint did.
     ``excess`` is what was decoded of the prompt beyond the tokens appended since the previous
-    request's prompt and reply; ``rerendered`` is what the template itself changed of that
+    request's prompt and reply (0 when less was decoded: a loaded checkpoint after a shorter
+    prompt); ``rerendered`` is what the template itself changed of that
     history (the live KV cache's tokens after the first one the new prompt differs at)."""
     from llama_cpp import Llama
 
@@ -293,7 +294,7 @@ def agent_loop(
             shared = common_prefix(live, tokens)
             row["appended"] = max(len(tokens) - len(live), 0)
             row["rerendered"] = len(live) - shared
-            row["excess"] = row["prompt_decoded"] - row["appended"]
+            row["excess"] = max(row["prompt_decoded"] - row["appended"], 0)
             row["tool_prefix_tokens"] = prefix_tokens
             row["tool_prefix_decoded"] = row["prompt_decoded"] > len(tokens) - prefix_tokens
         rows.append(row)
