@@ -104,6 +104,9 @@ QWEN3_TEMPLATE = Path(__file__).resolve().parent.parent / (
 )
 """A reasoning template (earlier turns' ``reasoning_content`` dropped from history)."""
 
+THREADS: list[int] = []
+"""llama.cpp threads when set (``--threads``; spin-waiting threads distort a loaded machine)."""
+
 LOOP_SYSTEM = {"role": "system", "content": "You are a careful agent. Use the tools, then answer."}
 
 
@@ -234,7 +237,8 @@ def agent_loop(
     time, the time to first token, the tokens ``llm.eval`` decoded (prompt and reply) and, for
     tooldialect, the prompt tokens decoded, the tool prefix and what its checkpoint did.
     ``excess`` is what was decoded of the prompt beyond the tokens appended since the previous
-    request's prompt and reply; ``rerendered`` is what the template itself changed of that
+    request's prompt and reply (0 when less was decoded: a loaded checkpoint after a shorter
+    prompt); ``rerendered`` is what the template itself changed of that
     history (the live KV cache's tokens after the first one the new prompt differs at)."""
     from llama_cpp import Llama
 
@@ -244,8 +248,8 @@ def agent_loop(
     kwargs: dict[str, Any] = {
         "model_path": str(model_path(model)),
         "n_ctx": n_ctx,
-        "n_threads": N_THREADS,
-        "n_threads_batch": N_THREADS,
+        "n_threads": THREADS[0] if THREADS else N_THREADS,
+        "n_threads_batch": THREADS[0] if THREADS else N_THREADS,
         "verbose": False,
         "seed": 0,
     }
@@ -259,7 +263,7 @@ def agent_loop(
         kwargs["chat_format"] = "chatml-function-calling"
         step = _plain_step
     with quiet_stderr():
-        llm = Llama(**kwargs)
+        llm: Any = Llama(**kwargs)  # Any: its chat_handler is ours or llama-cpp-python's
     tools = loop_tools(n_tools)
     counter = EvalCounter(llm)
     rows: list[dict[str, Any]] = []
@@ -290,7 +294,7 @@ def agent_loop(
             shared = common_prefix(live, tokens)
             row["appended"] = max(len(tokens) - len(live), 0)
             row["rerendered"] = len(live) - shared
-            row["excess"] = row["prompt_decoded"] - row["appended"]
+            row["excess"] = max(row["prompt_decoded"] - row["appended"], 0)
             row["tool_prefix_tokens"] = prefix_tokens
             row["tool_prefix_decoded"] = row["prompt_decoded"] > len(tokens) - prefix_tokens
         rows.append(row)
@@ -354,7 +358,12 @@ def main(argv: list[str] | None = None) -> None:
         help="one run instead of all four",
     )
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
+    )
     args = parser.parse_args(argv)
+    if args.threads:
+        THREADS[:] = [args.threads]
     runs = {
         "tooldialect": lambda: agent_loop(
             system="tooldialect", n_tools=args.tools, model=args.model, max_tokens=args.max_tokens
@@ -383,7 +392,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.only
         else agent_loop_all(n_tools=args.tools, model=args.model, max_tokens=args.max_tokens)
     )
-    data = {"machine": machine(), "load_average": os.getloadavg(), "result": data}
+    data = {
+        "machine": machine(),
+        "threads": THREADS[0] if THREADS else N_THREADS,
+        "load_average": os.getloadavg(),
+        "result": data,
+    }
     text = json.dumps(data, indent=1)
     print(text)
     if args.out:
@@ -392,3 +406,73 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# ---- report ------------------------------------------------------------------------------------
+
+
+def loop_targets(data: Any) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 20 §5's rows of the target table, from :func:`agent_loop_all`'s result."""
+    if not isinstance(data, dict) or "error" in data or "tooldialect" not in data:
+        why = data.get("error") if isinstance(data, dict) else "not run"
+        return [("7. agent loop, 6 steps", f"not run: {why}", "tool prefix decoded once", None)]
+    before = data["reasoning_template_without_checkpoint"]
+    after = data["reasoning_template_with_checkpoint"]
+    ours, plain = data["tooldialect"], data["chatml-function-calling"]
+    worst = max(r["excess"] - r["rerendered"] for r in after["rows"][1:])
+    n = after["n_tools"]
+    return [
+        (
+            f"7. agent loop, reasoning template, {n} tools: tool prefix decodes in 6 steps",
+            f"{after['tool_prefix_decodes']} (without the checkpoint: "
+            f"{before['tool_prefix_decodes']})",
+            "1",
+            after["tool_prefix_decodes"] == 1,
+        ),
+        (
+            "7. agent loop: worst excess beyond what the template re-rendered, steps 2-6",
+            f"{worst} tokens",
+            "<= 0",
+            worst <= 0,
+        ),
+        (
+            f"7. agent loop, {n} tools: total time vs chatml-function-calling",
+            f"{ours['total_s']:.1f} s vs {plain['total_s']:.1f} s "
+            f"({data['total_ratio_vs_chatml_fc']:.2f}x)",
+            "report",
+            None,
+        ),
+    ]
+
+
+def loop_table(data: Any) -> list[str]:
+    """The per-step table of :func:`agent_loop_all`'s result (markdown lines)."""
+    if not isinstance(data, dict) or "tooldialect" not in data:
+        return []
+    md = [
+        "",
+        "Agent loop (issue 20 §5, `bench/agent_turns.py`): six scripted model calls of one agent "
+        "run over MCP tools on Qwen2.5-Coder-0.5B (two tool steps, an answer without tools, a "
+        "new user turn...). *evaluated*: tokens `llm.eval` decoded (prompt and reply); "
+        "*prompt decoded*, *excess* (beyond the tokens appended since the last request) and "
+        "*re-rendered* (history the template itself changed) are tooldialect's. The reasoning "
+        "rows use Qwen3's template, which drops earlier turns' reasoning.",
+        "",
+        "| set-up | step | tool_choice | s | TTFT s | evaluated | prompt decoded | excess | "
+        "re-rendered | checkpoint |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    runs = (
+        ("tooldialect", data["tooldialect"]),
+        ("chatml-function-calling", data["chatml-function-calling"]),
+        ("reasoning, no checkpoint", data["reasoning_template_without_checkpoint"]),
+        ("reasoning, checkpoint", data["reasoning_template_with_checkpoint"]),
+    )
+    for label, run in runs:
+        for r in run["rows"]:
+            md.append(
+                f"| {label} | {r['step']} | {r['tool_choice']} | {r['seconds']} | {r['ttft_s']} | "
+                f"{r['tokens_evaluated']} | {r.get('prompt_decoded', '')} | "
+                f"{r.get('excess', '')} | {r.get('rerendered', '')} | {r.get('checkpoint', '')} |"
+            )
+    return md

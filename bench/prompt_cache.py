@@ -8,6 +8,11 @@ again with another user message. Each request decodes one token, so its wall tim
 prefill plus what the cache costs (lookup, state restore, state save). Target: the return
 costs <= 0.15x the cold request. A ``prompt_cache=False`` handler on the same Llama does the
 same return right after, interleaved, as the reference. Reports the state size per entry.
+
+    python bench/prompt_cache.py --checkpoints --models qwen --tools 50 --reps 1
+
+measures the same return with the tool-prefix checkpoints alone (the default handler, no
+prompt cache; target <= 0.05x the cold request) and the bytes the checkpoints hold.
 """
 
 from __future__ import annotations
@@ -57,8 +62,9 @@ def set_threads(n: int) -> None:
 def measure(model: str, *, n_tools: int, reps: int) -> dict[str, Any]:
     from tooldialect.handler import ToolChatHandler
 
-    cached = ToolChatHandler(prompt_cache=True)
-    plain = ToolChatHandler(prompt_cache=False)
+    # the tool-prefix checkpoints off: this measures the prompt cache alone
+    cached = ToolChatHandler(prompt_cache=True, prefix_checkpoints=False)
+    plain = ToolChatHandler(prompt_cache=False, prefix_checkpoints=False)
     with quiet_stderr():
         llm = make_llama(model, "default")
     if THREADS:
@@ -99,6 +105,57 @@ def measure(model: str, *, n_tools: int, reps: int) -> dict[str, Any]:
     }
 
 
+def measure_checkpoints(model: str, *, n_tools: int, reps: int) -> dict[str, Any]:
+    """The same return to tool set A with the tool-prefix checkpoints alone (the default
+    handler: no prompt cache). The return loads A's checkpoint and decodes the new user turn;
+    the reference is the same return with checkpoints off. Target: <= 0.05x the cold request."""
+    from tooldialect.handler import ToolChatHandler
+
+    ours = ToolChatHandler(prompt_cache=False)
+    plain = ToolChatHandler(prompt_cache=False, prefix_checkpoints=False)
+    with quiet_stderr():
+        llm = make_llama(model, "default")
+    if THREADS:
+        import llama_cpp
+
+        llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
+    rows = []
+    for rep in range(reps):
+        a, b = _tool_set(n_tools, 2 * rep), _tool_set(n_tools, 2 * rep + 1)
+        cold, cold_n = _request(ours, llm, a, "Hi!")  # decodes A, saves its checkpoint
+        _request(ours, llm, b, "Hello!")
+        back, back_n = _request(ours, llm, a, "Save a note about lunch.")
+        assert ours.last_result is not None
+        loaded = ours.last_result.checkpoint
+        # reference: the same return without checkpoints (the live KV holds tool set B)
+        _request(plain, llm, b, "Hello again!")
+        uncached, uncached_n = _request(plain, llm, a, "Save a note about dinner.")
+        rows.append(
+            {
+                "cold_s": round(cold, 3),
+                "cold_prompt_tokens_decoded": cold_n,
+                "return_checkpoint_s": round(back, 3),
+                "return_checkpoint_tokens_decoded": back_n,
+                "checkpoint": loaded,
+                "return_uncached_s": round(uncached, 3),
+                "return_uncached_tokens_decoded": uncached_n,
+                "ratio_checkpoint_vs_cold": round(back / cold, 3),
+            }
+        )
+    store = ours.checkpoints(llm)
+    assert store is not None
+    return {
+        "model": model,
+        "n_tools": n_tools,
+        "rows": rows,
+        "median_ratio_checkpoint_vs_cold": median([r["ratio_checkpoint_vs_cold"] for r in rows]),
+        "checkpoints_kept": len(store),
+        "checkpoint_bytes": store.size,
+        "checkpoint_bytes_per_entry": round(store.size / max(len(store), 1)),
+        "target": "<= 0.05",
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["qwen"])
@@ -107,10 +164,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
     )
+    parser.add_argument(
+        "--checkpoints",
+        action="store_true",
+        help="measure the tool-prefix checkpoints (no prompt cache) instead of the prompt cache",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         set_threads(args.threads)
-    out = [measure(m, n_tools=args.tools, reps=args.reps) for m in args.models]
+    run = measure_checkpoints if args.checkpoints else measure
+    out = [run(m, n_tools=args.tools, reps=args.reps) for m in args.models]
     print(json.dumps(out, indent=1))
 
 

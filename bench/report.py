@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import bfcl_data
+from bench.agent_turns import loop_table, loop_targets
 from bench.common import MODEL_LABELS, ROOT
 
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -70,6 +71,8 @@ def target_rows(speed: dict[str, Any], over: dict[str, Any], acc: dict[str, Any]
                 _ok(worst, worst <= 5),
             )
         )
+    if "agent_loop" in speed:
+        rows += loop_targets(speed["agent_loop"])
     cached, cold = over.get("overhead_cached"), over.get("overhead_cold")
     if _err(cached) or cached is None:
         rows.append(("4. overhead, cached", f"not run: {_err(cached)}", "<= 2 ms (10 tools)", None))
@@ -201,6 +204,7 @@ def _speed_tables(speed: dict[str, Any]) -> list[str]:
                     f"| {t['turn']} | {system} | {t['prompt_tokens']} | {t['new_suffix']} | "
                     f"{t['decoded']} | {t['excess']} | {', '.join(t['calls']) or '-'} |"
                 )
+    md += loop_table(speed.get("agent_loop"))
     return md
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import workload
-from bench.agent_turns import agent_multi_turn
+from bench.agent_turns import agent_loop_all, agent_multi_turn
 from bench.common import (
     capture_generations,
     first_decode,
@@ -287,6 +287,11 @@ def run(*, quick: bool) -> dict[str, Any]:
             ],
         ),
         ("multi_turn", lambda: {**multi_turn_all(), "tooldialect Agent": agent_multi_turn()}),
+        # issue 20 §5: 50 MCP tools in the full run (a ~12k-token tool prefix), 10 in --quick
+        (
+            "agent_loop",
+            lambda: agent_loop_all(n_tools=10 if quick else 50, max_tokens=8 if quick else 16),
+        ),
     ]
     for name, step in steps:
         start = time.perf_counter()

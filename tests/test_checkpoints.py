@@ -48,6 +48,8 @@ def test_store_refuses_a_state_larger_than_its_capacity_and_keeps_the_rest() -> 
     store.put(b"a", State(60))
     assert not store.put(b"big", State(101))
     assert b"a" in store and store.size == 60 and store.saves == 1
+    # a refused key is not worth capturing again; a kept one is not either; others are
+    assert not store.wants(b"big") and not store.wants(b"a") and store.wants(b"other")
 
 
 def test_store_replacing_a_key_counts_its_bytes_once() -> None:
@@ -63,7 +65,7 @@ def test_a_miss_is_none_and_no_hit() -> None:
 
 
 def test_prefix_key_is_the_exact_tokens() -> None:
-    assert prefix_key([1, 2, 3]) == prefix_key(np.array([1, 2, 3]))
+    assert prefix_key([1, 2, 3]) == prefix_key((1, 2, 3))
     assert prefix_key([1, 2, 3]) != prefix_key([1, 2, 4])
     assert prefix_key([1, 2]) != prefix_key([1, 2, 0])
 
@@ -319,6 +321,19 @@ def test_a_kv_a_few_tokens_short_of_the_prefix_decodes_them_instead(states: list
     back = [*PREFIX, 2]
     engine._decode_prompt(back, point(store, back))
     assert llama.decoded[-1] == [*PREFIX[-3:], 2] and states == ["save"]
+
+
+def test_a_prefix_too_large_to_keep_is_captured_once(states: list[str]) -> None:
+    llama, store = KVLlama(), PrefixCheckpoints(4 * len(PREFIX) - 1)  # one byte short
+    engine = KVEngine(llama)
+    first = [*PREFIX, 1]
+    p = point(store, first)
+    engine._decode_prompt(first, p)
+    assert states == ["save"] and p.result.checkpoint == "" and len(store) == 0
+    engine._decode_prompt([*PREFIX[:5], 7], None)
+    again = [*PREFIX, 2]
+    engine._decode_prompt(again, point(store, again))
+    assert states == ["save"] and llama.decoded[-1] == again[5:]  # decoded, not captured
 
 
 def test_without_a_point_the_prompt_decode_is_unchanged(states: list[str]) -> None:

@@ -85,7 +85,7 @@ def test_a_reasoning_templates_reshaped_history_re_decodes_only_what_it_changed(
 
     handler = ToolChatHandler(chat_template=read_template("Qwen-Qwen3-0.6B.jinja"))
     llm = load(qwen_path, handler)
-    call = {
+    call: dict[str, Any] = {
         "role": "assistant",
         "content": "",
         "reasoning_content": "I should look the weather up first.",
@@ -98,7 +98,12 @@ def test_a_reasoning_templates_reshaped_history_re_decodes_only_what_it_changed(
         ],
     }
     result = {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 18}'}
-    history = [SYSTEM, {"role": "user", "content": "Weather in Paris?"}, call, result]
+    history: list[dict[str, Any]] = [
+        SYSTEM,
+        {"role": "user", "content": "Weather in Paris?"},
+        call,
+        result,
+    ]
     _, first = ask(llm, history, tools=TOOLS)
     assert first.checkpoint == "saved"
     # a new user turn: the template drops the earlier turn's reasoning from the history
@@ -108,9 +113,8 @@ def test_a_reasoning_templates_reshaped_history_re_decodes_only_what_it_changed(
         {"role": "user", "content": "Rome?"},
     ]
     live = llm._input_ids.tolist()
-    tokens = handler.setup(llm).engine.tokenize_prompt(
-        handler.prepare(llama=llm, messages=follow, tools=TOOLS).prompt
-    )
+    engine: Any = handler.setup(llm).engine
+    tokens = engine.tokenize_prompt(handler.prepare(llama=llm, messages=follow, tools=TOOLS).prompt)
     changed_at = common_prefix(live, tokens)
     assert first.prefix_tokens < changed_at < first.prompt_tokens  # the template re-rendered
     _, second = ask(llm, follow, tools=TOOLS)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ToolDialectError
 from ..prompt.compat import SYSTEM_ROLES
-from ..tools import ToolDef
+from ..tools import ToolDef, tools_key
 
 __all__ = ["PrefixCache", "shared_head", "tool_prefix"]
 
@@ -67,9 +67,9 @@ def tool_prefix(
     ``render(messages)`` renders as the request does (same tools and template arguments)."""
     if not tools:
         return ""
-    system = [m for m in _leading_system(messages)]
+    system = _leading_system(messages)
     key = (
-        tuple(t.fingerprint for t in tools),
+        tools_key(tools),
         json.dumps(system, sort_keys=True, default=repr),
         json.dumps(dict(template_kwargs), sort_keys=True, default=repr),
     )

@@ -43,6 +43,9 @@ DEFAULT_CHECKPOINT_BYTES = 1 << 30
 MIN_PREFIX_TOKENS = 64
 """Shorter prefixes get no checkpoint: they decode in less time than a state copy takes."""
 
+_REFUSED_KEPT = 64
+"""Keys of too-large states remembered (one per tool set that did not fit)."""
+
 CheckpointOption = bool | int
 """``True`` (a store of :data:`DEFAULT_CHECKPOINT_BYTES` per model), an ``int`` (that many bytes
 per model) or ``False`` / ``0`` (none)."""
@@ -72,12 +75,20 @@ class PrefixCheckpoints:
         """Checkpoints loaded (each one a tool prefix not decoded again)."""
         self.saves = 0
         """Checkpoints stored."""
+        self._refused: OrderedDict[bytes, None] = OrderedDict()
+        """Keys of states too large to keep (recent ones): not captured again, each capture
+        being a copy of the whole state."""
 
     def __len__(self) -> int:
         return len(self._states)
 
     def __contains__(self, key: bytes) -> bool:
         return key in self._states
+
+    def wants(self, key: bytes) -> bool:
+        """Whether a state for ``key`` is worth capturing: none is kept, and none was refused
+        as too large."""
+        return key not in self._states and key not in self._refused
 
     def get(self, key: bytes) -> Any:
         """The state saved under ``key`` (counted as a hit, made most recent), else ``None``."""
@@ -92,6 +103,9 @@ class PrefixCheckpoints:
         it was kept (a state larger than the whole capacity is not)."""
         size = int(state.llama_state_size)
         if size > self.capacity:
+            self._refused[key] = None
+            while len(self._refused) > _REFUSED_KEPT:
+                self._refused.popitem(last=False)
             return False
         old = self._states.pop(key, None)
         if old is not None:

@@ -229,7 +229,7 @@ class Engine:
             if point is not None and self._load_checkpoint(point):
                 reuse = point.length
         llama._requires_eval = True
-        if point is not None and reuse < point.length and point.key not in point.store:
+        if point is not None and reuse < point.length and point.store.wants(point.key):
             llama.eval(list(tokens[reuse : point.length]))
             if point.store.put(point.key, capture_state(llama)):
                 point.result.checkpoint = "saved"
