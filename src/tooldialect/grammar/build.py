@@ -235,6 +235,9 @@ def strict_call_rules(
     for i, fmt in enumerate(spec.formats):
         if not fmt.effective_triggers():
             continue
+        # the capture starts at the trigger, after the first marker's leading whitespace
+        first = "section_open" if fmt.section_open else "call_open"
+        fmt = fmt.model_copy(update={first: getattr(fmt, first).lstrip()})
         indents = STRICT_INDENTS if isinstance(fmt.body, JsonBody) else (None,)
         for indent in indents:
             alts.append(
