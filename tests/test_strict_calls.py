@@ -147,7 +147,7 @@ MESSAGES = [{"role": "user", "content": "What is the weather in Paris for the ne
 
 def _auto(llm: Any, *, stream: bool = False) -> tuple[Any, Any]:
     handler = ToolChatHandler()
-    out = handler(
+    out: Any = handler(
         llama=llm,
         messages=MESSAGES,
         tools=[WEATHER],
@@ -157,7 +157,7 @@ def _auto(llm: Any, *, stream: bool = False) -> tuple[Any, Any]:
         stream=stream,
     )
     if stream:
-        chunks = list(out)  # type: ignore[arg-type]
+        chunks = list(out)
         calls: dict[int, dict[str, str]] = {}
         for c in chunks:
             for d in c["choices"][0]["delta"].get("tool_calls") or []:
@@ -166,7 +166,7 @@ def _auto(llm: Any, *, stream: bool = False) -> tuple[Any, Any]:
                 slot["name"] += fn.get("name") or ""
                 slot["arguments"] += fn.get("arguments") or ""
         return [calls[k] for k in sorted(calls)], handler.last_result
-    message = out["choices"][0]["message"]  # type: ignore[index]
+    message = out["choices"][0]["message"]
     parsed = [
         {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
         for c in message.get("tool_calls") or []

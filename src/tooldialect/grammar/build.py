@@ -436,9 +436,7 @@ def _body(
     name = literal(tool.name)
     head_fields = {"name": name, "id": f"({_id_rule(spec)})", "index": f"({_INDEX_RULE})"}
     if isinstance(body, JsonBody):
-        return _json_body(
-            b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent
-        )
+        return _json_body(b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent)
     if isinstance(body, TaggedBody):
         args = SchemaConverter(b, schema, codec=codec_for("json", layout)).visit(
             schema, "", hint=f"{hint}-args"
