@@ -156,6 +156,7 @@ def measure(
         return _call(handlers[v], llm, tools, choice, **kw)
 
     tools = workload.make_tools(n_tools)
+    names = {_name(*v) for v in variants}
     rows = []
     call(variants[0], max_tokens=1)  # prefill once: all are warm
     load = [round(os.getloadavg()[0], 2)]
@@ -185,6 +186,8 @@ def measure(
             }
         rows.append(row)
         load.append(round(os.getloadavg()[0], 2))
+        ratios = {k: v["speedup_vs_plain_same_tokens"] for k, v in row.items() if k in names}
+        print(f"# rep {len(rows)}: load {load[-1]} vs-plain {ratios}", file=sys.stderr, flush=True)
     summary = {}
     for v in variants:
         cells = [row[_name(*v)] for row in rows]

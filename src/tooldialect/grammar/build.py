@@ -62,12 +62,6 @@ _ID_RULES = {"openai": "[a-zA-Z0-9_-]{1,40}", "alnum9": "[a-zA-Z0-9]{9}", "numer
 _INDEX_RULE = "[0-9]{1,4}"
 GAP = "[ \\t\\r\\n]{0,8}"
 """Whitespace a model may write between markers (bounded: an unbounded gap lets it ramble)."""
-STRICT_INDENTS: tuple[int | None, ...] = (None, 2, 4)
-"""Layouts of a JSON call's envelope in a lazy grammar's strict form: ``json.dumps``'s compact
-one (``{"name": "f", "arguments": {...}}``, as ``render_call`` writes it) and its ``indent=2`` /
-``indent=4`` ones (``{\\n  "name": "f",\\n  "arguments": {...}\\n}``), which models write
-under ``auto`` (Qwen2.5 in a fenced block). All are alternatives: the text the model writes
-picks one, and from there the envelope is forced."""
 
 
 class ToolGrammar(BaseModel):
@@ -206,6 +200,8 @@ def build_grammar(
     if not alts:
         return None
     b.define(root, " | ".join(alts))
+    from .strict import strict_call_rules  # (it builds on format_rule, below)
+
     strict = (
         strict_call_rules(spec, selected, parallel=parallel_tool_calls)
         if argument_layout == "canonical"
@@ -221,40 +217,6 @@ def build_grammar(
         strict_gbnf=strict[0] if strict else "",
         strict_root=strict[1] if strict else "",
     )
-
-
-def strict_call_rules(
-    spec: DialectSpec, tools: list[ToolDef], *, parallel: bool
-) -> tuple[str, str] | None:
-    """``(gbnf, root)`` of a lazy grammar's strict form: every format that has a trigger, in
-    the canonical argument layout with the exact envelope of a forced call (a JSON body in each
-    of :data:`STRICT_INDENTS`), each starting with its trigger text as the lazy one does.
-    ``None`` when no format has a trigger."""
-    b = GbnfBuilder()
-    root = b.name("strict")
-    alts = []
-    for i, fmt in enumerate(spec.formats):
-        if not fmt.effective_triggers():
-            continue
-        indents = STRICT_INDENTS if isinstance(fmt.body, JsonBody) else (None,)
-        for indent in indents:
-            alts.append(
-                format_rule(
-                    b,
-                    spec,
-                    fmt,
-                    tools,
-                    parallel=parallel,
-                    hint=f"fmt{i}" if indent is None else f"fmt{i}-i{indent}",
-                    layout="canonical",
-                    exact=True,
-                    indent=indent,
-                )
-            )
-    if not alts:
-        return None
-    b.define(root, " | ".join(alts))
-    return b.render(root), root
 
 
 # -- triggers ----------------------------------------------------------------------------
@@ -434,9 +396,7 @@ def _body(
     name = literal(tool.name)
     head_fields = {"name": name, "id": f"({_id_rule(spec)})", "index": f"({_INDEX_RULE})"}
     if isinstance(body, JsonBody):
-        return _json_body(
-            b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent
-        )
+        return _json_body(b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent)
     if isinstance(body, TaggedBody):
         args = SchemaConverter(b, schema, codec=codec_for("json", layout)).visit(
             schema, "", hint=f"{hint}-args"

@@ -289,8 +289,10 @@ class Engine:
         ``prompt_cache``: a ``BaseLlamaCache`` to restore the longest cached prefix from and save
         the final state to (``None``: ``Llama.cache`` as ``create_completion``; ``False``: none).
         ``fast_forward``: decode the text the grammar forces in one batch (see ``fastforward``);
-        it is off for a request that asks for ``logprobs`` or a ``logits_processor``: forced
-        tokens are appended, not sampled, so they have no distribution to report or rewrite.
+        with it a lazy grammar switches to its strict form once its trigger fired, where that
+        accepts the capture (``strict``; ``Engine.strict_calls``). Both are off for a request
+        that asks for ``logprobs`` or a ``logits_processor``: forced tokens are appended, not
+        sampled, so they have no distribution to report or rewrite.
 
         ``logprobs`` (the number of top alternatives, 0 for none) fills ``result.logprobs``;
         ``logits_processor(input_ids, scores)`` rewrites the logits before each step is sampled

@@ -13,7 +13,9 @@ characters can still complete one: :class:`TriggerWatch` searches just that tail
 When one completes it builds a sampler lazy on that one pattern and replays the tokens from the
 one where the capture starts: llama.cpp then captures exactly what it would have, and feeds it to
 the grammar the same way (so whatever the trigger captures, the grammar still accepts). It is used
-only when every pattern has the searchable shape; otherwise llama.cpp scans as before.
+only when every pattern has the searchable shape; otherwise llama.cpp scans as before. Given the
+grammar's strict form, it watches trigger tokens too, and once a trigger fired it switches to the
+strict form where llama.cpp accepts the capture there (``strict``), else replays as above.
 """
 
 from __future__ import annotations
