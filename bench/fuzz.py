@@ -100,7 +100,9 @@ def fuzz_schemas(budget: float, count: int | None, model: Path) -> dict[str, Any
 def fuzz_outputs(budget: float, count: int | None) -> dict[str, Any]:
     from tooldialect.dialect.builtins import builtin_dialects
 
-    names = builtin_dialects()
+    # every builtin, and the specs derived from the invented templates (message headers, nested
+    # element bodies, attribute markers: parser paths no builtin takes)
+    names = [*builtin_dialects(), *fc.derived_names()]
     per = -(-count // len(names)) if count else 20
     deadline = time.monotonic() + budget
     findings: list[str] = []

@@ -15,6 +15,7 @@ Three targets, each a hypothesis strategy plus a check that raises ``AssertionEr
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -395,13 +396,35 @@ def _variants(spec: Any, calls: list[str]) -> list[str]:
     return out
 
 
-def dialect_markers(name: str) -> list[str]:
-    """Every non-empty string in the builtin spec ``name`` (markers, keys, templates), calls it
-    renders, whole and cut short, their long-tail variants (``_variants``) and the markers of
-    other wrappers, end-of-turn text and harmony headers (``_VARIANT_MARKERS``)."""
+INVENTED = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "templates" / "invented"
+DERIVED = "derived:"
+"""Prefix of a fuzzed dialect name that is the spec derived from an invented template."""
+
+
+@functools.cache
+def fuzz_spec(name: str) -> Any:
+    """The builtin spec ``name``, or for ``derived:FILE`` the spec derivation alone reads off the
+    invented template ``FILE`` (header-addressed messages, nested element bodies...)."""
+    from tooldialect.dialect.detect import detect_dialect
     from tooldialect.dialect.spec import DialectSpec
 
-    spec = DialectSpec.builtin(name)
+    if not name.startswith(DERIVED):
+        return DialectSpec.builtin(name)
+    source = (INVENTED / name[len(DERIVED) :]).read_text(encoding="utf-8")
+    return detect_dialect(source, builtins=False)
+
+
+def derived_names() -> list[str]:
+    """``derived:FILE`` for every invented template derivation reads a spec from."""
+    names = [DERIVED + p.name for p in sorted(INVENTED.glob("*.jinja"))]
+    return [n for n in names if fuzz_spec(n) is not None]
+
+
+def dialect_markers(name: str) -> list[str]:
+    """Every non-empty string in the spec ``name`` (``fuzz_spec``: markers, keys, templates),
+    calls it renders, whole and cut short, their long-tail variants (``_variants``) and the
+    markers of other wrappers, end-of-turn text and harmony headers (``_VARIANT_MARKERS``)."""
+    spec = fuzz_spec(name)
     found: set[str] = set()
 
     def walk(node: Any) -> None:
@@ -471,10 +494,9 @@ def check_output(name: str, text: str, words: list[str], cuts: list[int]) -> Non
     """The parser never raises, loses no word, and streams what it parses in one piece (under
     the given chunking, plain and with the end-of-turn markers of ``END_OF_TURN``, where the
     words before the first marker must survive)."""
-    from tooldialect.dialect.spec import DialectSpec
     from tooldialect.parse import StreamParser, parse_output
 
-    spec = DialectSpec.builtin(name)
+    spec = fuzz_spec(name)
 
     def shape(r: Any) -> Any:
         return (r.content, r.reasoning_content, [(c.name, c.arguments) for c in r.tool_calls])
