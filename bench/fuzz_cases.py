@@ -259,6 +259,31 @@ def clearly_invalid(schema: Any) -> list[str]:
     return out
 
 
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _has_bounds(schema: Any) -> bool:
+    """Whether a numeric bound appears anywhere in ``schema``."""
+    if isinstance(schema, dict):
+        return any(k in schema for k in _BOUNDS) or any(_has_bounds(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_bounds(v) for v in schema)
+    return False
+
+
+def _has_exponent(value: Any) -> bool:
+    """Whether JSON text of ``value`` writes a float with an exponent (``-4.4e+307``): a bounded
+    number is written without one (a documented choice, docs/structured-output.md), so such an
+    instance is only fuzzed against schemas without bounds."""
+    if isinstance(value, float):
+        return "e" in repr(value).lower()
+    if isinstance(value, list):
+        return any(_has_exponent(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_exponent(v) for v in value.values())
+    return False
+
+
 def dumps(value: Any) -> str:
     """JSON text as the grammar writes it: raw non-ASCII, but DEL escaped like other controls."""
     try:
@@ -329,7 +354,11 @@ def schema_case(schema: Any, instances: list[Any]) -> dict[str, Any] | str:
         resolve_pointer(schema, exc.pointer)  # a LookupError here is a finding
         return exc.pointer
     order = key_order(schema)
-    accept = [dumps(canonical(v, order)) for v in instances if within_grammar_limits(v)]
+    accept = [
+        dumps(canonical(v, order))
+        for v in instances
+        if within_grammar_limits(v) and not (_has_bounds(schema) and _has_exponent(v))
+    ]
     return {"gbnf": gbnf, "accept": accept, "reject": clearly_invalid(schema), "schema": schema}
 
 
