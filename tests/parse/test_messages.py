@@ -189,3 +189,27 @@ def test_raw_control_characters_in_arguments_are_re_encoded() -> None:
     out = parse_output(text, SPEC, tools=TOOLS)
     assert [(c.name, c.arguments) for c in out.tool_calls] == [("search", {"query": "a\tb\nc"})]
     assert json.loads(out.tool_calls[0].arguments_json) == {"query": "a\tb\nc"}
+
+
+def test_a_cut_header_is_framing_only_where_it_is_marked_as_one() -> None:
+    """A header the end of the text cuts is dropped as framing when it is marked (after the
+    start marker, from the channel token) or the token limit cut it; bare words stay content."""
+    marked = parse_output("<|channel|>analysis<|message|>Think.<|end|><|channel|>comm", SPEC)
+    assert marked.content is None and marked.reasoning_content == "Think."
+    bare = parse_output(" to=w1q", SPEC, tools=TOOLS)
+    assert bare.content is not None and "w1q" in bare.content
+    cut = parse_output(" to=w1q", SPEC, tools=TOOLS, truncated=True)
+    assert cut.content is None
+
+
+def test_a_call_body_healing_would_shorten_stays_content() -> None:
+    """A call body cut inside a key is not healed into ``{}``: its text stays content."""
+    out = parse_output(
+        '<|channel|>commentary to=functions.get_weather<|message|>{"cityx', SPEC, tools=TOOLS
+    )
+    assert not out.tool_calls
+    assert out.content is not None and "cityx" in out.content
+    kept = parse_output(
+        '<|channel|>commentary to=functions.get_weather<|message|>{"city": "Par', SPEC, tools=TOOLS
+    )
+    assert [c.arguments for c in kept.tool_calls] == [{"city": "Par"}]

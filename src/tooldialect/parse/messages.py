@@ -73,6 +73,8 @@ def json_arguments(body: str, *, cut: bool, truncated: bool) -> str | None:
         if sc.advance(text, False) != NEED:
             return None
         healed = sc.take_safe() + sc.heal()
+        if not healed.startswith(text.rstrip(" \t\r\n,:")):
+            return None  # healing would drop text (a key cut short): not a call, content
         try:
             return healed if isinstance(json.loads(healed), dict) else None
         except ValueError:
@@ -286,13 +288,22 @@ class MessageParser:
             self._emit("content", buf[:k])
             self._fresh = False
             self.buf = buf[k:]
-        elif got == CUT or (not buf[p:].strip() and self.final):
+        elif (got == CUT and self._framed_cut(buf, p)) or (not buf[p:].strip() and self.final):
             self.buf = ""  # a start marker or a header cut by the end of the text: framing
             return False
         else:
             self.buf = buf[p:]
         self._mode = _TEXT
         return True
+
+    def _framed_cut(self, buf: str, p: int) -> bool:
+        """Whether a header cut by the end of the text is framing: the token limit cut it, or it
+        is marked as a header (after the start marker, or opening with the channel token). Bare
+        words such as `` to=x`` with neither stay text: no word of a reply is dropped."""
+        marked = p > len(buf) - len(buf.lstrip()) or bool(
+            self._m.channel and buf[p:].lstrip().startswith(self._m.channel)
+        )
+        return self._truncated or marked
 
     def _open(self, header: Header) -> None:
         self._kind, self._name = route(header, self._m, self._names)
