@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.element_values import (
     encode_element_value,
     singular,
@@ -291,3 +292,19 @@ def test_grammar_writes_repeated_keys(vocab: Any) -> None:
     assert nested in text and not grammar_accepts(
         forced.gbnf, as_json, root=forced.root, llama=vocab
     )
+
+
+def test_a_cut_attribute_is_no_parameter() -> None:
+    """An attribute-like field (``{is_string}``, ``{type}``) never spans a tag: an attribute
+    cut by the next element is text, and no word of the reply is lost (found by the fuzz)."""
+    spec = detect_dialect(
+        (
+            Path(__file__).parent.parent / "fixtures/templates/invented/string-flag-args.jinja"
+        ).read_text(encoding="utf-8"),
+        builtins=False,
+    )
+    assert spec is not None
+    text = '<fc name="f"><a k="city" string="truXYZ<a k="days" string="false">2</a></fc>'
+    out = parse_output(text, spec)
+    kept = (out.content or "") + "".join(c.arguments_json for c in out.tool_calls)
+    assert "XYZ" in kept

@@ -292,7 +292,8 @@ def _valid(field: str, value: str, names: frozenset[str]) -> bool:
         return bool(_NAME_OK.match(value)) or (value in names and bool(_NAME_LOOSE.match(value)))
     if field == "index":
         return bool(_INDEX_OK.match(value))
-    if field in ("id", "key"):
+    if field in ("id", "key", "is_string", "type"):
+        # attribute-like fields never span a tag or a line: a cut attribute is no parameter
         return bool(value) and not any(c in value for c in "<>\n")
     return True
 
