@@ -213,3 +213,17 @@ def test_a_call_body_healing_would_shorten_stays_content() -> None:
         '<|channel|>commentary to=functions.get_weather<|message|>{"city": "Par', SPEC, tools=TOOLS
     )
     assert [c.arguments for c in kept.tool_calls] == [{"city": "Par"}]
+
+
+def test_a_header_with_two_recipients_is_no_header() -> None:
+    """`` to=a to=b`` names no one recipient: the text stays content, no word dropped."""
+    out = parse_output(" to=w1q to=functions.get_weather<|message|>{}", SPEC, tools=TOOLS)
+    assert not out.tool_calls
+    assert out.content is not None and "w1q" in out.content
+    same = parse_output(
+        "<|channel|>commentary to=functions.get_weather to=functions.get_weather"
+        '<|message|>{"city": "Oslo"}<|call|>',
+        SPEC,
+        tools=TOOLS,
+    )
+    assert [c.arguments for c in same.tool_calls] == [{"city": "Oslo"}]

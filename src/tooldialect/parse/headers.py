@@ -115,6 +115,8 @@ def read_header(
         got = _prefixed(text, i, m, final)
         if isinstance(got, tuple):
             slot, i, word = got
+            if slot == "recipient" and slots[slot] and word != slots[slot]:
+                return NO  # two recipients: no header routes both (its words stay text)
             slots[slot] = slots[slot] or word  # the first recipient/channel written counts
             tokens += 1
             continue
