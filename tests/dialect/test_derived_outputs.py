@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from chunking import feed_in_random_chunks
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
@@ -440,14 +441,8 @@ def test_derived_spec_reads_model_output(
     assert _calls(out) == calls
     assert (out.content or None) == content
     rng = random.Random(text)
-    parser = StreamParser(spec, tools=TOOLS)
-    i = 0
-    while i < len(text):
-        n = rng.randint(1, 6)
-        parser.feed(text[i : i + n])
-        i += n
-    parser.close()
-    assert _calls(parser.result) == calls
+    streamed = feed_in_random_chunks(StreamParser(spec, tools=TOOLS), text, rng)
+    assert _calls(streamed) == calls
 
 
 def test_every_structure_has_rows() -> None:

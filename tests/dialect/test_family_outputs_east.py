@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from chunking import feed_in_random_chunks
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.frontend.render import prompt_prefill
@@ -513,15 +514,9 @@ def test_family_output_is_read(
     if reasoning != SKIP:
         assert (out.reasoning_content or "").strip() == (reasoning or "")
     rng = random.Random(text)
-    parser = StreamParser(s.spec, **kwargs)
-    i = 0
-    while i < len(text):
-        n = rng.randint(1, 7)
-        parser.feed(text[i : i + n])
-        i += n
-    parser.close()
-    assert _calls(parser.result) == calls
-    assert (parser.result.content or None) == (out.content or None)
+    streamed = feed_in_random_chunks(StreamParser(s.spec, **kwargs), text, rng, most=7)
+    assert _calls(streamed) == calls
+    assert (streamed.content or None) == (out.content or None)
 
 
 # the Asian labs' families and their next versions (other like-* templates have their own rows)

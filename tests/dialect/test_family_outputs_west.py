@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from chunking import feed_in_random_chunks
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
@@ -413,13 +414,7 @@ def test_family_output_is_read(row: Row, builtins: bool) -> None:
     rng = random.Random(row.text)
     for _ in range(2):
         parser = StreamParser(spec, tools=TOOLS, end_of_turn=row.end_of_turn, **opts)
-        i = 0
-        while i < len(row.text):
-            n = rng.randint(1, 6)
-            parser.feed(row.text[i : i + n])
-            i += n
-        parser.close()
-        _check(parser.result, row)
+        _check(feed_in_random_chunks(parser, row.text, rng), row)
 
 
 def test_every_family_template_here_has_rows() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from chunking import feed_in_random_chunks
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
@@ -202,13 +203,7 @@ def test_instruction_format_reads_model_output(
     rng = random.Random(text)
     for _ in range(3):
         parser = StreamParser(spec, tools=TOOLS, reasoning_open=opened)
-        i = 0
-        while i < len(text):
-            n = rng.randint(1, 6)
-            parser.feed(text[i : i + n])
-            i += n
-        parser.close()
-        assert _calls(parser.result) == calls
+        assert _calls(feed_in_random_chunks(parser, text, rng)) == calls
         assert (parser.result.content or None) == content
 
 
