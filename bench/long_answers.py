@@ -8,31 +8,43 @@ tokens. A pair whose armed side triggered (the grammar fired) is reported and le
 ratio. Per-token cost is reported by quarter of the answer: it must stay flat as the answer
 grows, which a scan of the whole generated buffer after every token would not.
 
-Run alone: ``python bench/long_answers.py --quick``.
+Run alone: ``python bench/long_answers.py --quick``; both models at issue 20's lengths, saved
+after each length: ``python bench/long_answers.py --models smollm2 qwen --lengths 512,2048,8192
+--out bench/results/long-answers.json``.
 """
 
 from __future__ import annotations
 
-if __package__ in (None, ""):
-    import sys
-    from pathlib import Path
+import sys
+from pathlib import Path
 
+if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import argparse
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bench import workload
-from bench.common import make_llama, median, quiet_stderr
+from bench.common import make_llama, median, quiet_stderr, write_json
 
 SEGMENTS = 4
 
 
-def _request(llm: Any, *, n_tools: int, length: int) -> Any:
-    """The ``GenerationRequest`` the handler builds for a prose question with tools armed."""
+def armed_request(
+    llm: Any,
+    *,
+    length: int,
+    messages: list[dict[str, Any]] | None = None,
+    tools: list[dict[str, Any]] | None = None,
+) -> tuple[Any, Any, float]:
+    """The ``GenerationRequest`` the handler builds for a prose question with tools armed
+    (``tool_choice="auto"``), caught from one real one-token request (which prefills the
+    prompt); with the end-of-generation tokens biased away and ``length`` tokens to decode.
+    Returns the engine, the request and that first request's wall seconds."""
     engine = llm.chat_handler.setup(llm).engine
     seen: list[Any] = []
     original = engine.run
@@ -42,23 +54,26 @@ def _request(llm: Any, *, n_tools: int, length: int) -> Any:
         return original(request)
 
     engine.run = recording
+    start = time.perf_counter()
     try:
         llm.create_chat_completion(
-            messages=workload.PLAIN_MESSAGES,
-            tools=workload.make_tools(n_tools),
+            messages=messages or workload.PLAIN_MESSAGES,
+            tools=tools or workload.make_tools(10),
             tool_choice="auto",
             temperature=0.0,
             max_tokens=1,
         )
     finally:
         del engine.run
+    seconds = time.perf_counter() - start
     request = seen[-1]
     eog = [t for t in range(llm.n_vocab()) if engine._lib.llama_vocab_is_eog(engine.vocab, t)]
     sampling = dataclasses.replace(request.sampling, logit_bias={t: -1e9 for t in eog})
-    return engine, dataclasses.replace(request, sampling=sampling, max_tokens=length, stop=())
+    armed = dataclasses.replace(request, sampling=sampling, max_tokens=length, stop=())
+    return engine, armed, seconds
 
 
-def _timed_run(engine: Any, request: Any) -> dict[str, Any]:
+def timed_run(engine: Any, request: Any) -> dict[str, Any]:
     """Decode ``request``; per-segment seconds per token from each yielded piece's time."""
     generation = engine.run(request)
     marks: list[tuple[int, float]] = []
@@ -79,42 +94,66 @@ def _timed_run(engine: Any, request: Any) -> dict[str, Any]:
     return {"tokens": n, "seconds": total, "segment_ms_per_token": seg_ms, "text": text}
 
 
-def measure(
-    model: str, *, lengths: tuple[int, ...], reps: int, n_tools: int
-) -> list[dict[str, Any]]:
-    """Interleaved armed/plain pairs at each answer length on ``model``."""
-    with quiet_stderr():
-        llm = make_llama(model, "tooldialect", n_ctx=max(lengths) + 1024)
-    rows = []
-    for length in lengths:
-        engine, armed = _request(llm, n_tools=n_tools, length=length)
-        plain = dataclasses.replace(armed, grammar=None)
-        triggers = armed.triggers
-        pairs = []
-        for i in range(reps):
-            order = [("armed", armed), ("plain", plain)]
-            if i % 2:
-                order.reverse()
-            got = {name: _timed_run(engine, req) for name, req in order}
-            a, b = got["armed"], got["plain"]
-            fired = a["text"] != b["text"]
-            pairs.append(
-                {
-                    "ratio": (b["seconds"] / a["seconds"]),
-                    "armed_segments_ms": [round(x, 2) for x in a["segment_ms_per_token"]],
-                    "plain_segments_ms": [round(x, 2) for x in b["segment_ms_per_token"]],
-                    "tokens": a["tokens"],
-                    "grammar_fired": fired,
-                }
-            )
-        clean = [p for p in pairs if not p["grammar_fired"]]
-        growth = [
+def decode_pairs(engine: Any, armed: Any, *, reps: int) -> list[dict[str, Any]]:
+    """``reps`` interleaved armed/plain decodes of one request (plain = the same request
+    without its grammar), the order alternating; a pair whose texts differ had the armed side
+    trigger (the grammar fired) and is marked so."""
+    plain = dataclasses.replace(armed, grammar=None)
+    pairs = []
+    for i in range(reps):
+        order = [("armed", armed), ("plain", plain)]
+        if i % 2:
+            order.reverse()
+        got = {name: timed_run(engine, req) for name, req in order}
+        a, b = got["armed"], got["plain"]
+        pairs.append(
+            {
+                "ratio": (b["seconds"] / a["seconds"]),
+                "armed_s": round(a["seconds"], 3),
+                "plain_s": round(b["seconds"], 3),
+                "armed_segments_ms": [round(x, 2) for x in a["segment_ms_per_token"]],
+                "plain_segments_ms": [round(x, 2) for x in b["segment_ms_per_token"]],
+                "tokens": a["tokens"],
+                "grammar_fired": a["text"] != b["text"],
+            }
+        )
+    return pairs
+
+
+def growth(pairs: list[dict[str, Any]]) -> float:
+    """Median over clean pairs of the armed side's last-quarter/first-quarter cost per token,
+    relative to the plain side's (1.0: the grammar adds nothing that grows with the answer)."""
+    return median(
+        [
             p["armed_segments_ms"][-1]
             / p["armed_segments_ms"][0]
             / (p["plain_segments_ms"][-1] / p["plain_segments_ms"][0])
-            for p in clean
-            if len(p["armed_segments_ms"]) == SEGMENTS and len(p["plain_segments_ms"]) == SEGMENTS
+            for p in pairs
+            if not p["grammar_fired"]
+            and len(p["armed_segments_ms"]) == SEGMENTS
+            and len(p["plain_segments_ms"]) == SEGMENTS
         ]
+    )
+
+
+def measure(
+    model: str,
+    *,
+    lengths: tuple[int, ...],
+    reps: int,
+    n_tools: int,
+    done: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Interleaved armed/plain pairs at each answer length on ``model``; ``done`` gets the rows
+    so far after each length (a long run can be cut and keep what it measured)."""
+    with quiet_stderr():
+        llm = make_llama(model, "tooldialect", n_ctx=max(lengths) + 1024)
+    rows: list[dict[str, Any]] = []
+    for length in lengths:
+        engine, armed, _ = armed_request(llm, length=length, tools=workload.make_tools(n_tools))
+        triggers = armed.triggers
+        pairs = decode_pairs(engine, armed, reps=reps)
+        clean = [p for p in pairs if not p["grammar_fired"]]
         rows.append(
             {
                 "model": model,
@@ -124,10 +163,12 @@ def measure(
                 "trigger_patterns": len(triggers.patterns) + len(triggers.word_patterns),
                 "ratio": median([p["ratio"] for p in clean]),
                 "ratios": [round(p["ratio"], 3) for p in clean],
-                "last_over_first_segment_vs_plain": median(growth),
+                "last_over_first_segment_vs_plain": growth(pairs),
                 "pairs": pairs,
             }
         )
+        if done is not None:
+            done(rows)
     return rows
 
 
@@ -222,20 +263,49 @@ def sampler_scan(
     return rows
 
 
-def run(*, quick: bool) -> dict[str, Any]:
-    lengths = (256,) if quick else (512, 2048)
+MODELS = ("smollm2", "qwen")
+"""SmolLM2 arms by patterns (the polyfill), Qwen2.5 by a single-token opener."""
+
+
+def measure_models(
+    models: tuple[str, ...],
+    *,
+    lengths: tuple[int, ...],
+    reps: int,
+    n_tools: int = 10,
+    out: dict[str, Any] | None = None,
+    save: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """:func:`measure` for each model into ``out[model]``, ``save(out)`` after each length."""
+    out = {} if out is None else out
+    for model in models:
+
+        def done(rows: list[dict[str, Any]], model: str = model) -> None:
+            out[model] = rows
+            if save is not None:
+                save(out)
+
+        measure(model, lengths=lengths, reps=reps, n_tools=n_tools, done=done)
+    return out
+
+
+def run(*, quick: bool, save: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The sampler scan, then armed against plain decoding on both models (quick: 256 tokens;
+    full: issue 20's 512, 2k and 8k)."""
+    lengths = (256,) if quick else (512, 2048, 8192)
     out: dict[str, Any] = {"note": "ratio = plain seconds / armed seconds (>= 0.97 is the target)"}
     scan = (512, 2048) if quick else (512, 2048, 8192)
     out["sampler_scan"] = [
         *sampler_scan("smollm2", dialect="polyfill-json", lengths=scan, reps=2),
         *sampler_scan("qwen", dialect="polyfill-json", lengths=scan[:1], reps=2),
     ]
-    if not quick:
-        for model in ("smollm2", "qwen"):
-            out[model] = measure(model, lengths=lengths, reps=2, n_tools=10)
-    return out
+    if save is not None:
+        save(out)
+    return measure_models(MODELS, lengths=lengths, reps=2, out=out, save=save)
 
 
+TARGET = 0.97
+"""Armed decode at least this fraction of plain decode's speed, at every length."""
 FLAT = 1.5
 """A per-token cost "stays flat" when the last quarter of the answer costs at most this many
 times the first (a whole-buffer scan grows with the answer: at 2k tokens it is several times)."""
@@ -268,28 +338,92 @@ def doc_section(result: dict[str, Any]) -> str:
             f"{n[0]:.0f} → {n[-1]:.0f} | {w[0]:.0f} → {w[-1]:.0f} | "
             f"{r['native_last_over_first']:.2f}x | {r['watched_last_over_first']:.2f}x | {flat} |"
         )
+    md += decode_table(result)
     return "\n".join(md) + "\n"
+
+
+def decode_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The armed/plain rows of every model measured, in :data:`MODELS` order first."""
+    keys = [m for m in MODELS if m in result]
+    keys += [k for k in result if k not in keys and isinstance(result[k], list)]
+    keys = [k for k in keys if k != "sampler_scan"]
+    return [r for k in keys for r in result[k] if isinstance(r, dict) and "ratio" in r]
+
+
+def decode_table(result: dict[str, Any]) -> list[str]:
+    """Markdown lines: armed against plain decoding by model and answer length."""
+    rows = decode_rows(result)
+    if not rows:
+        return []
+    md = [
+        "",
+        "Armed decode against plain decoding of the same tokens: the handler's request "
+        '(10 tools, `tool_choice="auto"`, a prose question) run on the engine with its lazy '
+        "grammar and without, interleaved, end-of-generation biased away so both decode the "
+        f"whole length. Targets: ratio >= {TARGET}x, and the armed side's last quarter per "
+        f"token at most {FLAT}x its first relative to plain's (*growth*). Pairs where the "
+        "grammar fired (texts differ) are left out of the ratio.",
+        "",
+        "| model | tokens | trigger words | trigger patterns | ratio (plain s / armed s) | "
+        "pair ratios | growth vs plain | fired pairs | met |",
+        "|---|---:|---|---:|---:|---|---:|---:|---|",
+    ]
+    for r in rows:
+        fired = sum(1 for p in r.get("pairs", []) if p.get("grammar_fired"))
+        grow = r.get("last_over_first_segment_vs_plain", float("nan"))
+        ok = met(r["ratio"] >= TARGET and not grow > FLAT, r["ratio"])
+        words = ", ".join(f"`{w}`" for w in r.get("trigger_words", [])) or "-"
+        md.append(
+            f"| {r['model']} | {r['length']} | {words} | {r.get('trigger_patterns', 0)} | "
+            f"{r['ratio']:.3f}x | {', '.join(f'{x:.2f}' for x in r.get('ratios', []))} | "
+            f"{grow:.2f}x | {fired} | {ok} |"
+        )
+    return md
+
+
+def met(good: bool, value: float) -> str:
+    """``met`` / ``**not met**``; ``not measured`` when the value is NaN (no clean pair)."""
+    if value != value:
+        return "not measured"
+    return "met" if good else "**not met**"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--model", default=None)
+    parser.add_argument(
+        "--models", nargs="+", default=None, help="armed/plain decodes on these models only"
+    )
     parser.add_argument("--lengths", default=None, help="comma-separated answer lengths")
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--tools", type=int, default=10)
     parser.add_argument("--scan", action="store_true", help="the sampler-only scan figures")
     parser.add_argument("--dialect", default="polyfill-json")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="write the JSON here, again after each length"
+    )
     args = parser.parse_args(argv)
+
+    def save(data: Any) -> None:
+        if args.out is not None:
+            write_json(args.out, data)
+
     if args.scan:
         lengths = tuple(int(x) for x in (args.lengths or "512,2048,8192").split(","))
-        result: Any = sampler_scan(
-            args.model or "smollm2", dialect=args.dialect, lengths=lengths, reps=args.reps
-        )
-    elif args.model:
+        models = args.models or ["smollm2"]
+        result: Any = [
+            row
+            for model in models
+            for row in sampler_scan(model, dialect=args.dialect, lengths=lengths, reps=args.reps)
+        ]
+    elif args.models:
         lengths = tuple(int(x) for x in (args.lengths or "512").split(","))
-        result = measure(args.model, lengths=lengths, reps=args.reps, n_tools=10)
+        result = measure_models(
+            tuple(args.models), lengths=lengths, reps=args.reps, n_tools=args.tools, save=save
+        )
     else:
-        result = run(quick=args.quick)
+        result = run(quick=args.quick, save=save)
+    save(result)
     print(json.dumps(result, indent=1))
 
 
