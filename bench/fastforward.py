@@ -214,6 +214,76 @@ def measure(
     }
 
 
+AUTO_TARGET = 1.15
+"""An ``auto`` call at least this many times as fast as plain decoding of as many tokens."""
+
+
+def auto_run(*, quick: bool) -> list[dict[str, Any]]:
+    """``--mode auto`` as ``bench/run.py`` takes it: quick, SmolLM2 with 1 tool and 2 reps; full,
+    both models with 1 and 10 tools and 3 reps."""
+    models, sizes, reps = (("smollm2",), (1,), 2) if quick else (("qwen", "smollm2"), (1, 10), 3)
+    return [measure(m, n, "auto", reps=reps, variants=AUTO_VARIANTS) for m in models for n in sizes]
+
+
+def auto_target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 20 §4's rows of the target table: the default (strict) ``auto`` call against plain
+    decoding; a speed-up counts only when its parsed call equals the lenient one's."""
+    if not isinstance(result, list) or not result:
+        why = result.get("error", "not run") if isinstance(result, dict) else "not run"
+        return [("9. auto call vs plain", f"not run: {why}", f">= {AUTO_TARGET}x", None)]
+    strict = _name("canonical", True, True)
+    rows: list[tuple[str, str, str, bool | None]] = []
+    for r in result:
+        cell = r["summary"][strict]
+        speedup = cell["speedup_vs_plain"]
+        rows.append(
+            (
+                f"9. auto call vs plain, {r['model']}, {r['n_tools']} tools",
+                f"{speedup:.3f}x (forced {cell['forced_share']:.2f}, same call: {cell['agree']})",
+                f">= {AUTO_TARGET}x, same call",
+                None if speedup != speedup else bool(speedup >= AUTO_TARGET and cell["agree"]),
+            )
+        )
+    return rows
+
+
+def auto_doc_section(result: Any) -> str:
+    """The markdown section ``bench/run.py`` appends to docs/benchmarks.md for ``auto`` calls."""
+    md = [
+        "",
+        "## Calls under `auto`: measured by `bench/run.py` (issue 20, section 4)",
+        "",
+        "`bench/fastforward.py --mode auto`: per rep, interleaved on one warm prompt, the call "
+        "with the lenient envelope throughout (`canonical+ff+lenient`), the default strict form "
+        "after the trigger (`canonical+ff`) and plain `create_completion` of as many tokens. "
+        f"Target: the default at >= {AUTO_TARGET}x plain with the same parsed call as the "
+        "lenient one.",
+        "",
+    ]
+    if not isinstance(result, list) or not result:
+        why = result.get("error", "not run") if isinstance(result, dict) else "not run"
+        return "\n".join([*md, f"not run: {why}", ""]) + "\n"
+    md += [
+        "| model | tools | variant | call tokens | forced share | vs plain | vs lenient | "
+        "same call | met |",
+        "|---|---:|---|---:|---:|---:|---:|---|---|",
+    ]
+    strict = _name("canonical", True, True)
+    for r in result:
+        for name, cell in r["summary"].items():
+            speedup = cell["speedup_vs_plain"]
+            ok = "-"
+            if name == strict:
+                ok = "met" if speedup >= AUTO_TARGET and cell["agree"] else "**not met**"
+            md.append(
+                f"| {r['model']} | {r['n_tools']} | `{name}` | {cell['tokens']} | "
+                f"{cell['forced_share']:.2f} | {speedup:.3f}x | "
+                f"{cell['speedup_vs_baseline']:.3f}x | {cell['agree']} | {ok} |"
+            )
+        md.append(f"| | | load average per rep: {r['load_average_1min']} | | | | | | |")
+    return "\n".join(md) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["smollm2"])

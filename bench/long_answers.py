@@ -381,6 +381,25 @@ def decode_table(result: dict[str, Any]) -> list[str]:
     return md
 
 
+def target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 20 §3's rows of the target table: armed against plain by model and length."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+    for r in decode_rows(result if isinstance(result, dict) else {}):
+        grow = r.get("last_over_first_segment_vs_plain", float("nan"))
+        rows.append(
+            (
+                f"11. long answer, armed vs plain, {r['model']}, {r['length']} tokens",
+                f"{r['ratio']:.3f}x (growth {grow:.2f}x)",
+                f">= {TARGET}x, growth <= {FLAT}x",
+                None if r["ratio"] != r["ratio"] else r["ratio"] >= TARGET and not grow > FLAT,
+            )
+        )
+    if not rows:
+        why = result.get("error", "not run") if isinstance(result, dict) else "not run"
+        rows.append(("11. long answer, armed vs plain", f"not run: {why}", f">= {TARGET}x", None))
+    return rows
+
+
 def met(good: bool, value: float) -> str:
     """``met`` / ``**not met**``; ``not measured`` when the value is NaN (no clean pair)."""
     if value != value:

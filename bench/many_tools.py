@@ -181,6 +181,14 @@ def run(
     return out
 
 
+def bench_run(*, quick: bool) -> dict[str, Any]:
+    """As ``bench/run.py`` takes it: quick, SmolLM2 with 25 tools, 2 pairs of 16 tokens; full,
+    issue 20's sizes (both models, 100 and 250 tools, 3 pairs of 64 tokens)."""
+    if quick:
+        return run(("smollm2",), sizes=(25,), pairs=2, tokens=16)
+    return run(("smollm2", "qwen"), sizes=(100, 250), pairs=3, tokens=64)
+
+
 def _summary(row: dict[str, Any]) -> str:
     if "error" in row:
         return f"error {row['error']}"

@@ -329,11 +329,15 @@ def write_doc(
     acc: dict[str, Any],
     meta: dict[str, Any],
     path: Path = DOC,
+    extra_rows: list[Row] | None = None,
+    sections: list[str] | None = None,
 ) -> str:
-    """docs/benchmarks.md; returns the target table."""
+    """docs/benchmarks.md; returns the target table. ``extra_rows`` join the target table,
+    ``sections`` (markdown) follow the generated doc; what follows :data:`KEEP` in the file
+    already there is written by hand and kept."""
     from bench.accuracy import format_table
 
-    targets = format_targets(target_rows(speed, over, acc))
+    targets = format_targets(target_rows(speed, over, acc) + list(extra_rows or []))
     mode = "quick" if meta["quick"] else "full"
     md = [
         "# Benchmarks",
@@ -409,18 +413,35 @@ def write_doc(
         "## Reproduce",
         "",
         "```",
-        "python bench/run.py --quick   # ~10 min",
+        "python bench/run.py --quick   # ~15 min",
         "python bench/run.py           # everything, all BFCL cases",
         "python bench/accuracy.py --per-category 20   # accuracy only, a bigger sample",
         "python bench/speed.py --only armed            # one speed figure",
+        "python bench/many_tools.py --model smollm2 qwen --tools 100 250 --out "
+        "bench/results/many-tools.json",
+        "python bench/long_answers.py --models smollm2 qwen --lengths 512,2048,8192 --out "
+        "bench/results/long-answers.json",
         "```",
         "",
         "Raw per-case records go to `bench/results/` (not committed); summaries "
         f"`bench/results/{mode}.json`.",
         "",
     ]
-    path.write_text("\n".join(md), encoding="utf-8")
+    md += list(sections or [])
+    path.write_text("\n".join(md) + kept_tail(path), encoding="utf-8")
     return targets
+
+
+KEEP = "<!-- written by hand from here on: bench/run.py keeps what follows -->"
+
+
+def kept_tail(path: Path) -> str:
+    """The hand-written end of the doc at ``path`` (from the :data:`KEEP` line on), else ``""``."""
+    if not path.exists():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    at = text.find(KEEP)
+    return "" if at < 0 else "\n" + text[at:]
 
 
 def _full_estimate(acc: dict[str, Any]) -> str:

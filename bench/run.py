@@ -1,6 +1,6 @@
 """Run every benchmark, print the target table, write docs/benchmarks.md and docs/benchmarks.png.
 
-    python bench/run.py --quick     # under 10 minutes on 2 cores
+    python bench/run.py --quick     # about 15 minutes on 2 cores (issue 20's parts at small sizes)
     python bench/run.py             # all BFCL cases, longer decodes (hours; see the doc)
 
 Model processes run one at a time. Sections that cannot run (a missing model, an API not there)
@@ -21,8 +21,9 @@ import subprocess
 import time
 from typing import Any
 
-from bench import accuracy, long_answers, overhead, report, speed
+from bench import accuracy, overhead, report, speed
 from bench.common import RESULTS, ROOT, machine, write_json
+from bench.scale import ISSUE_20, write_doc
 
 
 def _commit() -> str:
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         "--skip",
         action="append",
         default=[],
-        choices=["speed", "overhead", "accuracy", "long_answers"],
+        choices=["speed", "overhead", "accuracy", *ISSUE_20],
         help="leave a part out",
     )
     parser.add_argument(
@@ -69,8 +70,17 @@ def main(argv: list[str] | None = None) -> int:
         results["overhead"] = overhead.run(reps=5, memory_reps=3 if args.quick else 5)
     if "speed" not in args.skip:
         results["speed"] = speed.run(quick=args.quick)
-    if "long_answers" not in args.skip:
-        results["long_answers"] = long_answers.run(quick=args.quick)
+    for name, (run_part, _, _) in ISSUE_20.items():
+        if name in args.skip:
+            continue
+        part_start = time.perf_counter()
+        try:
+            results[name] = run_part(args.quick)
+        except Exception as exc:  # a part that cannot run is reported, not fatal
+            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        results[f"{name}_seconds"] = round(time.perf_counter() - part_start, 1)
+        print(f"{name} done in {results[f'{name}_seconds']} s", file=sys.stderr, flush=True)
+        write_json(RESULTS / f"{mode}-partial.json", results)  # a cut run keeps what it had
     if "accuracy" not in args.skip:
         per_category = args.per_category or (accuracy.QUICK_PER_CATEGORY if args.quick else None)
         try:
@@ -93,13 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     }
     results["meta"] = meta
     write_json(RESULTS / f"{mode}.json", results)
-    speed_r, over_r, acc_r = (results.get(k, {}) for k in ("speed", "overhead", "accuracy"))
+    speed_r, acc_r = (results.get(k, {}) for k in ("speed", "accuracy"))
     try:
         report.write_chart(speed_r, acc_r)
     except Exception as exc:  # a chart problem must not hide the numbers
         print(f"chart failed: {exc!r}", file=sys.stderr)
-    targets = report.write_doc(speed=speed_r, over=over_r, acc=acc_r, meta=meta)
-    _append_long_answers(results)
+    targets = write_doc(results)
     print(targets)
     if acc_r.get("variants"):
         print()
@@ -111,18 +120,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _rewrite(results: dict[str, Any]) -> int:
-    speed_r, over_r, acc_r = (results.get(k, {}) for k in ("speed", "overhead", "accuracy"))
+    speed_r, acc_r = (results.get(k, {}) for k in ("speed", "accuracy"))
     report.write_chart(speed_r, acc_r)
-    print(report.write_doc(speed=speed_r, over=over_r, acc=acc_r, meta=results["meta"]))
-    _append_long_answers(results)
+    print(write_doc(results))
     return 0
-
-
-def _append_long_answers(results: dict[str, Any]) -> None:
-    """The long-answer section (issue 20) after the generated doc, when it was measured."""
-    if results.get("long_answers"):
-        with report.DOC.open("a", encoding="utf-8") as f:
-            f.write(long_answers.doc_section(results["long_answers"]))
 
 
 if __name__ == "__main__":
