@@ -230,7 +230,7 @@ def auto_target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
     decoding; a speed-up counts only when its parsed call equals the lenient one's."""
     if not isinstance(result, list) or not result:
         why = result.get("error", "not run") if isinstance(result, dict) else "not run"
-        return [("9. auto call vs plain", f"not run: {why}", f">= {AUTO_TARGET}x", None)]
+        return [("10. auto call vs plain", f"not run: {why}", f">= {AUTO_TARGET}x", None)]
     strict = _name("canonical", True, True)
     rows: list[tuple[str, str, str, bool | None]] = []
     for r in result:
@@ -238,7 +238,7 @@ def auto_target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
         speedup = cell["speedup_vs_plain"]
         rows.append(
             (
-                f"9. auto call vs plain, {r['model']}, {r['n_tools']} tools",
+                f"10. auto call vs plain, {r['model']}, {r['n_tools']} tools",
                 f"{speedup:.3f}x (forced {cell['forced_share']:.2f}, same call: {cell['agree']})",
                 f">= {AUTO_TARGET}x, same call",
                 None if speedup != speedup else bool(speedup >= AUTO_TARGET and cell["agree"]),

@@ -37,8 +37,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.common import make_llama, median, model_path, quiet_stderr, write_json
-from bench.long_answers import armed_request, decode_pairs, met
+from bench.common import make_llama, median, quiet_stderr, write_json
+from bench.long_answers import armed_request, context_size, decode_pairs, met, prompt_tokens
 from bench.mcp_tools import mcp_tools
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
@@ -46,30 +46,6 @@ QUESTION = "Explain in detail how a lighthouse works, in several paragraphs."
 RETURN_QUESTION = "Write a short poem about the sea at night."
 ARMED_TARGET = 0.97
 RETURN_TARGET = 0.05
-
-
-def prompt_tokens(model: str, tools: list[dict[str, Any]]) -> int:
-    """Tokens of the prompt the handler renders for ``tools`` (a vocab-only load: no weights,
-    no context), so the real context can be sized before it is made."""
-    from llama_cpp import Llama
-
-    from tooldialect.handler import ToolChatHandler
-
-    with quiet_stderr():
-        vocab = Llama(str(model_path(model)), vocab_only=True, verbose=False)
-    prepared = ToolChatHandler().prepare(
-        llama=vocab,
-        messages=[SYSTEM, {"role": "user", "content": QUESTION}],
-        tools=tools,
-        tool_choice="auto",
-    )
-    return len(vocab.tokenize(prepared.prompt.encode(), add_bos=False, special=True))
-
-
-def context_size(n_prompt: int, tokens: int) -> int:
-    """A context for the prompt, the decode and the second conversation, in 256-token steps."""
-    need = n_prompt + tokens + 512
-    return -(-need // 256) * 256
 
 
 def memory_mb() -> dict[str, float]:
@@ -101,12 +77,12 @@ def _chat(llm: Any, question: str, tools: list[dict[str, Any]] | None) -> float:
 def measure(model: str, *, n_tools: int, pairs: int, tokens: int) -> dict[str, Any]:
     """Cold request, armed/plain decode pairs and the return, for ``n_tools`` tools."""
     tools = mcp_tools(n_tools)
-    n_prompt = prompt_tokens(model, tools)
+    messages = [SYSTEM, {"role": "user", "content": QUESTION}]
+    n_prompt = prompt_tokens(model, messages=messages, tools=tools)
     n_ctx = context_size(n_prompt, tokens)
     with quiet_stderr():
         llm = make_llama(model, "tooldialect", n_ctx=n_ctx)
     handler = llm.chat_handler
-    messages = [SYSTEM, {"role": "user", "content": QUESTION}]
     engine, armed, cold_s = armed_request(llm, length=tokens, messages=messages, tools=tools)
     cold = handler.last_result
     rows = decode_pairs(engine, armed, reps=pairs)
@@ -206,17 +182,17 @@ def target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
     runs = result.get("runs") if isinstance(result, dict) else None
     if not runs:
         why = result.get("error", "not run") if isinstance(result, dict) else "not run"
-        return [("8. many tools: armed decode", f"not run: {why}", f">= {ARMED_TARGET}x", None)]
+        return [("9. many tools: armed decode", f"not run: {why}", f">= {ARMED_TARGET}x", None)]
     rows: list[tuple[str, str, str, bool | None]] = []
     for r in runs:
         label = f"{r['model']}, {r['n_tools']} tools"
         if "error" in r:
-            rows.append((f"8. many tools ({label})", f"error: {r['error']}", "", None))
+            rows.append((f"9. many tools ({label})", f"error: {r['error']}", "", None))
             continue
         ratio, back = r["armed"]["ratio"], r["return"]["ratio_vs_cold"]
         rows.append(
             (
-                f"8. armed decode, {label} ({r['prompt_tokens']} prompt tokens)",
+                f"9. armed decode, {label} ({r['prompt_tokens']} prompt tokens)",
                 f"{ratio:.3f}x",
                 f">= {ARMED_TARGET}x",
                 None if ratio != ratio else ratio >= ARMED_TARGET,
@@ -224,7 +200,7 @@ def target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
         )
         rows.append(
             (
-                f"8. return to the tools, {label}",
+                f"9. return to the tools, {label}",
                 f"{back:.3f}x cold ({r['return']['seconds']} s vs {r['cold_s']} s)",
                 f"<= {RETURN_TARGET}x",
                 back <= RETURN_TARGET,

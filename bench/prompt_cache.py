@@ -174,13 +174,13 @@ def target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
     """The prompt-cache rows of the target table: each return against its cold request."""
     if not isinstance(result, dict) or "error" in result or not result:
         why = result.get("error", "not run") if isinstance(result, dict) else "not run"
-        return [("10. return to a tool set", f"not run: {why}", f"<= {CACHE_TARGET}x", None)]
+        return [("11. return to a tool set", f"not run: {why}", f"<= {CACHE_TARGET}x", None)]
     rows: list[tuple[str, str, str, bool | None]] = []
     for r in result.get("prompt_cache", []):
         v = r["median_ratio_cached_vs_cold"]
         rows.append(
             (
-                f"10. return via the prompt cache, {r['model']}, {r['n_tools']} tools",
+                f"11. return via the prompt cache, {r['model']}, {r['n_tools']} tools",
                 f"{v:.3f}x cold",
                 f"<= {CACHE_TARGET}x",
                 None if v != v else v <= CACHE_TARGET,
@@ -190,7 +190,7 @@ def target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
         v = r["median_ratio_checkpoint_vs_cold"]
         rows.append(
             (
-                f"10. return via the tool-prefix checkpoint, {r['model']}, {r['n_tools']} tools",
+                f"11. return via the tool-prefix checkpoint, {r['model']}, {r['n_tools']} tools",
                 f"{v:.3f}x cold",
                 f"<= {CHECKPOINT_TARGET}x",
                 None if v != v else v <= CHECKPOINT_TARGET,
