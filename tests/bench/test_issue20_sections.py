@@ -56,7 +56,7 @@ def test_many_tools_not_run_is_said() -> None:
 
 def test_context_fits_prompt_decode_and_a_second_conversation() -> None:
     for n_prompt, tokens in ((1480, 4), (20000, 64), (255, 1)):
-        n_ctx = many_tools.context_size(n_prompt, tokens)
+        n_ctx = long_answers.context_size(n_prompt, tokens)
         assert n_ctx % 256 == 0 and n_ctx >= n_prompt + tokens + 512
 
 
