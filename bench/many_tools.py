@@ -19,6 +19,13 @@ checkpoints on) and a context sized from the prompt:
    request (target <= 0.05x). The checkpoints' bytes and the process RSS are reported.
 
 The JSON is written again after each N (a long run can be cut and keep what it measured).
+
+Sizes (rendered prompts, measured): 25 tools are about 7.0k tokens, 100 about 27.9k, 250 about
+69.7k on both models (233 KB of JSON), past SmolLM2's 8k training context (llama.cpp decodes
+on; the timing holds, the text is nonsense) and into Qwen2.5's 32k. A 250-tool prefix is about
+1.6 GB of state on SmolLM2 (22.7 KB a token), more than the default 1 GiB checkpoint store: the
+cold request then keeps none and the return decodes the prompt again, which is what a default
+user gets; ``--checkpoint-mb 2048`` measures a store that holds it.
 """
 
 from __future__ import annotations
@@ -74,14 +81,22 @@ def _chat(llm: Any, question: str, tools: list[dict[str, Any]] | None) -> float:
     return time.perf_counter() - start
 
 
-def measure(model: str, *, n_tools: int, pairs: int, tokens: int) -> dict[str, Any]:
-    """Cold request, armed/plain decode pairs and the return, for ``n_tools`` tools."""
+def measure(
+    model: str, *, n_tools: int, pairs: int, tokens: int, checkpoint_bytes: int | None = None
+) -> dict[str, Any]:
+    """Cold request, armed/plain decode pairs and the return, for ``n_tools`` tools.
+    ``checkpoint_bytes``: the checkpoint store's capacity (``None``: the handler's default,
+    1 GiB, which a 250-tool prefix on SmolLM2, about 1.6 GB of state, does not fit)."""
+    from tooldialect.handler import ToolChatHandler
+
     tools = mcp_tools(n_tools)
     messages = [SYSTEM, {"role": "user", "content": QUESTION}]
     n_prompt = prompt_tokens(model, messages=messages, tools=tools)
     n_ctx = context_size(n_prompt, tokens)
     with quiet_stderr():
         llm = make_llama(model, "tooldialect", n_ctx=n_ctx)
+    if checkpoint_bytes is not None:
+        llm.chat_handler = ToolChatHandler(prefix_checkpoints=checkpoint_bytes)
     handler = llm.chat_handler
     engine, armed, cold_s = armed_request(llm, length=tokens, messages=messages, tools=tools)
     cold = handler.last_result
@@ -104,6 +119,8 @@ def measure(model: str, *, n_tools: int, pairs: int, tokens: int) -> dict[str, A
         "trigger_patterns": len(armed.triggers.patterns) + len(armed.triggers.word_patterns),
         "cold_s": round(cold_s, 3),
         "cold_prompt_tokens_decoded": int(cold.last_prompt_eval_tokens),
+        # "saved", or "" where the prefix's state did not fit the store (the return re-decodes)
+        "cold_checkpoint": cold.checkpoint,
         "armed": {
             "tokens": tokens,
             "ratio": median([p["ratio"] for p in clean]),
@@ -121,6 +138,7 @@ def measure(model: str, *, n_tools: int, pairs: int, tokens: int) -> dict[str, A
             "target": f"<= {RETURN_TARGET}",
         },
         "memory": {
+            "checkpoint_capacity_bytes": store.capacity if store is not None else 0,
             "checkpoints_kept": len(store) if store is not None else 0,
             "checkpoint_bytes": store.size if store is not None else 0,
             "checkpoint_bytes_per_prompt_token": round(
@@ -138,6 +156,7 @@ def run(
     sizes: tuple[int, ...],
     pairs: int,
     tokens: int,
+    checkpoint_bytes: int | None = None,
     save: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """:func:`measure` for each model and size; ``save`` gets the result after each one. A
@@ -146,7 +165,9 @@ def run(
     for model in models:
         for n in sizes:
             try:
-                row = measure(model, n_tools=n, pairs=pairs, tokens=tokens)
+                row = measure(
+                    model, n_tools=n, pairs=pairs, tokens=tokens, checkpoint_bytes=checkpoint_bytes
+                )
             except Exception as exc:  # one size failing must not lose the others
                 row = {"model": model, "n_tools": n, "error": f"{type(exc).__name__}: {exc}"}
             row["load_average_1min"] = round(os.getloadavg()[0], 2)
@@ -231,7 +252,7 @@ def doc_section(result: Any) -> str:
     md += [
         "| model | tools | tools JSON KB | prompt tokens | cold s | armed ratio | pair ratios | "
         "armed met | return s | return / cold | decoded on return | return met | "
-        "checkpoint MB | RSS MB |",
+        "checkpoint MB (cold request) | RSS MB |",
         "|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|---:|---:|",
     ]
     for r in runs:
@@ -246,7 +267,8 @@ def doc_section(result: Any) -> str:
             f"{met(a['ratio'] >= ARMED_TARGET, a['ratio'])} | {b['seconds']:.2f} | "
             f"{b['ratio_vs_cold']:.3f}x | {b['prompt_tokens_decoded']} | "
             f"{met(b['ratio_vs_cold'] <= RETURN_TARGET, b['ratio_vs_cold'])} | "
-            f"{mem['checkpoint_bytes'] / 2**20:.0f} | {mem['rss_mb']:.0f} |"
+            f"{mem['checkpoint_bytes'] / 2**20:.0f} ({r.get('cold_checkpoint') or 'none kept'}) | "
+            f"{mem['rss_mb']:.0f} |"
         )
     md.append(
         f"\n({result.get('pairs', '?')} pairs of {result.get('tokens', '?')} tokens per size; "
@@ -264,6 +286,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--out", type=Path, default=None, help="write the JSON here, again after each size"
     )
+    parser.add_argument(
+        "--checkpoint-mb",
+        type=int,
+        default=None,
+        help="checkpoint store capacity in MB (default: the handler's, 1 GiB)",
+    )
     args = parser.parse_args(argv)
 
     def save(data: dict[str, Any]) -> None:
@@ -275,6 +303,7 @@ def main(argv: list[str] | None = None) -> None:
         sizes=tuple(args.tools),
         pairs=args.pairs,
         tokens=args.tokens,
+        checkpoint_bytes=args.checkpoint_mb * 2**20 if args.checkpoint_mb else None,
         save=save,
     )
     print(json.dumps(result, indent=1))
