@@ -107,8 +107,18 @@ def filler_tool(index: int) -> dict[str, Any]:
 
 
 def make_tools(n: int) -> list[dict[str, Any]]:
-    """``save_note`` plus ``n - 1`` fillers."""
-    return [NOTE_TOOL] + [filler_tool(i) for i in range(n - 1)]
+    """``save_note`` plus ``n - 1`` fillers (a name seen before gets the filler's index, so
+    hundreds of fillers stay valid; the first ones are as they always were)."""
+    tools, seen = [NOTE_TOOL], {NOTE_TOOL["function"]["name"]}
+    for i in range(n - 1):
+        tool = filler_tool(i)
+        name = tool["function"]["name"]
+        if name in seen:
+            name = f"{name}_{i}"
+            tool["function"]["name"] = name
+        seen.add(name)
+        tools.append(tool)
+    return tools
 
 
 PLAIN_MESSAGES = [
