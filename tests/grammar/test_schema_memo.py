@@ -12,7 +12,7 @@ import pytest
 from tooldialect.grammar import GbnfBuilder, SchemaConverter
 from tooldialect.grammar import json_schema as js
 
-PAGE = {
+PAGE: dict[str, Any] = {
     "type": "object",
     "properties": {
         "order": {"type": "string", "enum": ["asc", "desc"]},
@@ -29,7 +29,7 @@ def _tool(page: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def object_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
-    real = js.object_expr
+    real = js.object_expr  # type: ignore[attr-defined]  # the name json_schema calls
 
     def counting(conv: SchemaConverter, schema: Any, pointer: str, hint: str) -> str:
         seen.append(pointer)
@@ -117,4 +117,5 @@ def test_two_tools_with_one_ref_name_keep_their_own_targets() -> None:
         return {"type": "function", "function": {"name": name, "parameters": params}}
 
     grammar = build_grammar(get_builtin("hermes"), [tool("a", ["red"]), tool("b", ["blue"])])
+    assert grammar is not None
     assert "red" in grammar.gbnf and "blue" in grammar.gbnf
