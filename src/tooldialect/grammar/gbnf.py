@@ -97,6 +97,13 @@ class GbnfBuilder:
         self._counts: dict[str, int] = {}
         self.memo: dict[object, str] = {}
         """Rule names of shared constructs, keyed by what built them."""
+        self._documents: dict[int, object] = {}
+
+    def document_key(self, document: object) -> int:
+        """A key for ``document`` (a schema that ``$ref`` s point into) in ``memo`` keys: the
+        document is held while the builder lives, so that its id is never another's."""
+        self._documents.setdefault(id(document), document)
+        return id(document)
 
     def name(self, hint: str) -> str:
         """A fresh rule name from ``hint`` (reserved, body set later with ``define``)."""

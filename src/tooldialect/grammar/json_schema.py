@@ -294,7 +294,7 @@ class SchemaConverter:
         if typ is None:
             return self.any_value()
         if typ == "object":
-            return object_expr(self, schema, pointer, hint)
+            return self._object_expr(schema, pointer, hint)
         if typ == "array":
             return array_expr(self, schema, pointer, hint)
         if typ == "string":
@@ -313,6 +313,28 @@ class SchemaConverter:
         raise UnsupportedSchemaError(
             f"unknown type {typ!r} at {ptr(pointer, 'type')!r}", pointer=ptr(pointer, "type")
         )
+
+    def _object_expr(self, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
+        """``object_expr``, once per grammar for an object schema written again (a pagination or
+        filter shape that many tools share): keyed by its text (property order included), except
+        where it has ``$`` keywords (a ``$ref`` reads its own document) or loosens a constraint
+        (the record names the first copy's pointer)."""
+        try:
+            text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = '"$"'  # not JSON: never shared
+        if '"$' in text:
+            return object_expr(self, schema, pointer, hint)
+        c = self.codec
+        key = ("object", c.name, c.layout, c.string_quote, self._raw_mode, self.strict, text)
+        found = self.b.memo.get(key)
+        if found is not None:
+            return found
+        loose = len(self.loose)
+        expr = object_expr(self, schema, pointer, hint)
+        if len(self.loose) == loose:
+            self.b.memo[key] = expr
+        return expr
 
     def _raw_string(self, schema: Mapping[str, Any], pointer: str, stop: str) -> str | None:
         """Raw (unquoted) string content for element values; None means 'until the stop marker'."""

@@ -49,7 +49,8 @@ def ref_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hin
     if rest:
         with real_pointer(pointer, parts=(ptr(pointer, "$ref"), pointer)):
             return conv.expr({"allOf": [{"$ref": ref}, rest]}, pointer, hint)
-    key = ("ref", c.name, c.layout, ref)
+    # the same ``$ref`` text names another target in another tool's document
+    key = ("ref", c.name, c.layout, b.document_key(conv.doc), ref)
     if key not in b.memo:
         target = conv.deref(ref, ptr(pointer, "$ref"))
         name = b.name(str(ref).rsplit("/", 1)[-1] or "ref")
@@ -69,7 +70,9 @@ def ref_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hin
 
 def all_of_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
     c, b = conv.codec, conv.b
-    key = ("allOf", c.name, c.layout, json.dumps(schema, sort_keys=True, default=repr))
+    text = json.dumps(schema, sort_keys=True, default=repr)
+    doc = b.document_key(conv.doc) if '"$ref"' in text else None  # refs read their document
+    key = ("allOf", c.name, c.layout, doc, text)
     if key in b.memo:
         return b.memo[key]
     name = b.name(hint)

@@ -3,6 +3,7 @@ key variants, and the streaming of JSON arguments that tagged bodies share (see 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Generator
@@ -30,12 +31,18 @@ def json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Patte
     head is not the plain name-then-arguments case (the token reader handles those)."""
     if body.name_key is None or body.extra or body.arguments_first or body.id_key:
         return None, None
+    return _head_patterns(body.name_key, body.arguments_key)
+
+
+@functools.lru_cache(maxsize=64)
+def _head_patterns(name_key: str, arguments_key: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # built once per key pair: a parser plan builds dozens of JSON layouts with the same keys
     # elements: (regex, literal or None); literals get partial alternatives in the prefix regex
     parts: list[tuple[str, str | None]] = [
         (_JSON_WS, None),
         ("{", "{"),
         (_JSON_WS, None),
-        (json.dumps(body.name_key), json.dumps(body.name_key)),
+        (json.dumps(name_key), json.dumps(name_key)),
         (_JSON_WS, None),
         (":", ":"),
         (_JSON_WS, None),
@@ -45,7 +52,7 @@ def json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Patte
         (_JSON_WS, None),
         (",", ","),
         (_JSON_WS, None),
-        (json.dumps(body.arguments_key), json.dumps(body.arguments_key)),
+        (json.dumps(arguments_key), json.dumps(arguments_key)),
         (_JSON_WS, None),
         (":", ":"),
         (_JSON_WS, None),

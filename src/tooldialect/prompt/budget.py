@@ -519,6 +519,21 @@ class _BudgetCodeGenerator(CodeGenerator):
         super().visit_Concat(node, frame)
         self.write(")")
 
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        self.td_reads: set[str] = set()
+        super().visit_Template(node, frame)
+        # the variables the template reads, found in the walk that writes its code: what
+        # ``jinja2.meta.find_undeclared_variables`` would parse and walk the source again for
+        if isinstance(self.environment, BudgetedSandbox):
+            self.environment.td_variables = frozenset(self.td_reads)
+
+    def enter_frame(self, frame: Frame) -> None:
+        super().enter_frame(frame)
+        # as jinja2.meta's TrackingCodeGenerator: names resolved from the context, not globals
+        for action, param in frame.symbols.loads.values():
+            if action == "resolve" and param not in self.environment.globals:
+                self.td_reads.add(param)
+
 
 _INTERCEPTED = frozenset({"*", "**", "+", "%"})
 
@@ -531,6 +546,8 @@ class BudgetedSandbox(SandboxedEnvironment):
 
     code_generator_class = _BudgetCodeGenerator
     intercepted_binops = _INTERCEPTED
+    td_variables: frozenset[str] | None = None
+    """The undeclared variables of the last template compiled in this environment."""
 
     def install_budget(self) -> None:
         """Wrap every filter and bound ``range``/``lipsum``; call once the environment is set up."""

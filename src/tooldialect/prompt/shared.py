@@ -161,16 +161,14 @@ def _json_copy(value: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
 def _containers(value: Any) -> list[int]:
     """Ids of every dict and list in ``value`` (made of JSON types only)."""
     found: list[int] = []
-    stack = [value]
-    while stack:
+    stack = [value] if type(value) in (dict, list) else []
+    while stack:  # plain loops: the first render of many tools walks thousands of containers
         item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            found.append(id(item))
-            stack.extend(v for v in item.values() if type(v) in (dict, list))
-        elif kind is list:
-            found.append(id(item))
-            stack.extend(v for v in item if type(v) in (dict, list))
+        found.append(id(item))
+        for v in item.values() if type(item) is dict else item:
+            kind = type(v)
+            if kind is dict or kind is list:
+                stack.append(v)
     return found
 
 

@@ -195,6 +195,8 @@ def _read_variables(source: str) -> frozenset[str]:
     """The undeclared variables ``source`` reads: parsed and walked once per template text."""
     # the compiled template keeps its environment, so custom tags ({% generation %}) parse
     env = _compile(source).environment
+    if isinstance(env, BudgetedSandbox) and env.td_variables is not None:
+        return env.td_variables  # found while compiling (one environment per template text)
     try:
         return frozenset(meta.find_undeclared_variables(env.parse(source)))
     except Exception:  # a template that parses for rendering parses here too; be safe anyway
