@@ -110,6 +110,8 @@ class RemoteEngine:
         self.strict_switch = strict_switch
         """Once a lazy trigger fired, go on under the grammar's strict form (``strict``): the
         server has no fast-forward, so this saves no decoding and costs a round trip."""
+        self.switches = 0
+        """Replies that went on under the strict form so far (for tests and benchmarks)."""
         self.timeout = timeout
         """Seconds without a byte from the server before a running reply is abandoned."""
         self.retry_window = retry_window
@@ -228,6 +230,7 @@ class RemoteEngine:
         if not box:
             return
         cont = box[0]
+        self.switches += 1
         head = result.text
         self.pool.started(backend)
         events = self._continue(backend, slot, cont)
