@@ -4,7 +4,7 @@ grammar's strict form (``ToolGrammar.strict_gbnf``), as the in-process engine do
 
 A server's grammar state cannot be handed over, and its lazy grammar never switches. So the
 client watches the streamed text for the same triggers (``engine.base.Triggers``, llama.cpp's
-rule: ``engine.in_process.triggers.TriggerWatch``); when one completes, it asks whether the
+rule: ``engine.triggers.TriggerWatch``); when one completes, it asks whether the
 strict form accepts the captured text (``grammar.forced.continuation_gbnf``: the automaton's
 parse stacks after the capture, written back as GBNF). If it does, the stream is cancelled and a
 second request goes on from the prompt plus the token ids generated so far (the server's KV cache
@@ -32,7 +32,7 @@ from typing import Any
 
 from ...grammar.forced import continuation_gbnf
 from ..base import GenerationRequest
-from ..in_process.triggers import TriggerWatch
+from ..triggers import TriggerWatch
 
 __all__ = ["Continuation", "SwitchWatch"]
 
