@@ -4,15 +4,19 @@ switches, and the fallbacks (the strict form rejects the capture; text held back
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from grammar_check import grammar_accepts
 from server.fake import FakeServer
+from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, Triggers
 from tooldialect.engine.llama_server.engine import RemoteEngine, completion_body
 from tooldialect.engine.llama_server.pool import ServerPool
 from tooldialect.engine.llama_server.strict import SwitchWatch
+from tooldialect.grammar import build_grammar
 from tooldialect.grammar.forced import GbnfAutomaton, continuation_gbnf
 
 LENIENT = 'call ::= "<c>" ws "{" ws "\\"n\\":" ws [a-z]+ ws "}" ws "</c>"\nws ::= [ \\n]*\n'
@@ -183,3 +187,57 @@ def test_a_reply_whose_capture_the_strict_form_rejects_is_one_request() -> None:
         assert gen.text() == '<c> { "n": ab }</c>'
         assert len(srv.requests) == 1 and engine.switches == 0
         assert gen.result.completion_tokens == 3
+
+
+SPECS = ["hermes", "mistral-v11", "llama-3", "kimi-k2", "gpt-oss", "qwen3-coder"]
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+
+def _strict_call(name: str) -> tuple[Any, str]:
+    spec = DialectSpec.builtin(name)
+    grammar = build_grammar(spec, WEATHER, tool_choice="auto", argument_layout="canonical")
+    assert grammar is not None and grammar.strict_gbnf
+    text = spec.render_call("get_weather", {"city": "Paris", "days": 3}).lstrip()
+    assert _accepts(grammar.strict_gbnf, grammar.strict_root, text)
+    return grammar, text
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_a_builder_grammars_continuation_accepts_the_rest_of_a_call_at_every_cut(
+    name: str,
+) -> None:
+    grammar, text = _strict_call(name)
+    for cut in range(1, len(text)):
+        cont = continuation_gbnf(grammar.strict_gbnf, grammar.strict_root, text[:cut])
+        assert cont is not None, text[:cut]
+        assert _accepts(cont, "root", text[cut:]), (text[:cut], text[cut:])
+        assert not _accepts(cont, "root", text[cut:] + "\x01")
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", SPECS)
+def test_llama_cpp_reads_the_continuation_as_the_automaton_does(name: str, qwen_path: Path) -> None:
+    import llama_cpp
+
+    llama = llama_cpp.Llama(str(qwen_path), vocab_only=True, verbose=False)
+    grammar, text = _strict_call(name)
+    for cut in sorted({1, len(text) // 3, len(text) // 2, len(text) - 1}):
+        cont = continuation_gbnf(grammar.strict_gbnf, grammar.strict_root, text[:cut])
+        assert cont is not None
+        assert grammar_accepts(cont, text[cut:], llama=llama)
+        for bad in ("\x01" + text[cut:], text[cut:] + "\x01"):
+            # llama.cpp and the automaton agree on a tail cut by a stray character
+            viable = GbnfAutomaton(cont, "root").feed(bad)
+            assert grammar_accepts(cont, bad, llama=llama, complete=False) == viable
