@@ -16,8 +16,9 @@ UTF-8 character), nothing is switched: the first stream simply goes on.
 
 The two requests count as one: completion tokens add up, ``max_tokens`` is shared, stop strings
 are sent again (none can span the cut: the switch waits while the text ends in a stop string's
-prefix) and the second request's end is the reply's. Logprobs are not switched (the first
-stream goes on), so they keep the single request's meaning. Under sampling the continuation is
+prefix) and the second request's end is the reply's (its prompt evaluation is the reply's
+``last_prompt_eval_tokens``: the cancelled first request reports none). Logprobs are not
+switched (the first stream goes on), so they keep the single request's meaning. Under sampling the continuation is
 drawn with a new RNG stream; greedy replies equal the unswitched ones where the model writes the
 strict form's layout. Without fast-forward on the server the switch saves no decoding: it is an
 option (``RemoteEngine(strict_switch=True)``), off by default (docs/benchmarks.md).
