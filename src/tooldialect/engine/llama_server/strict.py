@@ -18,10 +18,11 @@ The two requests count as one: completion tokens add up, ``max_tokens`` is share
 are sent again (none can span the cut: the switch waits while the text ends in a stop string's
 prefix) and the second request's end is the reply's (its prompt evaluation is the reply's
 ``last_prompt_eval_tokens``: the cancelled first request reports none). Logprobs are not
-switched (the first stream goes on), so they keep the single request's meaning. Under sampling the continuation is
-drawn with a new RNG stream; greedy replies equal the unswitched ones where the model writes the
-strict form's layout. Without fast-forward on the server the switch saves no decoding: it is an
-option (``RemoteEngine(strict_switch=True)``), off by default (docs/benchmarks.md).
+switched (the first stream goes on), so they keep the single request's meaning. Under sampling
+the continuation is drawn with a new RNG stream; greedy replies equal the unswitched ones where
+the model writes the strict form's layout. Without fast-forward on the server the switch saves
+no decoding: it is an option (``RemoteEngine(strict_switch=True)``), off by default
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
