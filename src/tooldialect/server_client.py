@@ -46,7 +46,9 @@ class ServerClient:
     rotation for ``cooldown`` seconds. ``vocabulary``: the model's tokens, evidence for
     detection as ``ToolChatHandler`` reads them from its ``Llama``; by default read from the GGUF
     file of a server we launched (or that ``/props`` names on this machine), else probed through
-    the server's ``/tokenize`` (``engine.llama_server.vocab``).
+    the server's ``/tokenize`` (``engine.llama_server.vocab``). ``strict_switch``: once a lazy
+    trigger fired, go on in a second request under the grammar's strict form
+    (``engine.llama_server.strict``; off by default: without fast-forward it does not pay).
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class ServerClient:
         cooldown: float = 5.0,
         probe_timeout: float = 2.0,
         vocabulary: Vocabulary | None = None,
+        strict_switch: bool = False,
     ) -> None:
         self.frontend = FrontEnd(
             adapter="ServerClient",
@@ -91,7 +94,9 @@ class ServerClient:
             cooldown=cooldown,
             probe_timeout=probe_timeout,
         )
-        self.engine = RemoteEngine(self.pool, timeout=timeout, retry_window=retry_window)
+        self.engine = RemoteEngine(
+            self.pool, timeout=timeout, retry_window=retry_window, strict_switch=strict_switch
+        )
         self.model = model
         self._setup: ModelSetup | None = None
         self._lock = threading.Lock()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,6 +35,10 @@ class Behaviour:
     """Pieces sent as raw bytes inside the event's JSON string (invalid UTF-8 included)."""
     slots_answer: bytes | None = None
     """A body /slots answers with instead of the slot list (garbage)."""
+    continuation: list[str] | None = None
+    """The reply to a request whose prompt ends in token ids (a switched reply's second one)."""
+    refuse: Callable[[dict[str, Any]], bool] | None = None
+    """Requests this returns True for are answered 400 (a grammar the server rejects)."""
 
 
 class FakeServer:
@@ -107,6 +112,9 @@ class FakeServer:
                     return
                 outer.requests.append(body)
                 b = outer.behaviour
+                if b.refuse is not None and b.refuse(body):
+                    self._json({"error": {"code": 400, "message": "bad grammar"}}, 400)
+                    return
                 if b.status != 200:
                     self._json({"error": {"code": b.status, "message": "boom"}}, b.status)
                     return
@@ -120,8 +128,10 @@ class FakeServer:
                     self.wfile.write(head.encode() + data + b'"}\n\n')
                     self.wfile.flush()
                 limit = int(body.get("n_predict", -1))
-                cut = 0 <= limit <= len(b.reply)  # n_predict reached: stop_type "limit"
-                reply = b.reply[:limit] if cut else b.reply
+                script = b.continuation if isinstance(body["prompt"], list) else b.reply
+                script = b.reply if script is None else script
+                cut = 0 <= limit <= len(script)  # n_predict reached: stop_type "limit"
+                reply = script[:limit] if cut else script
                 for i, piece in enumerate(reply):
                     if b.break_after is not None and i >= b.break_after:
                         self.wfile.flush()
@@ -131,6 +141,7 @@ class FakeServer:
                         "content": piece,
                         "stop": False,
                         "tokens_predicted": i + 1,
+                        "tokens": [1000 + i],
                     }
                     if b.probs:
                         alt = {"token": piece, "logprob": -0.5, "bytes": list(piece.encode())}

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import GrammarError
 
-__all__ = ["ForcedText", "GbnfAutomaton", "parse_gbnf"]
+__all__ = ["ForcedText", "GbnfAutomaton", "continuation_gbnf", "parse_gbnf"]
 
 _MAX_STACKS = 512
 """Past this many live stacks the automaton gives up (it then forces nothing)."""
@@ -350,3 +350,71 @@ class GbnfAutomaton:
             if not stacks or len(stacks) > _MAX_STACKS:
                 break
         return ForcedText("".join(chars), False)
+
+
+def _gbnf_char(code: int) -> str:
+    """``code`` as GBNF writes it inside a literal or class: letters, digits and space as they
+    are, anything else escaped (llama.cpp reads ``\\x``/``\\u``/``\\U`` escapes only)."""
+    if code < 0x80 and (chr(code).isalnum() or code == 0x20):
+        return chr(code)
+    if code <= 0xFF:
+        return f"\\x{code:02X}"
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
+def _gbnf_element(element: Element) -> str:
+    kind, value, neg = element
+    if kind == "r":
+        return f"td-c{value}"
+    if not neg and value == ((0, 0x10FFFF),):
+        return "."
+    ranges = "".join(
+        _gbnf_char(lo) if lo == hi else f"{_gbnf_char(lo)}-{_gbnf_char(hi)}" for lo, hi in value
+    )
+    return f"[{'^' if neg else ''}{ranges}]"
+
+
+def _gbnf_sequence(elements: Iterable[Element]) -> str:
+    return " ".join(_gbnf_element(e) for e in elements) or '""'
+
+
+class _Continuation:
+    """GBNF text of the rules reachable from some sequences, each rule written once."""
+
+    def __init__(self, grammar: _Grammar) -> None:
+        self._g = grammar
+        self._seen: set[int] = set()
+        self.lines: list[str] = []
+
+    def reach(self, elements: Iterable[Element]) -> None:
+        todo = [v for k, v, _ in elements if k == "r"]
+        while todo:
+            rid = todo.pop()
+            if rid in self._seen:
+                continue
+            self._seen.add(rid)
+            alts = self._g.alts[rid]
+            self.lines.append(f"td-c{rid} ::= " + " | ".join(_gbnf_sequence(a) for a in alts))
+            todo += [v for alt in alts for k, v, _ in alt if k == "r"]
+
+
+def continuation_gbnf(gbnf: str, root: str, text: str) -> str | None:
+    """A grammar (its start rule ``root``, the others renamed) of exactly what may follow
+    ``text`` in ``gbnf`` from ``root``: the automaton's live stacks after ``text``, each written
+    as the sequence of what its frames still expect. ``None`` where the automaton rejects
+    ``text`` or cannot read the grammar. A server that cannot be handed a grammar's state
+    (llama-server) goes on with a reply under a grammar this way, from the text written."""
+    try:
+        auto = GbnfAutomaton(gbnf, root)
+    except GbnfSyntaxError:
+        return None
+    if not auto.feed(text):
+        return None
+    rules = _Continuation(auto._g)
+    alternatives = []
+    for stack in sorted(auto._stacks):
+        elements = [e for rule, alt, pos in reversed(stack) for e in auto._g.alts[rule][alt][pos:]]
+        rules.reach(elements)
+        alternatives.append(_gbnf_sequence(elements))
+    head = "root ::= " + " | ".join(alternatives)
+    return "\n".join([head, *rules.lines]) + "\n"

@@ -5,6 +5,9 @@ returned as the same ``Generation`` the response shaping reads (``engine.base.En
 Retries: until the first event of a reply arrives, a server that is down or answers 5xx is set
 aside and the request goes to the next candidate, within ``retry_window`` seconds. Once a reply
 has started it is never sent again: a broken stream raises ``ServerError``.
+
+The strict switch (``strict_switch=True``, off by default): once a lazy trigger fired, the reply
+goes on in a second request under the grammar's strict form (``strict``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from ...errors import ContextOverflowError, ServerError, ToolSpecError
 from ..base import Generation, GenerationRequest, GenerationResult, Triggers
 from .http import HttpStatusError, Unreachable, open_post, read_json, read_sse
 from .pool import Backend, ServerPool
+from .strict import Continuation, SwitchWatch
 
 __all__ = ["RemoteEngine", "completion_body", "server_adds_bos"]
 
@@ -95,9 +99,19 @@ class RemoteEngine:
     """Generations on the servers of a ``ServerPool``."""
 
     def __init__(
-        self, pool: ServerPool, *, timeout: float = 600.0, retry_window: float = 30.0
+        self,
+        pool: ServerPool,
+        *,
+        timeout: float = 600.0,
+        retry_window: float = 30.0,
+        strict_switch: bool = False,
     ) -> None:
         self.pool = pool
+        self.strict_switch = strict_switch
+        """Once a lazy trigger fired, go on under the grammar's strict form (``strict``): the
+        server has no fast-forward, so this saves no decoding and costs a round trip."""
+        self.switches = 0
+        """Replies that went on under the strict form so far (for tests and benchmarks)."""
         self.timeout = timeout
         """Seconds without a byte from the server before a running reply is abandoned."""
         self.retry_window = retry_window
@@ -114,7 +128,11 @@ class RemoteEngine:
                 "use the in-process ToolChatHandler for it, or logit_bias= here"
             )
         prompt = self.wire_prompt(request.prompt, request.bos)
-        return self.generate(prompt, completion_body(request, prompt=prompt), request.logprobs)
+        body = completion_body(request, prompt=prompt)
+        switch = SwitchWatch.create(request, body) if self.strict_switch else None
+        if switch is not None:
+            body["return_tokens"] = True  # the continuation's prompt ends in these ids
+        return self.generate(prompt, body, request.logprobs, switch=switch)
 
     def wire_prompt(self, prompt: str, bos: str) -> str:
         """The prompt as sent: the server tokenizes with ``add_special``, so a BOS the template
@@ -124,23 +142,30 @@ class RemoteEngine:
         return prompt
 
     def generate(
-        self, prompt: str, body: Mapping[str, Any], top_logprobs: int | None = None
+        self,
+        prompt: str,
+        body: Mapping[str, Any],
+        top_logprobs: int | None = None,
+        *,
+        switch: SwitchWatch | None = None,
     ) -> Generation:
         """Send ``body`` (see ``completion_body``) and return the reply as a ``Generation``.
         ``top_logprobs`` (not ``None``: logprobs were asked for, with that many alternatives)
         fills ``result.logprobs`` from the server's ``completion_probabilities``.
 
+        ``switch``: watches the stream for the strict switch (``strict``).
+
         Connecting happens here, so "no server answers" raises before anything is yielded."""
         result = GenerationResult()
         if top_logprobs is not None:
             result.logprobs = []  # filled as events arrive; the response shaping reads it live
-        backend, events = self._open(prompt, body)
-        pieces = self._pieces(backend, prompt, events, result, top_logprobs or 0)
+        backend, slot, events = self._open(prompt, body)
+        pieces = self._switched(backend, slot, prompt, events, result, top_logprobs or 0, switch)
         return Generation(pieces, result)
 
     def _open(
         self, prompt: str, body: Mapping[str, Any]
-    ) -> tuple[Backend, Iterator[dict[str, Any]]]:
+    ) -> tuple[Backend, int, Iterator[dict[str, Any]]]:
         deadline = time.monotonic() + self.retry_window
         tried: list[Backend] = []
         errors: list[str] = []
@@ -180,12 +205,63 @@ class RemoteEngine:
                 self.pool.failed(backend)
                 errors.append(f"{backend.url}: empty reply")
                 continue
-            return backend, _chain(first, events)
+            return backend, slot, _chain(first, events)
         urls = ", ".join(b.url for b in self.pool.backends)
         detail = "; ".join(errors[-4:]) or "none serves the model"
         raise ServerError(
             f"no llama-server answered within {self.retry_window:g} s (servers: {urls}; {detail}); "
             "start one (`llama-server -m MODEL.gguf --port 8080`) or raise retry_window="
+        )
+
+    def _switched(
+        self,
+        backend: Backend,
+        slot: int,
+        prompt: str,
+        events: Iterator[dict[str, Any]],
+        result: GenerationResult,
+        top: int,
+        switch: SwitchWatch | None,
+    ) -> Iterator[str]:
+        """The reply's pieces; where ``switch`` switches, the first stream's and then the
+        continuation's, counted as one request's."""
+        box: list[Continuation] = []
+        yield from self._pieces(backend, prompt, events, result, top, switch=switch, box=box)
+        if not box:
+            return
+        cont = box[0]
+        self.switches += 1
+        head = result.text
+        self.pool.started(backend)
+        events = self._continue(backend, slot, cont)
+        yield from self._pieces(backend, prompt, events, result, top, head=(head, cont.tokens))
+
+    def _continue(
+        self, backend: Backend, slot: int, cont: Continuation
+    ) -> Iterator[dict[str, Any]]:
+        """The continuation's events on the first request's server and slot: the strict body,
+        else (the server refused its grammar) the lenient one."""
+        refusals = []
+        for body in (cont.strict, cont.lenient):
+            try:
+                response = open_post(
+                    backend.url, "/completion", {**body, "id_slot": slot}, timeout=self.timeout
+                )
+                return read_sse(response)
+            except HttpStatusError as exc:
+                refusals.append(str(exc))
+            except Unreachable as exc:
+                self.pool.finished(backend, slot=None, text=None)
+                self.pool.failed(backend)
+                raise ServerError(
+                    f"llama-server at {backend.url} broke off the reply ({exc}) while it went "
+                    "on under the strict grammar; the request was not sent again"
+                ) from None
+        self.pool.finished(backend, slot=None, text=None)
+        raise ServerError(
+            f"llama-server at {backend.url} refused to go on with the reply after its trigger "
+            f"({'; '.join(refusals)[:300]}); the request was not sent again; pass "
+            "strict_switch=False"
         )
 
     def _pieces(
@@ -195,8 +271,14 @@ class RemoteEngine:
         events: Iterator[dict[str, Any]],
         result: GenerationResult,
         top: int,
+        *,
+        switch: SwitchWatch | None = None,
+        box: list[Continuation] | None = None,
+        head: tuple[str, int] = ("", 0),
     ) -> Iterator[str]:
-        text: list[str] = []
+        """One stream's pieces (``head``: the text and token count of a switched reply's first
+        request; ``box`` receives the continuation where ``switch`` switches)."""
+        text: list[str] = [head[0]]
         slot: int | None = None
         done = False
         try:
@@ -206,13 +288,17 @@ class RemoteEngine:
                     result.logprobs += _logprobs(event, top)
                 if piece:
                     text.append(piece)
-                    result.completion_tokens = int(event.get("tokens_predicted", 0) or 0)
+                    result.completion_tokens = head[1] + int(event.get("tokens_predicted") or 0)
                     yield piece
                 if event.get("stop"):
-                    slot = _final(event, result)
+                    slot = _final(event, result, head[1])
                     done = True
                     break
-            if not done:
+                cont = switch.feed(event) if switch is not None else None
+                if cont is not None and box is not None:
+                    box.append(cont)
+                    break
+            if not (done or box):
                 raise ServerError(
                     f"llama-server at {backend.url} closed the stream before the reply ended "
                     f"({len(text)} pieces received); the request was not sent again"
@@ -256,10 +342,11 @@ def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[di
     yield from rest
 
 
-def _final(event: Mapping[str, Any], result: GenerationResult) -> int | None:
-    """Fill ``result`` from the closing event; returns the slot that served the request."""
-    result.completion_tokens = int(event.get("tokens_predicted", 0) or 0)
-    result.prompt_tokens = int(event.get("tokens_evaluated", 0) or 0)
+def _final(event: Mapping[str, Any], result: GenerationResult, head: int = 0) -> int | None:
+    """Fill ``result`` from the closing event (``head``: tokens a switched reply's first
+    request generated, which the second one's prompt ends in); returns the slot that served."""
+    result.completion_tokens = head + int(event.get("tokens_predicted", 0) or 0)
+    result.prompt_tokens = int(event.get("tokens_evaluated", 0) or 0) - head
     timings = event.get("timings") or {}
     result.last_prompt_eval_tokens = int(timings.get("prompt_n", result.prompt_tokens) or 0)
     stop_type = event.get("stop_type", "")
