@@ -145,6 +145,8 @@ INVENTED_KINDS: dict[str, str] = {
     "padded-params.jinja": "element",
     "repeated-key-arrays.jinja": "element",
     "xml-escaped-attrs.jinja": "element",
+    "xml-escaped-names.jinja": "element",
+    "xml-raw-names.jinja": "element",
     # realistic templates of 2025-2026 families and their plausible next versions
     "like-deepseek-v3.2-dsml.jinja": "element",
     "like-deepseek-v4.jinja": "element",

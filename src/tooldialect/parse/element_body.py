@@ -6,14 +6,14 @@ see docs/parsing.md). Where a value ends is
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import ElementBody, format_template
 from .element_nested import read_value
 from .element_scan import cut_short, is_indented, line_end, line_value_prefix, value_end
-from .element_text import element_value, trim_value
+from .element_text import attribute_unescape, element_value, trim_value
 from .events import FAIL, OK, Reader, certain
 from .markers import Segment, Source, match_template, probe_closer, probe_literal, skip_ws
 from .values import schema_types
@@ -35,6 +35,8 @@ class _Call:
     props: Mapping[str, Any]
     tail: str
     line_pre: tuple[Segment, ...]
+    unescape: Callable[[str], str] | None
+    """Decodes names and keys written as quoted attributes where the family XML-escapes."""
 
 
 @dataclass
@@ -76,7 +78,7 @@ def _read_split(
     indented = is_indented(src.buf, tag) or is_indented(src.buf, k)
     end = k
     if closed:
-        end, post = yield from match_template(src, k, plan.param_post)
+        end, post = yield from match_template(src, k, plan.param_post, unescape=call.unescape)
         fields.update(post)
     else:
         raw = raw.rstrip()
@@ -88,7 +90,8 @@ def _read_param(
     src: Source, p: int, plan: FormatPlan, call: _Call, body: ElementBody
 ) -> Generator[None, None, _Param | None]:
     """The parameter at ``p``, or None where none opens there."""
-    q, fields = yield from match_template(src, p, call.line_pre or plan.param_pre or plan.param)
+    segments = call.line_pre or plan.param_pre or plan.param
+    q, fields = yield from match_template(src, p, segments, unescape=call.unescape)
     if q < 0:
         return None
     if call.line_pre:  # the value runs to the end of its line
@@ -181,7 +184,8 @@ def _read_params(
 def read_element_body(
     src: Source, p: int, plan: FormatPlan, body: ElementBody, ctx: Context
 ) -> Reader:
-    p, head = yield from match_template(src, p, plan.head, names=ctx.names)
+    unescape = attribute_unescape(body)
+    p, head = yield from match_template(src, p, plan.head, names=ctx.names, unescape=unescape)
     if p < 0:
         return p, FAIL
     name = head["name"]
@@ -194,6 +198,7 @@ def read_element_body(
         props=props if isinstance(props, Mapping) else {},
         tail=format_template(plan.tail, name=name),  # a closer may repeat the name
         line_pre=() if plan.param_pre else line_value_prefix(plan.param),
+        unescape=unescape,
     )
     p, args = yield from _read_params(src, p, plan, body, call, ctx)
     if args is None:

@@ -4,12 +4,12 @@ schema does not have is text, not the next parameter."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Generator
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..dialect.spec import format_template
-from .element_text import CDATA_CLOSE, CDATA_OPEN
+from ..dialect.spec import ElementBody, format_template
+from .element_text import CDATA_CLOSE, CDATA_OPEN, attribute_unescape
 from .markers import Segment, Source, find_literal, match_template, split_literal
 
 if TYPE_CHECKING:
@@ -37,9 +37,11 @@ def cut_short(buf: str, p: int, segments: tuple[Segment, ...]) -> bool:
     return True
 
 
-def _key_at(buf: str, p: int, segments: tuple[Segment, ...]) -> str | None:
+def _key_at(
+    buf: str, p: int, segments: tuple[Segment, ...], unescape: Callable[[str], str] | None
+) -> str | None:
     """The key of the parameter opening at ``p`` in text read so far, or None."""
-    gen = match_template(_Snapshot(buf, final=True), p, segments)
+    gen = match_template(_Snapshot(buf, final=True), p, segments, unescape=unescape)
     try:
         while True:
             next(gen)
@@ -64,7 +66,9 @@ def _next_param(src: Source, p: int, end: int, plan: FormatPlan, keys: Collectio
     (any key where ``keys`` is empty), or -1."""
     core = plan.param_pre[0].core
     k = find_before(src, p, end, core) if core else -1
-    while k >= 0 and keys and _key_at(src.buf, k, plan.param_pre) not in keys:
+    body = plan.fmt.body
+    unescape = attribute_unescape(body) if isinstance(body, ElementBody) else None
+    while k >= 0 and keys and _key_at(src.buf, k, plan.param_pre, unescape) not in keys:
         k = find_before(src, k + 1, end, core)
     return k
 

@@ -5,7 +5,7 @@ decoded where the spec says the family writes them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..dialect.element_values import xml_unescape
@@ -13,9 +13,15 @@ from ..dialect.spec import ElementBody
 from .element_nested import NOT_NESTED, read_nested
 from .values import coerce_value
 
-__all__ = ["CDATA_CLOSE", "CDATA_OPEN", "element_value", "trim_value"]
+__all__ = ["CDATA_CLOSE", "CDATA_OPEN", "attribute_unescape", "element_value", "trim_value"]
 
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
+def attribute_unescape(body: ElementBody) -> Callable[[str], str] | None:
+    """How names and keys written as quoted attributes are decoded: as the family's values are
+    (learnt ``xml_escape``), else not at all (``&amp;`` stays as written)."""
+    return xml_unescape if body.xml_escape else None
 
 
 def trim_value(value: str, body: ElementBody, *, indented: bool) -> str:

@@ -103,10 +103,15 @@ def stream_args(
             if rest:
                 yield Args(rest)
             return len(src.buf), False
-        if st == ERROR and _closer_at(src.buf, sc.pos, closers):
+        if st == ERROR and _closer_at(src.buf, sc.pos, closers) and _heals_whole(src.buf, sc):
             # the object's closing braces are missing before the call's closer: healed, whole
             yield Args(sc.take_safe() + sc.heal())
             return sc.pos, True
+        if st == ERROR and not src.final and _closer_may_start(src.buf, sc.pos, closers):
+            # the text ends inside what may become that closer ("\n`" of "\n```"): the whole
+            # text decides, so a chunk boundary must not (the scanner stays at ERROR)
+            yield None
+            continue
         # broken, unless only the end of the text cut it (``"\u00``, ``tru``): healed
         if st == ERROR and ctx.retract and not _cut_by_end(src, p):
             return -1, False
@@ -127,6 +132,19 @@ def _cut_by_end(src: Source, p: int) -> bool:
 def _closer_at(buf: str, p: int, closers: tuple[str, ...]) -> bool:
     rest = buf[p:].lstrip()
     return any(c and rest.startswith(c) for c in closers)
+
+
+def _heals_whole(buf: str, sc: JsonScanner) -> bool:
+    """Whether healing at the last safe point drops no written key or value (only whitespace
+    and separators): a member cut before the closer (``{"city"`` then the closer) would lose
+    its words, so that text is no call and stays content."""
+    return not buf[sc.safe_pos : sc.pos].strip(" \t\r\n,:")
+
+
+def _closer_may_start(buf: str, p: int, closers: tuple[str, ...]) -> bool:
+    """Whether the text after ``p`` (less whitespace) is a proper start of one of ``closers``."""
+    rest = buf[p:].lstrip()
+    return bool(rest) and any(len(rest) < len(c) and c.startswith(rest) for c in closers)
 
 
 def args_from_string(text: str) -> str | None:

@@ -16,7 +16,7 @@ and between two special-token-like tags (``<|tool_call_end|>\n<|tool_calls_secti
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -353,31 +353,50 @@ def _read_field(
     return k, src.buf[p:k]
 
 
+def _quoted(segments: tuple[Segment, ...], i: int) -> bool:
+    """Whether field ``i`` is a quoted attribute value (``name="{name}"``)."""
+    return i > 0 and not segments[i - 1].field and segments[i - 1].text.rstrip()[-1:] in "\"'"
+
+
 def match_template(
-    src: Source, p: int, segments: tuple[Segment, ...], *, names: frozenset[str] = frozenset()
+    src: Source,
+    p: int,
+    segments: tuple[Segment, ...],
+    *,
+    names: frozenset[str] = frozenset(),
+    unescape: Callable[[str], str] | None = None,
 ) -> Generator[None, None, tuple[int, dict[str, str]]]:
     """Match ``segments`` at ``p``; returns (end, fields), end -1 on mismatch.
 
     ``{value}`` keeps its text raw (trimming is the caller's business); other fields are stripped
     and checked (a name is word characters of any script, ``.``, ``-``, ``:``, or one of
-    ``names``, the offered tools, which may hold spaces).
+    ``names``, the offered tools, which may hold spaces). ``unescape`` decodes fields written
+    as quoted attribute values (the family's learnt escaping, ``name="a&amp;b"``); a field
+    written again must repeat the text as written.
     """
     fields: dict[str, str] = {}
+    written: dict[str, str] = {}
     for i, seg in enumerate(segments):
-        if seg.field in fields:
+        if seg.field in written:
             # a field written again (``</arg:{key}>``) must repeat what was read: a literal now
-            seg = Segment(fields[seg.field])
+            seg = Segment(written[seg.field])
         if not seg.field:
             p = yield from _match_literal(src, p, seg)
             if p < 0:
                 return -1, fields
             continue
-        p, value = yield from _read_field(src, p, segments, i, fields)
+        p, value = yield from _read_field(src, p, segments, i, written)
         if p < 0:
             return -1, fields
+        decoded = value
         if seg.field != "value":
-            value = value.strip()
-        if not _valid(seg.field, value, names):
+            value = decoded = value.strip()
+            if unescape is not None and _quoted(segments, i):
+                decoded = unescape(value)
+        if not _valid(seg.field, value, names) and not (
+            decoded != value and _valid(seg.field, decoded, names)
+        ):
             return -1, fields
-        fields[seg.field] = value
+        written[seg.field] = value
+        fields[seg.field] = decoded
     return p, fields
