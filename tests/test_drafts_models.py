@@ -69,7 +69,7 @@ def smollm2(smollm2_path: Path) -> Any:
 def ask(llm: Any, tool: dict[str, Any], question: str, drafts: DraftOptions | None) -> Any:
     engine_for(llm).drafts = drafts
     handler = ToolChatHandler(fast_forward=True)
-    out = handler(
+    out: Any = handler(
         llama=llm,
         messages=[{"role": "user", "content": question}],
         tools=[tool],
@@ -97,7 +97,7 @@ def test_an_auto_call_is_the_same_with_and_without_drafts(
         plain, plain_result = ask(llm, tool, question, None)
         drafted, result = ask(llm, tool, question, DraftOptions())
     finally:
-        engine_for(llm).drafts = DraftOptions()
+        engine_for(llm).drafts = None
     assert plain and quoted in plain[0]["arguments"]
     assert drafted == plain
     assert plain_result.draft_proposed == 0
@@ -110,7 +110,7 @@ def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:
     assert sum(result.draft_accepted) > 0
     handler = ToolChatHandler(fast_forward=True)
     args = ""
-    for chunk in handler(
+    stream: Any = handler(
         llama=qwen,
         messages=[{"role": "user", "content": PATH_QUESTION}],
         tools=[READ],
@@ -118,17 +118,19 @@ def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:
         temperature=0,
         max_tokens=64,
         stream=True,
-    ):
+    )
+    for chunk in stream:
         for d in chunk["choices"][0]["delta"].get("tool_calls") or []:
             args += (d.get("function") or {}).get("arguments") or ""
     assert args == whole[0]["arguments"]
-    assert handler.last_result.draft_proposed == result.draft_proposed
+    last: Any = handler.last_result
+    assert last.draft_proposed == result.draft_proposed
 
 
 def test_no_drafts_when_logprobs_are_asked(qwen: Any) -> None:
     engine_for(qwen).drafts = DraftOptions()
     handler = ToolChatHandler(fast_forward=True)
-    out = handler(
+    out: Any = handler(
         llama=qwen,
         messages=[{"role": "user", "content": PATH_QUESTION}],
         tools=[READ],
@@ -139,4 +141,5 @@ def test_no_drafts_when_logprobs_are_asked(qwen: Any) -> None:
         top_logprobs=2,
     )
     assert out["choices"][0]["logprobs"] is not None
-    assert handler.last_result.draft_proposed == 0
+    last: Any = handler.last_result
+    assert last.draft_proposed == 0

@@ -82,9 +82,9 @@ class Engine:
         self.strict_calls = True
         """With fast-forward, switch a lazy grammar to its strict form once its trigger fired
         (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
-        self.drafts: DraftOptions | None = DraftOptions()
+        self.drafts: DraftOptions | None = None
         """With fast-forward, inside a call, prompt-lookup drafts verified by the sampler chain
-        (``drafts``); ``None``: none."""
+        (``drafts``); ``None`` (the default until a quiet measurement shows them faster): none."""
         self._prefixes: OrderedDict[str, list[int]] = OrderedDict()
         """Tokens of recent tool prefixes (a prefix is tokenized once, not per request)."""
 
