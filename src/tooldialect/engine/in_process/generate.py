@@ -18,11 +18,12 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ...errors import ContextOverflowError, EngineBusyError, EngineError, GrammarError
 from ..base import Generation, GenerationRequest, GenerationResult, Triggers
 from ..text import TextStream
+from .added import AddedTokens, read_added_tokens
 from .checkpoints import MIN_PREFIX_TOKENS, PrefixCheckpoints, prefix_key
 from .drafts import DraftOptions, PromptLookup, truncate, verify_draft
 from .fastforward import FastForward
@@ -39,7 +40,7 @@ from .sampling import (
 from .strict import strict_of
 from .triggers import WatchedGrammar
 
-__all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
+__all__ = ["AddedTokens", "Engine", "Generation", "GenerationResult", "engine_for"]
 # (Generation and GenerationResult live in engine.base; they are named here for old imports)
 
 _PREFIXES_KEPT = 8
@@ -47,17 +48,6 @@ _PREFIXES_KEPT = 8
 
 _GREEDY_PROBE = 64
 """Candidates tried one by one after a greedy rejection before the full-vocabulary mask."""
-
-
-class AddedTokens(NamedTuple):
-    """A vocab's added tokens, as fast-forward's seam rules read them."""
-
-    ids: frozenset[int]
-    """Their ids: forced text never holds one."""
-    prefixes: frozenset[str]
-    """Their texts' proper prefixes: forced text stops before a tail that is one."""
-    longest_prefix: int
-    """The longest of ``prefixes`` (0 when there are none)."""
 
 
 class Engine:
@@ -112,23 +102,9 @@ class Engine:
         return data
 
     def added_tokens(self) -> AddedTokens:
-        """The vocab's added tokens (``<tool_call>``, ``<think>``...: control and user-defined),
-        read once per model, for fast-forward's seam rules."""
+        """The vocab's added tokens, read once per model, for fast-forward's seam rules."""
         if self._added is None:
-            lib = self._lib
-            kinds = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_USER_DEFINED
-            ids: set[int] = set()
-            prefixes: set[str] = set()
-            for tok in range(self.n_vocab):
-                if lib.llama_vocab_get_attr(self.vocab, tok) & kinds:
-                    ids.add(tok)
-                    text = self.piece(tok).decode("utf-8", "replace")
-                    prefixes.update(text[:k] for k in range(1, len(text)))
-            self._added = AddedTokens(
-                ids=frozenset(ids),
-                prefixes=frozenset(prefixes),
-                longest_prefix=max(map(len, prefixes), default=0),
-            )
+            self._added = read_added_tokens(self._lib, self.vocab, self.n_vocab, self.piece)
         return self._added
 
     def tokenize_prompt(self, prompt: str) -> list[int]:
