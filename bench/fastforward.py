@@ -88,6 +88,8 @@ def _call(
         "forced": int(res.forced_tokens),
         "parsed": (content, [calls[k] for k in sorted(calls)]),
         "prompt_tokens": int(res.prompt_tokens),
+        "draft_proposed": int(res.draft_proposed),
+        "draft_accepted": list(res.draft_accepted),
     }
 
 
@@ -103,6 +105,8 @@ def _plain(llm: Any, prompt: list[int], n: int) -> float:
 
 
 THREADS: list[int] = []
+DRAFTS: list[bool] = []
+"""``--drafts``: prompt-lookup drafts inside calls (``Engine.drafts``) for every variant."""
 
 
 def set_threads(n: int) -> None:
@@ -146,6 +150,10 @@ def measure(
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
     engine = engine_for(llm)
+    if DRAFTS:
+        from tooldialect.engine.in_process.drafts import DraftOptions
+
+        engine.drafts = DraftOptions()
     handlers = {
         v: ToolChatHandler(fast_forward=v[1], argument_layout=v[0])  # type: ignore[arg-type]
         for v in variants
@@ -181,6 +189,8 @@ def measure(
                 if r["call_s"]
                 else None,
                 "agree_with_baseline": r["parsed"] == base["parsed"],
+                "draft_proposed": r["draft_proposed"],
+                "draft_accepted": r["draft_accepted"],
                 "content_chars": len(r["parsed"][0]),
                 "parsed": r["parsed"],
             }
@@ -299,7 +309,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--threads", type=int, default=None, help="llama.cpp threads (1 on a loaded machine)"
     )
+    parser.add_argument(
+        "--drafts", action="store_true", help="prompt-lookup drafts inside calls (issue 20 §4)"
+    )
     args = parser.parse_args(argv)
+    if args.drafts:
+        DRAFTS[:] = [True]
     if args.threads:
         set_threads(args.threads)
     out = []

@@ -169,6 +169,11 @@ class GenerationResult:
     """Completion tokens fast-forwarded (appended because the grammar forced them), not sampled."""
     forced_positions: list[int] = field(default_factory=list)
     """1-based completion-token positions that were forced (for per-token records: logprobs)."""
+    draft_proposed: int = 0
+    """Prompt-lookup draft tokens decoded (``engine.in_process.drafts``)."""
+    draft_accepted: list[int] = field(default_factory=list)
+    """Draft tokens the sampler chain agreed with, per drafted batch (their sum is the tokens
+    that took no step of their own)."""
     logprobs: list[dict[str, Any]] | None = None
     """OpenAI ``logprobs.content`` entries, one per sampled token, when they were asked for."""
 

@@ -18,12 +18,14 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ...errors import ContextOverflowError, EngineBusyError, EngineError, GrammarError
 from ..base import Generation, GenerationRequest, GenerationResult, Triggers
 from ..text import TextStream
+from .added import AddedTokens, read_added_tokens
 from .checkpoints import MIN_PREFIX_TOKENS, PrefixCheckpoints, prefix_key
+from .drafts import DraftOptions, PromptLookup, truncate, verify_draft
 from .fastforward import FastForward
 from .hooks import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
 from .prompt_cache import capture_state, common_prefix, load_captured, restore_prompt, save_prompt
@@ -38,7 +40,7 @@ from .sampling import (
 from .strict import strict_of
 from .triggers import WatchedGrammar
 
-__all__ = ["Engine", "Generation", "GenerationResult", "engine_for"]
+__all__ = ["AddedTokens", "Engine", "Generation", "GenerationResult", "engine_for"]
 # (Generation and GenerationResult live in engine.base; they are named here for old imports)
 
 _PREFIXES_KEPT = 8
@@ -46,17 +48,6 @@ _PREFIXES_KEPT = 8
 
 _GREEDY_PROBE = 64
 """Candidates tried one by one after a greedy rejection before the full-vocabulary mask."""
-
-
-class AddedTokens(NamedTuple):
-    """A vocab's added tokens, as fast-forward's seam rules read them."""
-
-    ids: frozenset[int]
-    """Their ids: forced text never holds one."""
-    prefixes: frozenset[str]
-    """Their texts' proper prefixes: forced text stops before a tail that is one."""
-    longest_prefix: int
-    """The longest of ``prefixes`` (0 when there are none)."""
 
 
 class Engine:
@@ -81,6 +72,9 @@ class Engine:
         self.strict_calls = True
         """With fast-forward, switch a lazy grammar to its strict form once its trigger fired
         (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
+        self.drafts: DraftOptions | None = None
+        """With fast-forward, inside a call, prompt-lookup drafts verified by the sampler chain
+        (``drafts``); ``None`` (the default until a quiet measurement shows them faster): none."""
         self._prefixes: OrderedDict[str, list[int]] = OrderedDict()
         """Tokens of recent tool prefixes (a prefix is tokenized once, not per request)."""
 
@@ -108,23 +102,9 @@ class Engine:
         return data
 
     def added_tokens(self) -> AddedTokens:
-        """The vocab's added tokens (``<tool_call>``, ``<think>``...: control and user-defined),
-        read once per model, for fast-forward's seam rules."""
+        """The vocab's added tokens, read once per model, for fast-forward's seam rules."""
         if self._added is None:
-            lib = self._lib
-            kinds = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_USER_DEFINED
-            ids: set[int] = set()
-            prefixes: set[str] = set()
-            for tok in range(self.n_vocab):
-                if lib.llama_vocab_get_attr(self.vocab, tok) & kinds:
-                    ids.add(tok)
-                    text = self.piece(tok).decode("utf-8", "replace")
-                    prefixes.update(text[:k] for k in range(1, len(text)))
-            self._added = AddedTokens(
-                ids=frozenset(ids),
-                prefixes=frozenset(prefixes),
-                longest_prefix=max(map(len, prefixes), default=0),
-            )
+            self._added = read_added_tokens(self._lib, self.vocab, self.n_vocab, self.piece)
         return self._added
 
     def tokenize_prompt(self, prompt: str) -> list[int]:
@@ -331,6 +311,9 @@ class Engine:
             else None
         )
         run = _Run(tokens, chain, gsampler, limit, result, sample, cache, ff)
+        if ff is not None and self.drafts is not None:
+            ends = self.added_tokens().ids | {int(llama.token_eos())}
+            run.lookup = PromptLookup(tokens, options=self.drafts, stop_tokens=ends)
         if checkpoints is not None:
             result.prefix_tokens = self.prefix_length(prefix, tokens)
             if result.prefix_tokens:
@@ -390,17 +373,19 @@ class Engine:
         grammar: GrammarSampler | None,
         ctx: Any,
         result: GenerationResult,
+        idx: int = -1,
     ) -> int:
+        """Sample from the logits at batch index ``idx`` (a draft's position; -1: the last)."""
         lib = self._lib
         if not chain.stateful:
             # fast path: the chain runs in C over the logits; its accept is a no-op
-            token = int(lib.llama_sampler_sample(chain.ptr, ctx, -1))
+            token = int(lib.llama_sampler_sample(chain.ptr, ctx, idx))
             if grammar is None or grammar.allows(token):
                 return token
         else:
             # penalties remember accepted tokens, so sample without accepting, then accept
             buf = self._candidates()
-            buf.fill(ctx)
+            buf.fill(ctx, idx)
             lib.llama_sampler_apply(chain.ptr, buf.ref)
             token, _ = buf.selected()
             if grammar is None or grammar.allows(token):
@@ -413,10 +398,10 @@ class Engine:
         if chain.greedy_only:
             # greedy = best allowed token: walk the top candidates with 1-token checks (cheap)
             # before masking the whole vocabulary
-            for candidate in buf.top_tokens(ctx, _GREEDY_PROBE):
+            for candidate in buf.top_tokens(ctx, _GREEDY_PROBE, idx):
                 if grammar.allows(candidate):
                     return candidate
-        buf.fill(ctx)
+        buf.fill(ctx, idx)
         lib.llama_sampler_apply(grammar.ptr, buf.ref)
         lib.llama_sampler_apply(chain.ptr, buf.ref)
         token, logit = buf.selected()
@@ -432,7 +417,7 @@ class Engine:
         result = run.result
         try:
             batch = self._first_batch(run)
-            decoded = True
+            pending: list[int] = []  # emitted, not yet decoded
             while True:
                 last = yield from self._emit(run, out, batch, me)
                 if last is not None:  # a stop string ended the text
@@ -440,10 +425,12 @@ class Engine:
                 if run.n >= run.limit:
                     result.finish_reason = "length"
                     break
-                following = self._step(run, batch, decoded)
+                following = self._step(run, pending) if result.finish_reason != "stop" else None
                 if following is None:
                     break
-                batch, decoded = following, False
+                batch, pending = following
+            # (accepted drafts past a stop string are no completion tokens)
+            truncate(self.llama, len(run.tokens) + len(run.sampled))
             if run.cache is not None:
                 save_prompt(self.llama, run.cache, run.tokens + run.sampled)
             tail = (last or "") + out.finish()
@@ -487,27 +474,68 @@ class Engine:
                 self._check_turn(me)
         return None
 
-    def _step(self, run: _Run, batch: list[int], decoded: bool) -> list[int] | None:
-        """Sample the next token (after decoding ``batch`` unless it is decoded); returns the
-        next batch (the token and what the grammar forces after it), ``None`` at the end."""
-        if not decoded:
+    def _step(self, run: _Run, pending: list[int]) -> tuple[list[int], list[int]] | None:
+        """Sample the next token (after decoding ``pending``); returns the next batch to emit
+        (the token and what the grammar forces after it) and the part of it not yet decoded,
+        ``None`` at the end."""
+        if pending:
+            drafted = self._drafted(run, pending)
+            if drafted is not None:
+                return drafted
             # forced tokens go in the same batch, as prompt tokens do (llama.eval keeps
             # input_ids / n_tokens exactly as Llama.generate would after decoding them)
-            self.llama.eval(batch)
+            self.llama.eval(pending)
         grammar, ff = run.grammar, run.ff
         token = run.sample(run.chain, grammar, self.llama._ctx.ctx, run.result)
         if self._lib.llama_vocab_is_eog(self.vocab, token):
             run.result.finish_reason = "stop"
             return None
         if grammar is None:
-            return [token]
+            return [token], [token]
         grammar.accept(token)
         if ff is None:
-            return [token]
+            return [token], [token]
         ff.observe(token)
         forced = ff.extend(token, grammar, room=run.limit - run.n - 1)
         self._accept_forced(run.chain, forced, run.result, run.n + 1)
-        return [token, *forced]
+        return [token, *forced], [token, *forced]
+
+    def _drafted(self, run: _Run, pending: list[int]) -> tuple[list[int], list[int]] | None:
+        """Inside a call, decode ``pending`` with a prompt-lookup draft after it (``drafts``);
+        ``None`` where nothing is drafted (``pending`` is then still to decode)."""
+        ff, grammar, lookup, result = run.ff, run.grammar, run.lookup, run.result
+        if lookup is None or ff is None or grammar is None or len(pending) > 1:
+            return None  # (after forced text the grammar writes, not the prompt: no draft)
+        if not (ff.active or lookup.options.anywhere):
+            return None
+        left = run.limit - run.n  # tokens that may still be emitted
+        draft = lookup.propose(run.sampled, room=left - 1)
+        # a draft token the grammar rejects cannot be sampled: no position spent on it
+        draft = draft[: grammar.allowed_prefix(draft)] if draft else draft
+        ctx = self.llama._ctx.ctx
+
+        def take(token: int, accepted: int) -> list[int]:
+            grammar.accept(token)
+            ff.observe(token)
+            forced = ff.extend(token, grammar, room=left - accepted - 1)
+            self._accept_forced(run.chain, forced, result, run.n + accepted + 1)
+            return forced
+
+        verdict = verify_draft(
+            self.llama,
+            pending,
+            draft,
+            sample=lambda idx: self._sample(run.chain, grammar, ctx, result, idx),
+            is_eog=lambda token: bool(self._lib.llama_vocab_is_eog(self.vocab, token)),
+            take=take,
+        )
+        if verdict is None:
+            return None
+        result.draft_proposed += len(draft)
+        result.draft_accepted.append(verdict.accepted)
+        if verdict.ended:
+            result.finish_reason = "stop"
+        return verdict.emit, verdict.pending
 
     def _accept_forced(
         self, chain: SamplerChain, forced: list[int], result: GenerationResult, after: int
@@ -578,6 +606,8 @@ class _Run:
     """The cache key's tail, as create_completion keys its saves."""
     point: _Checkpoint | None = None
     """The tool prefix's checkpoint (``None``: the prompt has none, or checkpoints are off)."""
+    lookup: PromptLookup | None = None
+    """Prompt-lookup drafts (``None``: none for this generation)."""
 
 
 _ENGINES: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()

@@ -171,6 +171,26 @@ class GrammarSampler:
         self._lib.llama_sampler_apply(self.ptr, self._one_ref)
         return bool(one.logit != _NEG_INF)
 
+    def allowed_prefix(self, tokens: Sequence[int]) -> int:
+        """How many of ``tokens`` the grammar accepts in a row from here, asked of a clone (this
+        sampler does not move). Never given an end-of-generation token (see :meth:`accept`)."""
+        lib = self._lib
+        clone = lib.llama_sampler_clone(self.ptr)
+        if not clone:
+            return 0
+        own, self.ptr = self.ptr, clone
+        try:
+            n = 0
+            for t in tokens:
+                if not self.allows(t):
+                    break
+                lib.llama_sampler_accept(clone, t)
+                n += 1
+            return n
+        finally:
+            self.ptr = own
+            lib.llama_sampler_free(clone)
+
     def accept(self, token: int) -> None:
         """Advance the grammar. Only ever called with a token :meth:`allows` (never an EOG token:
         llama.cpp aborts when an unfinished grammar accepts end-of-generation)."""
