@@ -21,6 +21,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import EngineError, OptionError
+
 __all__ = [
     "DraftOptions",
     "PromptLookup",
@@ -59,9 +61,9 @@ class PromptLookup:
     ) -> None:
         self.options = options or DraftOptions()
         if self.options.min_match < 1 or self.options.max_draft < 1:
-            raise ValueError(
-                f"min_match and max_draft must be at least 1, got {self.options.min_match} "
-                f"and {self.options.max_draft}"
+            raise OptionError(
+                f"DraftOptions: min_match and max_draft must be at least 1, got "
+                f"{self.options.min_match} and {self.options.max_draft}; pass larger values"
             )
         self._prompt = list(prompt)
         self._stops = frozenset(stop_tokens)
@@ -124,7 +126,10 @@ def decode_with_logits(llama: Any, tokens: Sequence[int], *, n_logits: int) -> b
         batch.logits[i] = i >= n - n_logits
     rc = llama_cpp.llama_decode(llama._ctx.ctx, batch)
     if rc != 0:
-        raise RuntimeError(f"llama_decode returned {rc}")
+        raise EngineError(
+            f"llama_decode returned {rc} while verifying a draft; the context may be full "
+            "(raise n_ctx) or turn drafts off (Engine.drafts = None)"
+        )
     llama.input_ids[n_past : n_past + n] = tokens
     llama.n_tokens = n_past + n
     llama._requires_eval = False
@@ -188,4 +193,4 @@ def verify_draft(
         truncate(llama, base + kept)
         rest = forced if drafted else [token, *forced]  # a kept token is decoded already
         return Verdict([*accepted, token, *forced], rest, kept, ended=False)
-    raise AssertionError("unreachable: the position after the draft always returns")
+    raise EngineError("draft verification ended without a verdict (a bug: please report it)")
