@@ -75,6 +75,22 @@ def make_tools(n: int, *, kind: str) -> list[dict[str, Any]]:
     250-tool figure, which keeps 250 tools inside Qwen2.5's 32k context."""
     if kind == "filler":
         return workload.make_tools(n)
+    if kind == "small":  # one string parameter each (~45 tokens): 250 of them prefill in minutes
+        return [workload.NOTE_TOOL] + [
+            {
+                "type": "function",
+                "function": {
+                    "name": f"lookup_{i}",
+                    "description": f"Look up record {i}.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"query": {"type": "string"}},
+                        "required": ["query"],
+                    },
+                },
+            }
+            for i in range(n - 1)
+        ]
     return mcp_tools(n)
 
 
@@ -320,9 +336,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--tool-kind",
-        choices=["mcp", "filler"],
+        choices=["mcp", "filler", "small"],
         default="mcp",
-        help="mcp: realistic MCP schemas (250 are ~70k tokens); filler: small tools (250 ~30k)",
+        help="mcp: realistic MCP schemas (250 ~70k tokens); filler: 2-4 parameters (250 ~30k); "
+        "small: one string parameter",
     )
     args = parser.parse_args(argv)
 

@@ -32,6 +32,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bench import workload
@@ -163,16 +164,38 @@ def request_pipeline(n_tools: int, *, reps: int, baseline: str | None = None) ->
 
 
 def cold_pipeline(n_tools: int, *, reps: int, baseline: str | None = None) -> dict[str, Any]:
-    """Median over ``reps`` fresh processes of the cold timings (ms)."""
-    return _alternate(["--cold", str(n_tools)], reps, baseline)
+    """Median over ``reps`` fresh processes of the cold timings (ms): the first process that
+    ever sees the template (an empty compiled-template cache, ``prompt/code_cache.py``), and
+    under ``disk_warm`` a later process (the cache holds the compiled template)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as empty_root, tempfile.TemporaryDirectory() as warm:
+        counter = iter(range(1_000_000))
+
+        def empty() -> dict[str, str]:  # a new empty directory per process
+            return {"TOOLDIALECT_CACHE_DIR": f"{empty_root}/{next(counter)}"}
+
+        first = _alternate(["--cold", str(n_tools)], reps, baseline, extra_env=empty)
+        _child(["--cold", str(n_tools)], env_extra={"TOOLDIALECT_CACHE_DIR": warm})
+        first["disk_warm"] = _alternate(
+            ["--cold", str(n_tools)], reps, None, extra_env=lambda: {"TOOLDIALECT_CACHE_DIR": warm}
+        )
+    return first
 
 
-def _alternate(args: list[str], runs: int, baseline: str | None) -> dict[str, Any]:
+def _alternate(
+    args: list[str],
+    runs: int,
+    baseline: str | None,
+    *,
+    extra_env: Callable[[], dict[str, str]] | None = None,
+) -> dict[str, Any]:
     sides = _sides(baseline)
     rows: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
     for _ in range(runs):
         for side, src in sides.items():
-            rows[side].append(_child(args, src=src))
+            env_extra = extra_env() if extra_env is not None else None
+            rows[side].append(_child(args, src=src, env_extra=env_extra))
     out: dict[str, Any] = {k: median([r[k] for r in rows["new"]]) for k in rows["new"][0]}
     if "main" in rows:
         main = {k: median([r[k] for r in rows["main"]]) for k in rows["main"][0]}
@@ -264,11 +287,13 @@ def memory(*, reps: int) -> dict[str, Any]:
     }
 
 
-def _child(args: list[str], *, src: str | None = None) -> dict[str, Any]:
+def _child(
+    args: list[str], *, src: str | None = None, env_extra: dict[str, str] | None = None
+) -> dict[str, Any]:
     """This file in a fresh process; ``src`` replaces the tooldialect sources on its path."""
     import os
 
-    env = dict(os.environ)
+    env = {**os.environ, **(env_extra or {})}
     if src is not None:
         env["PYTHONPATH"] = src
     proc = subprocess.run(

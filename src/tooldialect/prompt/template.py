@@ -40,6 +40,7 @@ from ..errors import RenderBudgetError, TemplateError, TemplateSecurityError
 from ..shapes import Message
 from ..tools import ToolDef
 from .budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
+from .code_cache import compile_cached
 from .shared import SharedMutation, is_shared, shared_json
 from .shared import plain_data as _plain
 
@@ -177,7 +178,7 @@ def _compile(source: str) -> jinja2.Template:
     env.globals["namespace"] = _TemplateNamespace
     env.install_budget()
     try:
-        return env.from_string(source)
+        return compile_cached(env, source)  # the code object from disk when seen before
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
             f"chat template does not compile: {exc.message} (line {exc.lineno}); "
