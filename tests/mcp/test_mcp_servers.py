@@ -237,7 +237,10 @@ def test_ctrl_c_during_a_call_leaves_no_server_behind(with_block: bool) -> None:
     entry = stdio_entry("mcp_faulty_server.py")
     script = textwrap.dedent(
         f"""
-        import json, sys
+        import json, signal, sys
+        # a shell without job control starts background jobs with SIGINT ignored, and Python
+        # then installs no Ctrl-C handler: give the child the one an interactive program has
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.path.insert(0, {str(SRC)!r})
         from tooldialect import MCPTools
         servers = {{"mcpServers": {{"s": {json.dumps(entry)}}}}}
