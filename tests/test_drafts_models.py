@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.workload import NOTE_TOOL
 
 from tooldialect import ToolChatHandler
 from tooldialect.engine.in_process.drafts import DraftOptions
@@ -27,23 +28,7 @@ READ: dict[str, Any] = {
         },
     },
 }
-NOTE: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "save_note",
-        "description": "Save a note with a title, a body text and tags.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string", "description": "Short title."},
-                "body": {"type": "string", "description": "The full text of the note."},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "pinned": {"type": "boolean"},
-            },
-            "required": ["title", "body"],
-        },
-    },
-}
+NOTE: dict[str, Any] = NOTE_TOOL  # the save_note tool every bench uses
 PATH_QUESTION = "Please read the file /home/alice/projects/quarterly_report_2024_final.txt for me."
 NOTE_QUESTION = (
     "Save a note titled Trip saying the flight leaves from Boston Logan at 7am, tagged travel."
@@ -66,8 +51,8 @@ def smollm2(smollm2_path: Path) -> Any:
     return load(smollm2_path)
 
 
-def ask(llm: Any, tool: dict[str, Any], question: str, drafts: DraftOptions | None) -> Any:
-    engine_for(llm).drafts = drafts
+def complete(llm: Any, tool: dict[str, Any], question: str, **extra: Any) -> tuple[Any, Any]:
+    """One ``auto`` request through a fresh fast-forward handler: its output and last result."""
     handler = ToolChatHandler(fast_forward=True)
     out: Any = handler(
         llama=llm,
@@ -75,11 +60,17 @@ def ask(llm: Any, tool: dict[str, Any], question: str, drafts: DraftOptions | No
         tools=[tool],
         tool_choice="auto",
         temperature=0,
-        max_tokens=80,
+        **extra,
     )
+    return out, handler.last_result
+
+
+def ask(llm: Any, tool: dict[str, Any], question: str, drafts: DraftOptions | None) -> Any:
+    engine_for(llm).drafts = drafts
+    out, last = complete(llm, tool, question, max_tokens=80)
     message = out["choices"][0]["message"]
     calls = [c["function"] for c in message.get("tool_calls") or []]
-    return calls, handler.last_result
+    return calls, last
 
 
 @pytest.mark.parametrize(
@@ -108,8 +99,8 @@ def test_an_auto_call_is_the_same_with_and_without_drafts(
 def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:
     whole, result = ask(qwen, READ, PATH_QUESTION, DraftOptions())
     assert sum(result.draft_accepted) > 0
-    handler = ToolChatHandler(fast_forward=True)
     args = ""
+    handler = ToolChatHandler(fast_forward=True)
     stream: Any = handler(
         llama=qwen,
         messages=[{"role": "user", "content": PATH_QUESTION}],
@@ -119,7 +110,7 @@ def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:
         max_tokens=64,
         stream=True,
     )
-    for chunk in stream:
+    for chunk in stream:  # the stream runs lazily: last_result is read after it
         for d in chunk["choices"][0]["delta"].get("tool_calls") or []:
             args += (d.get("function") or {}).get("arguments") or ""
     assert args == whole[0]["arguments"]
@@ -129,17 +120,6 @@ def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:
 
 def test_no_drafts_when_logprobs_are_asked(qwen: Any) -> None:
     engine_for(qwen).drafts = DraftOptions()
-    handler = ToolChatHandler(fast_forward=True)
-    out: Any = handler(
-        llama=qwen,
-        messages=[{"role": "user", "content": PATH_QUESTION}],
-        tools=[READ],
-        tool_choice="auto",
-        temperature=0,
-        max_tokens=64,
-        logprobs=True,
-        top_logprobs=2,
-    )
+    out, last = complete(qwen, READ, PATH_QUESTION, max_tokens=64, logprobs=True, top_logprobs=2)
     assert out["choices"][0]["logprobs"] is not None
-    last: Any = handler.last_result
     assert last.draft_proposed == 0
