@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 
 from tooldialect.parse import ParsedOutput, StreamParser
 
@@ -17,5 +18,13 @@ def feed_in_random_chunks(
         n = rng.randint(1, most)
         parser.feed(text[i : i + n])
         i += n
+    parser.close()
+    return parser.result
+
+
+def feed_chunks(parser: StreamParser, chunks: Iterable[str]) -> ParsedOutput:
+    """Feed ``chunks`` as given, close, and return the parsed result."""
+    for chunk in chunks:
+        parser.feed(chunk)
     parser.close()
     return parser.result

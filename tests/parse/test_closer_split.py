@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from chunking import feed_chunks
 from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
@@ -35,11 +36,7 @@ def _shape(out: object) -> object:
 
 
 def _streamed(spec: DialectSpec, chunks: list[str]) -> object:
-    parser = StreamParser(spec, tools=TOOLS)
-    for chunk in chunks:
-        parser.feed(chunk)
-    parser.close()
-    return parser.result
+    return feed_chunks(StreamParser(spec, tools=TOOLS), chunks)
 
 
 # the arguments' closing brace is missing before the fence closer (healed, a call), or a member
