@@ -16,10 +16,11 @@ Reported: speed-up of the call over plain decoding (target >= 1.3x with 1 tool, 
 
     python bench/fastforward.py --mode auto --models qwen smollm2 --tools 1 10 --reps 3
 
-``--mode auto`` (issue 20, section 4): ``tool_choice="auto"`` only, two variants interleaved in
-each rep with plain decoding: the lazy grammar's lenient envelope throughout (``+lenient``)
-and its strict form after the trigger (the default); ratios are each call against plain
-decoding of as many tokens in the same rep. The 1-minute load average is recorded per rep.
+``--mode auto`` (issue 20, section 4): ``tool_choice="auto"`` only, three variants interleaved
+in each rep with plain decoding: the lazy grammar's lenient envelope throughout (``+lenient``),
+its strict form after the trigger, and that with prompt-lookup drafts (``+drafts``, the
+default); ratios are each call against plain decoding of as many tokens in the same rep. The
+1-minute load average is recorded per rep.
 """
 
 from __future__ import annotations
@@ -108,27 +109,37 @@ THREADS: list[int] = []
 DRAFTS: list[bool] = []
 """``--drafts``: prompt-lookup drafts inside calls (``Engine.drafts``) for every variant."""
 
+Variant = tuple[str, bool, bool, bool]
+"""(argument_layout, fast_forward, strict calls, drafts)."""
+
 
 def set_threads(n: int) -> None:
     """Use ``n`` llama.cpp threads (spin-waiting threads on a shared machine distort timings)."""
     THREADS[:] = [n]
 
 
-VARIANTS = [
-    ("free", False, True),
-    ("free", True, True),
-    ("canonical", False, True),
-    ("canonical", True, True),
+VARIANTS: list[Variant] = [
+    ("free", False, True, False),
+    ("free", True, True, False),
+    ("canonical", False, True, False),
+    ("canonical", True, True, False),
 ]
-"""(argument_layout, fast_forward, strict calls); the first is the baseline the others are
-compared with."""
-AUTO_VARIANTS = [("canonical", True, False), ("canonical", True, True)]
+"""The first is the baseline the others are compared with (``--drafts``: all with drafts)."""
+AUTO_VARIANTS: list[Variant] = [
+    ("canonical", True, False, False),
+    ("canonical", True, True, False),
+    ("canonical", True, True, True),
+]
 """``--mode auto``: an ``auto`` call with the lazy grammar's lenient envelope throughout
-(``+lenient``) against the strict form after the trigger (the default), both fast-forwarded."""
+(``+lenient``), the strict form after the trigger, and that with prompt-lookup drafts
+(``+drafts``, the default), all fast-forwarded."""
+DEFAULT: Variant = ("canonical", True, True, True)
+"""The handler's defaults: canonical layout, fast-forward, strict calls, drafts."""
 
 
-def _name(layout: str, ff: bool, strict: bool = True) -> str:
-    return f"{layout}{'+ff' if ff else ''}{'' if strict else '+lenient'}"
+def _name(layout: str, ff: bool, strict: bool = True, drafts: bool = False) -> str:
+    flags = ("+ff" if ff else "") + ("" if strict else "+lenient") + ("+drafts" if drafts else "")
+    return layout + flags
 
 
 def measure(
@@ -137,8 +148,9 @@ def measure(
     choice: str,
     *,
     reps: int,
-    variants: list[tuple[str, bool, bool]] = VARIANTS,
+    variants: list[Variant] = VARIANTS,
 ) -> dict[str, Any]:
+    from tooldialect.engine.in_process.drafts import DraftOptions
     from tooldialect.engine.in_process.generate import engine_for
     from tooldialect.handler import ToolChatHandler
 
@@ -150,17 +162,14 @@ def measure(
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
     engine = engine_for(llm)
-    if DRAFTS:
-        from tooldialect.engine.in_process.drafts import DraftOptions
-
-        engine.drafts = DraftOptions()
     handlers = {
         v: ToolChatHandler(fast_forward=v[1], argument_layout=v[0])  # type: ignore[arg-type]
         for v in variants
     }
 
-    def call(v: tuple[str, bool, bool], **kw: Any) -> dict[str, Any]:
+    def call(v: Variant, **kw: Any) -> dict[str, Any]:
         engine.strict_calls = v[2]
+        engine.drafts = DraftOptions() if v[3] or DRAFTS else None
         return _call(handlers[v], llm, tools, choice, **kw)
 
     tools = workload.make_tools(n_tools)
@@ -241,7 +250,7 @@ def auto_target_rows(result: Any) -> list[tuple[str, str, str, bool | None]]:
     if not isinstance(result, list) or not result:
         why = result.get("error", "not run") if isinstance(result, dict) else "not run"
         return [("10. auto call vs plain", f"not run: {why}", f">= {AUTO_TARGET}x", None)]
-    strict = _name("canonical", True, True)
+    strict = _name(*DEFAULT)
     rows: list[tuple[str, str, str, bool | None]] = []
     for r in result:
         cell = r["summary"][strict]
@@ -264,8 +273,9 @@ def auto_doc_section(result: Any) -> str:
         "## Calls under `auto`: measured by `bench/run.py` (issue 20, section 4)",
         "",
         "`bench/fastforward.py --mode auto`: per rep, interleaved on one warm prompt, the call "
-        "with the lenient envelope throughout (`canonical+ff+lenient`), the default strict form "
-        "after the trigger (`canonical+ff`) and plain `create_completion` of as many tokens. "
+        "with the lenient envelope throughout (`canonical+ff+lenient`), the strict form after "
+        "the trigger (`canonical+ff`), that with prompt-lookup drafts (`canonical+ff+drafts`, "
+        "the default) and plain `create_completion` of as many tokens. "
         f"Target: the default at >= {AUTO_TARGET}x plain with the same parsed call as the "
         "lenient one.",
         "",
@@ -278,7 +288,7 @@ def auto_doc_section(result: Any) -> str:
         "same call | met |",
         "|---|---:|---|---:|---:|---:|---:|---|---|",
     ]
-    strict = _name("canonical", True, True)
+    strict = _name(*DEFAULT)
     for r in result:
         for name, cell in r["summary"].items():
             speedup = cell["speedup_vs_plain"]

@@ -30,14 +30,17 @@ from bench.accuracy import N_CTX, _same_answer, calls_of_message, select_cases
 from bench.common import RESULTS, make_llama, one_token_evals, quiet_stderr
 
 VARIANTS = {
-    "free": ("free", False, True),
-    "free+ff": ("free", True, True),
-    "canonical": ("canonical", False, True),
-    "canonical+ff": ("canonical", True, True),
-    "canonical+ff+lenient": ("canonical", True, False),
+    "free": ("free", False, True, False),
+    "free+ff": ("free", True, True, False),
+    "canonical": ("canonical", False, True, False),
+    "canonical+ff": ("canonical", True, True, False),
+    "canonical+ff+lenient": ("canonical", True, False, False),
+    "canonical+ff+drafts": ("canonical", True, True, True),
 }
-"""name -> (argument_layout, fast_forward, strict calls). ``+lenient``: an ``auto`` call keeps
-the lazy grammar's lenient envelope after its trigger (``Engine.strict_calls = False``)."""
+"""name -> (argument_layout, fast_forward, strict calls, drafts). ``+lenient``: an ``auto`` call
+keeps the lazy grammar's lenient envelope after its trigger (``Engine.strict_calls = False``).
+``+drafts``: prompt-lookup drafts inside calls (``Engine.drafts = DraftOptions()``); without it
+``Engine.drafts = None``."""
 
 
 def run(
@@ -61,17 +64,23 @@ def run(
         import llama_cpp
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, threads, threads)
+    from tooldialect.engine.in_process.drafts import DraftOptions
     from tooldialect.engine.in_process.generate import engine_for
 
     engine = engine_for(llm)
     built = {
         name: ToolChatHandler(argument_layout=layout, fast_forward=ff)  # type: ignore[arg-type]
-        for name, (layout, ff, _) in VARIANTS.items()
+        for name, (layout, ff, _, _) in VARIANTS.items()
         if name in variants
     }
 
+    one_by_one = [False]
+
     def variant(name: str) -> Any:
         engine.strict_calls = VARIANTS[name][2]
+        # decoded token by token, a verified draft is exactly what sampling one at a time
+        # keeps, so the explaining rerun needs no drafts
+        engine.drafts = DraftOptions() if VARIANTS[name][3] and not one_by_one[0] else None
         return built[name]
 
     handlers = {name: functools.partial(lambda n, **kw: variant(n)(**kw), name) for name in built}
@@ -114,6 +123,8 @@ def run(
                     "valid": verdict.valid,
                     "tokens": int(res.completion_tokens) if res else 0,
                     "forced": int(res.forced_tokens) if res else 0,
+                    "drafted": int(res.draft_proposed) if res else 0,
+                    "draft_accepted": sum(res.draft_accepted) if res else 0,
                     "seconds": round(seconds, 3),
                 }
             row["agree"] = all(_same_answer(row[base], row[v]) for v in variants[1:])
@@ -122,6 +133,7 @@ def run(
                 # agreeing then shows the difference came from batched logits, not from the
                 # forced tokens themselves
                 row["agree_one_by_one"] = {}
+                one_by_one[0] = True
                 with one_token_evals(llm):
                     for name in variants[1:]:
                         out = handlers[name](
@@ -138,6 +150,8 @@ def run(
                             "calls": calls_of_message(message),
                         }
                         row["agree_one_by_one"][name] = _same_answer(row[base], again)
+                        row.setdefault("one_by_one", {})[name] = again
+                one_by_one[0] = False
             records.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     summary: dict[str, Any] = {"model": model, "per_category": per_category, "choices": {}}
@@ -154,6 +168,8 @@ def run(
                     "valid": sum(r[name]["valid"] for r in rows),
                     "tokens": sum(r[name]["tokens"] for r in rows),
                     "forced": sum(r[name]["forced"] for r in rows),
+                    "drafted": sum(r[name]["drafted"] for r in rows),
+                    "draft_accepted": sum(r[name]["draft_accepted"] for r in rows),
                     "seconds": round(sum(r[name]["seconds"] for r in rows), 1),
                 }
                 for name in variants

@@ -24,6 +24,7 @@ if __package__ in (None, ""):
 import argparse
 import dataclasses
 import json
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -141,9 +142,22 @@ def decode_pairs(engine: Any, armed: Any, *, reps: int) -> list[dict[str, Any]]:
                 "plain_segments_ms": [round(x, 2) for x in b["segment_ms_per_token"]],
                 "tokens": a["tokens"],
                 "grammar_fired": a["text"] != b["text"],
+                "armed_first": order[0][0] == "armed",
             }
         )
     return pairs
+
+
+def balanced_ratio(pairs: list[dict[str, Any]]) -> float:
+    """The geometric mean of the median ratio of the armed-first pairs and that of the
+    plain-first pairs (clean pairs only): the side that runs first in a pair was measured slower
+    (round 4: armed-first pairs 0.915 and 0.933, the plain-first one 1.034), so a plain median
+    over an odd number of alternating pairs leans to whichever order ran more often."""
+    clean = [p for p in pairs if not p["grammar_fired"]]
+    groups = [[p["ratio"] for p in clean if p.get("armed_first", True) is f] for f in (True, False)]
+    if not all(groups):
+        return median([p["ratio"] for p in clean])
+    return float(math.sqrt(median(groups[0]) * median(groups[1])))
 
 
 def growth(pairs: list[dict[str, Any]]) -> float:
@@ -189,7 +203,8 @@ def measure(
                 "n_tools": n_tools,
                 "trigger_words": list(triggers.words),
                 "trigger_patterns": len(triggers.patterns) + len(triggers.word_patterns),
-                "ratio": median([p["ratio"] for p in clean]),
+                "ratio": balanced_ratio(pairs),
+                "ratio_median": median([p["ratio"] for p in clean]),
                 "ratios": [round(p["ratio"], 3) for p in clean],
                 "last_over_first_segment_vs_plain": growth(pairs),
                 "pairs": pairs,
@@ -390,7 +405,9 @@ def decode_table(result: dict[str, Any]) -> list[str]:
         "grammar and without, interleaved, end-of-generation biased away so both decode the "
         f"whole length. Targets: ratio >= {TARGET}x, and the armed side's last quarter per "
         f"token at most {FLAT}x its first relative to plain's (*growth*). Pairs where the "
-        "grammar fired (texts differ) are left out of the ratio.",
+        "grammar fired (texts differ) are left out of the ratio, which is the geometric mean "
+        "of the armed-first and the plain-first pairs' medians (the side that runs first in a "
+        "pair was measured slower).",
         "",
         "| model | tokens | trigger words | trigger patterns | ratio (plain s / armed s) | "
         "pair ratios | growth vs plain | fired pairs | met |",

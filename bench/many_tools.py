@@ -46,7 +46,14 @@ from typing import Any
 
 from bench import workload
 from bench.common import make_llama, median, quiet_stderr, write_json
-from bench.long_answers import armed_request, context_size, decode_pairs, met, prompt_tokens
+from bench.long_answers import (
+    armed_request,
+    balanced_ratio,
+    context_size,
+    decode_pairs,
+    met,
+    prompt_tokens,
+)
 from bench.mcp_tools import mcp_tools
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
@@ -156,7 +163,8 @@ def measure(
         "cold_checkpoint": cold.checkpoint,
         "armed": {
             "tokens": tokens,
-            "ratio": median([p["ratio"] for p in clean]),
+            "ratio": balanced_ratio(rows),
+            "ratio_median": median([p["ratio"] for p in clean]),
             "ratios": [round(p["ratio"], 3) for p in clean],
             "fired_pairs": len(rows) - len(clean),
             "pairs": rows,
@@ -281,7 +289,9 @@ def doc_section(result: Any) -> str:
         "`anyOf`, enums). *Cold*: the first request with the tools and a prose question (one "
         "token). *Armed*: the handler's request decoded with its lazy grammar against the same "
         "request without it, interleaved pairs from the prefilled prompt (plain s / armed s, "
-        f"target >= {ARMED_TARGET}x; pairs where the grammar fired are left out). *Return*: "
+        f"target >= {ARMED_TARGET}x; pairs where the grammar fired are left out; the ratio is "
+        "the geometric mean of the armed-first and the plain-first pairs' medians, since the "
+        "side that runs first was measured slower). *Return*: "
         "another conversation with the same tools after an unrelated chat, served from the "
         f"tool-prefix checkpoint (target <= {RETURN_TARGET}x the cold request).",
         "",

@@ -1,6 +1,7 @@
-"""Prompt-lookup drafts on real models: an ``auto`` call whose argument quotes the user's words
-is parsed the same with and without drafts, some of the draft is accepted, streaming returns
-what the whole reply does, and a request that asks for logprobs is never drafted."""
+"""Prompt-lookup drafts on real models: on by default, an ``auto`` call whose argument quotes
+the user's words is parsed the same with and without drafts, some of the draft is accepted,
+streaming returns what the whole reply does, and a request that asks for logprobs is never
+drafted."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from bench.workload import NOTE_TOOL
 
 from tooldialect import ToolChatHandler
 from tooldialect.engine.in_process.drafts import DraftOptions
-from tooldialect.engine.in_process.generate import engine_for
+from tooldialect.engine.in_process.generate import Engine, engine_for
 
 pytestmark = pytest.mark.model
 
@@ -88,12 +89,19 @@ def test_an_auto_call_is_the_same_with_and_without_drafts(
         plain, plain_result = ask(llm, tool, question, None)
         drafted, result = ask(llm, tool, question, DraftOptions())
     finally:
-        engine_for(llm).drafts = None
+        engine_for(llm).drafts = DraftOptions()  # the default
     assert plain and quoted in plain[0]["arguments"]
     assert drafted == plain
     assert plain_result.draft_proposed == 0
     assert result.draft_proposed > 0 and sum(result.draft_accepted) > 0
     assert result.completion_tokens == plain_result.completion_tokens
+
+
+def test_a_new_engine_drafts_by_default(qwen: Any) -> None:
+    default = Engine(qwen).drafts  # a new engine, not the cached one the tests here set
+    assert default == DraftOptions()
+    calls, result = ask(qwen, READ, PATH_QUESTION, default)
+    assert calls and result.draft_proposed > 0
 
 
 def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:

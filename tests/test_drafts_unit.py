@@ -8,6 +8,7 @@ import pytest
 
 from tooldialect.engine.in_process import drafts
 from tooldialect.engine.in_process.drafts import DraftOptions, PromptLookup, verify_draft
+from tooldialect.errors import OptionError
 
 PROMPT = [1, 10, 11, 12, 13, 14, 15, 2, 20, 11, 12, 30, 31, 99, 40]
 
@@ -133,3 +134,33 @@ def test_no_draft_decodes_nothing(decoded: list[list[int]]) -> None:
     llama = FakeLlama(10)
     verdict, _ = run(llama, [5], [], model=[6])
     assert verdict is None and decoded == [] and llama.n_tokens == 10
+
+
+def test_a_rejected_draft_shortens_the_next_and_pauses() -> None:
+    lookup = PromptLookup(PROMPT, options=DraftOptions(min_match=2, judge_after=100))
+    assert lookup.propose([11, 12], room=20) == [30, 31, 99, 40]  # where the prompt ends
+    lookup.record(8, 0)
+    assert lookup.propose([11, 12], room=20) == []  # paused for min_match proposals
+    assert lookup.propose([11, 12], room=20) == []
+    assert lookup.propose([13, 14], room=20) == [15, 2, 20, 11]  # 8 halved to 4
+    lookup.record(4, 4)
+    assert lookup.propose([13, 14], room=20) == [15, 2, 20, 11, 12, 30, 31, 99]  # doubled
+    lookup.record(8, 2)
+    assert lookup.propose([13, 14], room=20) == [15, 2, 20]  # one more than was kept
+
+
+def test_drafts_stop_once_they_do_not_pay() -> None:
+    options = DraftOptions(min_match=2, judge_after=10, min_acceptance=0.5)
+    lookup = PromptLookup(PROMPT, options=options)
+    lookup.record(6, 3)
+    assert lookup.paying  # under judge_after proposed: not judged yet
+    lookup.record(6, 2)  # 5 of 12
+    assert not lookup.paying
+    assert lookup.propose([13, 14], room=20) == []
+    lookup.record(2, 2)  # 7 of 14: back at the share
+    assert lookup.paying and lookup.propose([13, 14], room=20)
+
+
+def test_min_acceptance_is_a_share() -> None:
+    with pytest.raises(OptionError, match="min_acceptance"):
+        PromptLookup(PROMPT, options=DraftOptions(min_acceptance=1.5))

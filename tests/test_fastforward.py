@@ -16,6 +16,7 @@ import pytest
 
 from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import ToolChatHandler
+from tooldialect.engine.in_process.generate import engine_for
 
 NOTE: dict[str, Any] = {
     "type": "function",
@@ -82,6 +83,8 @@ def test_forced_tokens_are_the_models_own(
 ) -> None:
     plain, plain_forced, _ = run(llm, fast_forward=False, **request_options)
     single_token_evals(llm, monkeypatch)
+    # drafts decode with llama_decode itself, in batches: off, so every token is one eval
+    monkeypatch.setattr(engine_for(llm), "drafts", None)
     fast, forced, _ = run(llm, fast_forward=True, **request_options)
     assert plain_forced == 0
     assert fast == plain

@@ -12,7 +12,10 @@ The KV cache then drops the rejected tokens (:func:`truncate`).
 On 2 cores a batch of 2 costs about 1.6x one token, so a draft is proposed only after a match of
 ``min_match`` tokens, which makes the copy likely, only right after a token the model sampled
 (text the grammar forced follows the grammar, not the prompt: the schema's or the system
-prompt's example would be proposed), and cut where the grammar rejects it.
+prompt's example would be proposed), and cut where the grammar rejects it. Each generation
+adapts: a draft that kept nothing halves the next one's length and skips ``min_match``
+proposals, one kept whole doubles it, and once drafts stop paying (under ``min_acceptance`` of
+the proposed tokens kept) the generation drafts no more.
 """
 
 from __future__ import annotations
@@ -46,6 +49,12 @@ class DraftOptions:
     anywhere: bool = False
     """Draft outside calls too (prose that quotes the prompt); else only where the grammar
     constrains (inside a call, or a forced one)."""
+    min_acceptance: float = 0.4
+    """Once ``judge_after`` draft tokens were proposed in a generation, it drafts no more while
+    fewer than this share of them were accepted (a batch costs more than a token: on 2 cores
+    a batch of two costs about 1.6x one, so a draft that is mostly rejected slows decoding)."""
+    judge_after: int = 16
+    """Draft tokens proposed before ``min_acceptance`` is applied."""
 
 
 class PromptLookup:
@@ -65,9 +74,41 @@ class PromptLookup:
                 f"DraftOptions: min_match and max_draft must be at least 1, got "
                 f"{self.options.min_match} and {self.options.max_draft}; pass larger values"
             )
+        if not 0.0 <= self.options.min_acceptance <= 1.0:
+            raise OptionError(
+                f"DraftOptions: min_acceptance is a share between 0 and 1, got "
+                f"{self.options.min_acceptance}"
+            )
         self._prompt = list(prompt)
         self._stops = frozenset(stop_tokens)
         self._index: dict[tuple[int, ...], list[int]] | None = None  # built on first use
+        self._length = self.options.max_draft
+        """Tokens the next draft may hold: halved after a draft that kept none, doubled after
+        one kept whole (up to ``max_draft``), one more than was kept otherwise."""
+        self._pause = 0
+        """Proposals still skipped after a draft that kept none."""
+        self.proposed = 0
+        """Draft tokens proposed in this generation."""
+        self.accepted = 0
+        """Of those, the ones the sampler chain agreed with."""
+
+    def record(self, proposed: int, accepted: int) -> None:
+        """What the last draft gave: its length and how many of its tokens were kept."""
+        self.proposed += proposed
+        self.accepted += accepted
+        if accepted >= proposed:
+            self._length = min(self.options.max_draft, 2 * self._length)
+        elif accepted:
+            self._length = accepted + 1
+        else:
+            self._length = max(1, self._length // 2)
+            self._pause = self.options.min_match  # the tail must move on before a new match
+
+    @property
+    def paying(self) -> bool:
+        """Whether drafts still pay in this generation (``min_acceptance``)."""
+        o = self.options
+        return self.proposed < o.judge_after or self.accepted >= o.min_acceptance * self.proposed
 
     def _positions(self) -> dict[tuple[int, ...], list[int]]:
         if self._index is None:
@@ -82,14 +123,17 @@ class PromptLookup:
         """Up to ``room`` draft tokens to follow ``history`` (the tokens generated so far);
         ``[]`` when its last ``min_match`` tokens occur nowhere in the prompt."""
         m = self.options.min_match
-        if room <= 0 or len(history) < m:
+        if self._pause:
+            self._pause -= 1
+            return []
+        if room <= 0 or len(history) < m or not self.paying:
             return []
         ends = self._positions().get(tuple(history[-m:]))
         if not ends:
             return []
         end = max(reversed(ends[-8:]), key=lambda e: self._shared(history, e))
         draft: list[int] = []
-        for t in self._prompt[end : end + min(room, self.options.max_draft)]:
+        for t in self._prompt[end : end + min(room, self._length)]:
             if t in self._stops:
                 break  # an end-of-turn or control token ends what can be copied
             draft.append(t)

@@ -72,9 +72,10 @@ class Engine:
         self.strict_calls = True
         """With fast-forward, switch a lazy grammar to its strict form once its trigger fired
         (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
-        self.drafts: DraftOptions | None = None
+        self.drafts: DraftOptions | None = DraftOptions()
         """With fast-forward, inside a call, prompt-lookup drafts verified by the sampler chain
-        (``drafts``); ``None`` (the default until a quiet measurement shows them faster): none."""
+        (``drafts``; on by default since a quiet measurement showed them faster, docs/
+        fast-forward.md); ``None``: none."""
         self._prefixes: OrderedDict[str, list[int]] = OrderedDict()
         """Tokens of recent tool prefixes (a prefix is tokenized once, not per request)."""
 
@@ -533,6 +534,7 @@ class Engine:
             return None
         result.draft_proposed += len(draft)
         result.draft_accepted.append(verdict.accepted)
+        lookup.record(len(draft), verdict.accepted)
         if verdict.ended:
             result.finish_reason = "stop"
         return verdict.emit, verdict.pending
