@@ -83,17 +83,21 @@ def capture_state(llama: Any) -> Any:
         return llama.save_state()
     ctx = llama._ctx.ctx
     size = int(llama_cpp.llama_state_get_size(ctx))
-    buf = (ctypes.c_uint8 * size)()
-    n_bytes = int(llama_cpp.llama_state_get_data(ctx, buf, size))
+    # written in place into the bytearray that is kept (a bytes copy would double the peak)
+    data = bytearray(size)
+    view = (ctypes.c_uint8 * size).from_buffer(data)
+    n_bytes = int(llama_cpp.llama_state_get_data(ctx, view, size))
+    del view  # releases the export, so the bytearray can be trimmed
     if n_bytes > size:
         raise EngineError("llama_state_get_data wrote past the buffer it was given")
+    del data[n_bytes:]
     # one row: Llama.load_state broadcasts it over scores[:n_tokens], which nothing reads here
     row = max(0, min(int(llama.n_tokens), llama.scores.shape[0]) - 1)
     return llama_cpp.LlamaState(
         scores=llama.scores[row : row + 1, :].copy(),
         input_ids=llama.input_ids.copy(),
         n_tokens=int(llama.n_tokens),
-        llama_state=bytes(memoryview(buf)[:n_bytes]),
+        llama_state=data,  # type: ignore[arg-type]  # a bytearray: read in place when loaded
         llama_state_size=n_bytes,
         seed=llama._seed,
     )
@@ -107,9 +111,15 @@ def load_captured(llama: Any, state: Any) -> None:
     import llama_cpp
 
     size = int(state.llama_state_size)
-    data = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
-    if int(llama_cpp.llama_state_set_data(llama._ctx.ctx, data, size)) != size:
-        raise EngineError("llama_state_set_data did not accept the cached state")
+    raw = state.llama_state
+    array = ctypes.c_uint8 * size
+    # a captured state is a bytearray, read in place; bytes (Llama.save_state's) are copied
+    data = array.from_buffer(raw) if isinstance(raw, bytearray) else array.from_buffer_copy(raw)
+    try:
+        if int(llama_cpp.llama_state_set_data(llama._ctx.ctx, data, size)) != size:
+            raise EngineError("llama_state_set_data did not accept the cached state")
+    finally:
+        del data
     # Llama.load_state's bookkeeping, minus the scores nothing reads without logits_all
     llama.input_ids = state.input_ids.copy()
     llama.n_tokens = int(state.n_tokens)
