@@ -51,8 +51,8 @@ class DraftOptions:
     constrains (inside a call, or a forced one)."""
     min_acceptance: float = 0.4
     """Once ``judge_after`` draft tokens were proposed in a generation, it drafts no more while
-    fewer than this share of them were accepted (a batch costs more than a token: on 2 cores
-    a batch of two costs about 1.6x one, so a draft that is mostly rejected slows decoding)."""
+    fewer than this share of them were accepted (a mostly rejected draft costs more than it
+    saves; see the module's docstring)."""
     judge_after: int = 16
     """Draft tokens proposed before ``min_acceptance`` is applied."""
 

@@ -74,8 +74,7 @@ class Engine:
         (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
         self.drafts: DraftOptions | None = DraftOptions()
         """With fast-forward, inside a call, prompt-lookup drafts verified by the sampler chain
-        (``drafts``; on by default since a quiet measurement showed them faster, docs/
-        fast-forward.md); ``None``: none."""
+        (``drafts``; on by default, measured in docs/fast-forward.md); ``None``: none."""
         self._prefixes: OrderedDict[str, list[int]] = OrderedDict()
         """Tokens of recent tool prefixes (a prefix is tokenized once, not per request)."""
 

@@ -115,11 +115,8 @@ def load_captured(llama: Any, state: Any) -> None:
     array = ctypes.c_uint8 * size
     # a captured state is a bytearray, read in place; bytes (Llama.save_state's) are copied
     data = array.from_buffer(raw) if isinstance(raw, bytearray) else array.from_buffer_copy(raw)
-    try:
-        if int(llama_cpp.llama_state_set_data(llama._ctx.ctx, data, size)) != size:
-            raise EngineError("llama_state_set_data did not accept the cached state")
-    finally:
-        del data
+    if int(llama_cpp.llama_state_set_data(llama._ctx.ctx, data, size)) != size:
+        raise EngineError("llama_state_set_data did not accept the cached state")
     # Llama.load_state's bookkeeping, minus the scores nothing reads without logits_all
     llama.input_ids = state.input_ids.copy()
     llama.n_tokens = int(state.n_tokens)
