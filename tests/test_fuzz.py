@@ -110,6 +110,27 @@ def test_parser_on_random_marker_soup(name: str) -> None:
     run()
 
 
+# outputs the soup drew once that broke a rule (kept so that every run checks them)
+FOUND_OUTPUTS = [
+    # a special token foreign to the family before header-like words: they are no header
+    (
+        "derived:recipient-reasoning.jinja",
+        '<|im_end|>w1qw2qw3qw4q to=get_weather<|body|>{"city": "Paris", "n": 3}<|eom|>',
+        ["w1q", "w2q", "w3q", "w4q"],
+    ),
+    ("derived:recipient-reasoning.jinja", "<|im_end|>w1q<|body|>hi<|eom|>", ["w1q", "hi"]),
+    ("derived:recipient-constrain.jinja", "<|im_end|>w1q<|body|>hi<|eom|>", ["w1q", "hi"]),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "words"), FOUND_OUTPUTS)
+@pytest.mark.parametrize("cuts", [[], [1, 3, 7, 11, 15, 19, 23]])
+def test_parser_on_outputs_the_soup_found(
+    name: str, text: str, words: list[str], cuts: list[int]
+) -> None:
+    check_output(name, text, words, cuts)
+
+
 @pytest.mark.parametrize("name", DIALECTS, ids=DIALECTS)
 def test_parser_work_grows_linearly_with_adversarial_output(name: str) -> None:
     """Four times the half-open markers, about four times the parser's work: a count of executed

@@ -88,19 +88,28 @@ def _other_token(text: str, i: int, tokens: int, stops: Collection[str], final: 
 
 
 def read_header(
-    text: str, p: int, m: MessageHeaders, *, final: bool, stops: Collection[str] = ()
+    text: str,
+    p: int,
+    m: MessageHeaders,
+    *,
+    final: bool,
+    stops: Collection[str] = (),
+    marked: bool = False,
 ) -> Header | int:
     """The header at ``p`` (after the message's start marker), ``MAYBE`` or ``NO``.
 
     It is a run of tokens, whitespace between them optional, ended by ``m.body_open``; the first
     token is a recipient, a channel or a special token (a bare word alone is prose). ``stops``:
     special tokens that end messages, never part of a header. ``CUT``: the text ended after
-    header tokens, before the body marker."""
+    header tokens, before the body marker. A special token the family does not write in headers
+    (``<|im_end|>`` before ``w1 to=x``) counts only in a header that is ``marked`` (read after the
+    start marker) or holds the channel token: otherwise the words after it would be dropped."""
     body = m.body_open.strip()
     if not body:
         return NO  # no body marker, no header (an empty one would match everywhere)
     slots = {"recipient": "", "channel": ""}
     tokens, i, n = 0, p, len(text)
+    foreign = False
     while True:
         while i < n and text[i].isspace():
             i += 1
@@ -109,6 +118,8 @@ def read_header(
         if i >= n:
             return (CUT if tokens else NO) if final else MAYBE
         if text.startswith(body, i):
+            if foreign and not (marked or slots["channel"]):
+                return NO
             return Header(slots["recipient"], slots["channel"], i + len(body))
         if n - i < len(body) and body.startswith(text[i:]) and not final:
             return MAYBE
@@ -123,6 +134,7 @@ def read_header(
         if got is None:
             got = _other_token(text, i, tokens, stops, final)
             if got is not None and got >= 0:
+                foreign = foreign or text.startswith("<", i)
                 i, tokens = got, tokens + 1
                 continue
         return NO if got is None else got

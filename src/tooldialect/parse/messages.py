@@ -274,7 +274,12 @@ class MessageParser:
             elif self._start and self._start.startswith(rest) and not self.final:
                 return False
         got = _read_header(
-            buf, p, self._m, final=self.final, stops=(*self._ends, *self._starts, *self._eot)
+            buf,
+            p,
+            self._m,
+            final=self.final,
+            stops=(*self._ends, *self._starts, *self._eot),
+            marked=p > len(buf) - len(buf.lstrip()),
         )
         if got == MAYBE:
             return False
