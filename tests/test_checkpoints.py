@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 
 from tooldialect import ToolChatHandler
-from tooldialect.engine.in_process import generate
+from tooldialect.engine.in_process import generate, prefill
 from tooldialect.engine.in_process.checkpoints import (
     DEFAULT_CHECKPOINT_BYTES,
     MIN_PREFIX_TOKENS,
     CheckpointStores,
     PrefixCheckpoints,
+    PrefixPoint,
+    memory_cuts,
     prefix_key,
 )
 from tooldialect.errors import ToolDialectError
@@ -234,8 +236,10 @@ class KVLlama:
 
 
 class KVEngine(generate.Engine):
-    def __init__(self, llama: KVLlama) -> None:  # no vocab: only the prompt decode runs
-        self._fake = llama
+    def __init__(self, llama: KVLlama, *, lazy: bool = False) -> None:
+        self._fake = llama  # no vocab: only the prompt decode runs
+        self._live = None
+        self._cuts = lazy  # False: saved when decoded (a memory that cannot be cut)
 
     @property
     def llama(self) -> Any:
@@ -260,8 +264,8 @@ def states(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         log.append("load")
         llama.kv = list(state.kv)
 
-    monkeypatch.setattr(generate, "capture_state", capture)
-    monkeypatch.setattr(generate, "load_captured", load)
+    monkeypatch.setattr(prefill, "capture_state", capture)
+    monkeypatch.setattr(prefill, "load_captured", load)
     return log
 
 
@@ -272,7 +276,7 @@ def point(store: PrefixCheckpoints, tokens: list[int]) -> Any:
     from tooldialect.engine.base import GenerationResult
 
     n = len(PREFIX)
-    return generate._Checkpoint(n, prefix_key(tokens[:n]), store, GenerationResult())
+    return PrefixPoint(n, prefix_key(tokens[:n]), store, GenerationResult())
 
 
 def test_first_prompt_saves_at_the_prefix_then_a_growing_history_reuses_the_kv(
@@ -334,6 +338,55 @@ def test_a_prefix_too_large_to_keep_is_captured_once(states: list[str]) -> None:
     again = [*PREFIX, 2]
     engine._decode_prompt(again, point(store, again))
     assert states == ["save"] and llama.decoded[-1] == again[5:]  # decoded, not captured
+
+
+# ---- lazy saves: where the memory can be cut back, the prefix is saved only before it is lost
+
+
+def test_a_lazy_prefix_is_saved_only_when_a_prompt_would_overwrite_it(states: list[str]) -> None:
+    llama, store = KVLlama(), PrefixCheckpoints(1 << 20)
+    engine = KVEngine(llama, lazy=True)
+    first = [*PREFIX, 1, 2, 3]
+    p = point(store, first)
+    engine._decode_prompt(first, p)
+    grown = [*first, 4, 5]
+    engine._decode_prompt(grown, point(store, grown))
+    assert states == [] and p.result.checkpoint == "kept" and len(store) == 0
+    # a step without tools leaves the prefix: it is saved first, from the KV cut back to it
+    assert engine._decode_prompt([*PREFIX[:5], 7, 8], None) == 2
+    assert states == ["save"] and llama.kv == [*PREFIX[:5], 7, 8] and store.saves == 1
+    again = [*PREFIX, 1, 9]
+    p = point(store, again)
+    assert engine._decode_prompt(again, p) == 2
+    assert states == ["save", "load"] and p.result.checkpoint == "loaded" and llama.kv == again
+
+
+def test_a_lazy_prefix_another_prompt_overwrote_is_not_saved(states: list[str]) -> None:
+    llama, store = KVLlama(), PrefixCheckpoints(1 << 20)
+    engine = KVEngine(llama, lazy=True)
+    first = [*PREFIX, 1]
+    engine._decode_prompt(first, point(store, first))
+    llama.kv = [5, 6, 7]  # a plain completion in between: the KV no longer holds the prefix
+    engine._decode_prompt([5, 6, 8], None)
+    assert states == [] and len(store) == 0
+
+
+def test_a_lazy_save_whose_cut_is_refused_saves_eagerly_from_then_on(states: list[str]) -> None:
+    llama, store = KVLlama(), PrefixCheckpoints(1 << 20)
+    engine = KVEngine(llama, lazy=True)
+    first = [*PREFIX, 1]
+    engine._decode_prompt(first, point(store, first))
+    llama.can_cut = False
+    engine._decode_prompt([*PREFIX[:5], 7], None)  # the cut fails: nothing saved, KV reset
+    assert states == [] and llama.kv == [*PREFIX[:5], 7]
+    back = [*PREFIX, 2]
+    p = point(store, back)
+    engine._decode_prompt(back, p)
+    assert states == ["save"] and p.result.checkpoint == "saved"
+
+
+def test_a_stand_in_llama_is_not_known_to_cut_its_memory() -> None:
+    assert memory_cuts(object()) is False
 
 
 def test_without_a_point_the_prompt_decode_is_unchanged(states: list[str]) -> None:

@@ -56,11 +56,14 @@ def test_a_step_without_tools_does_not_make_the_next_one_decode_the_tools(
     llm = load(qwen_path, handler)
     first_turn = [SYSTEM, {"role": "user", "content": "Weather in Paris?"}]
     _, first = ask(llm, first_turn, tools=TOOLS)
-    assert first.checkpoint == "saved" and first.prefix_tokens > 100
+    assert first.checkpoint == "kept" and first.prefix_tokens > 100
     assert first.last_prompt_eval_tokens == first.prompt_tokens
+    store = handler.checkpoints(llm)
+    assert store is not None and store.saves == 0  # live in the KV cache: no copy yet
     # the agent's answer step: no tools in the prompt, the KV cache now ends after the system
     _, bare = ask(llm, first_turn, tools=TOOLS, tool_choice="none")
     assert bare.prompt_tokens < first.prefix_tokens
+    assert store.saves == 1  # saved before this prompt overwrote it
     # back to the tools, with a new question: only what follows the tool prefix is decoded
     again_turn = [SYSTEM, {"role": "user", "content": "Convert 5 USD to EUR."}]
     out, again = ask(llm, again_turn, tools=TOOLS)
@@ -68,8 +71,7 @@ def test_a_step_without_tools_does_not_make_the_next_one_decode_the_tools(
     assert again.last_prompt_eval_tokens == again.prompt_tokens - again.prefix_tokens
     # llama-cpp-python's bookkeeping goes on from the loaded state (the last token may be unread)
     assert again.prompt_tokens <= llm.n_tokens <= again.prompt_tokens + again.completion_tokens
-    store = handler.checkpoints(llm)
-    assert store is not None and (store.saves, store.hits, len(store)) == (1, 1, 1)
+    assert (store.saves, store.hits, len(store)) == (1, 1, 1)
     assert 0 < store.size <= store.capacity
     # the same request on a fresh model without checkpoints writes the same reply
     plain = load(qwen_path, ToolChatHandler(prefix_checkpoints=False))
@@ -105,7 +107,7 @@ def test_a_reasoning_templates_reshaped_history_re_decodes_only_what_it_changed(
         result,
     ]
     _, first = ask(llm, history, tools=TOOLS)
-    assert first.checkpoint == "saved"
+    assert first.checkpoint == "kept"
     # a new user turn: the template drops the earlier turn's reasoning from the history
     follow = [
         *history,

@@ -160,7 +160,9 @@ class GenerationResult:
     """Tokens of the prompt's tool prefix (0: none, or the engine keeps no checkpoints)."""
     checkpoint: str = ""
     """What the tool-prefix checkpoint did: ``"loaded"`` (the prefix was not decoded),
-    ``"saved"`` (it was decoded and kept), ``""`` (neither: the KV cache already held it)."""
+    ``"kept"`` (it was decoded and stays live, saved once a later prompt would overwrite it),
+    ``"saved"`` (it was decoded and saved at once: memory that cannot be cut back), ``""``
+    (neither: the KV cache already held it, or no store wants it)."""
     grammar_resamples: int = 0
     """Steps where the grammar rejected the freely sampled token and the step was resampled."""
     stopped_by: str | None = None

@@ -15,6 +15,15 @@ it. A checkpoint holds the KV cache of the prefix tokens (12.3 KB a token on Qwe
 Unlike the prompt cache (``prompt_cache``: whole prompt + completion states, off unless asked),
 this is on by default: it saves only at the tool prefix, once per tool set, and costs nothing
 for prompts without one.
+
+The state is taken lazily where the context's memory can be cut back partway (any model that is
+not recurrent or hybrid): the prefix stays live in the KV cache after its request, and only a
+later prompt that would overwrite it (other tools, none, or a history cut inside the prefix)
+first cuts the KV back to the prefix's end and saves the state there. A conversation that only
+grows, or one request, costs no copy and no memory (peak RSS with 10 tools: 735 -> 720 MB on
+Qwen2.5-0.5B). A memory that cannot be cut (``memory_cuts``) saves as soon as the prefix is
+decoded, as the later cut would fail. (A plain ``create_completion`` that overwrites the prefix
+in between is not seen: the prefix is then decoded once more.)
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,6 +44,9 @@ __all__ = [
     "CheckpointOption",
     "CheckpointStores",
     "PrefixCheckpoints",
+    "PrefixPoint",
+    "memory_cuts",
+    "prefix_key",
 ]
 
 DEFAULT_CHECKPOINT_BYTES = 1 << 30
@@ -54,6 +67,34 @@ per model) or ``False`` / ``0`` (none)."""
 def prefix_key(tokens: Sequence[int]) -> bytes:
     """The key of a prefix: its tokens as bytes (hashing a 12k-token tuple would cost more)."""
     return np.asarray(tokens, dtype=np.int32).tobytes()
+
+
+def memory_cuts(llama: Any) -> bool:
+    """Whether ``llama``'s memory can be cut back partway (``kv_cache_seq_rm`` inside a sequence):
+    not for recurrent or hybrid models; ``False`` when it cannot be told (the safe answer: the
+    state is then saved when the prefix is decoded)."""
+    try:
+        import llama_cpp
+
+        model = llama._model.model
+        return not (
+            llama_cpp.llama_model_is_recurrent(model) or llama_cpp.llama_model_is_hybrid(model)
+        )
+    except Exception:  # an older binding or a stand-in Llama
+        return False
+
+
+@dataclass
+class PrefixPoint:
+    """Where a prompt's tool prefix ends, and the store its state goes to."""
+
+    length: int
+    """Tokens of the prefix."""
+    key: bytes
+    """``prefix_key`` of those tokens."""
+    store: PrefixCheckpoints
+    result: Any
+    """The request's ``GenerationResult``, told what the checkpoint did."""
 
 
 class PrefixCheckpoints:

@@ -24,11 +24,12 @@ from ...errors import ContextOverflowError, EngineBusyError, EngineError, Gramma
 from ..base import Generation, GenerationRequest, GenerationResult, Triggers
 from ..text import TextStream
 from .added import AddedTokens, read_added_tokens
-from .checkpoints import MIN_PREFIX_TOKENS, PrefixCheckpoints, prefix_key
+from .checkpoints import PrefixCheckpoints, PrefixPoint, prefix_key
 from .drafts import DraftOptions, PromptLookup, truncate, verify_draft
 from .fastforward import FastForward
 from .hooks import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
-from .prompt_cache import capture_state, common_prefix, load_captured, restore_prompt, save_prompt
+from .prefill import PromptDecoder
+from .prompt_cache import restore_prompt, save_prompt
 from .sampling import (
     CandidateBuffer,
     GrammarLike,
@@ -43,14 +44,11 @@ from .triggers import WatchedGrammar
 __all__ = ["AddedTokens", "Engine", "Generation", "GenerationResult", "engine_for"]
 # (Generation and GenerationResult live in engine.base; they are named here for old imports)
 
-_PREFIXES_KEPT = 8
-"""Tool prefixes whose tokens are kept (a prefix text is tens of KB with many tools)."""
-
 _GREEDY_PROBE = 64
 """Candidates tried one by one after a greedy rejection before the full-vocabulary mask."""
 
 
-class Engine:
+class Engine(PromptDecoder):
     """Per-``Llama`` state: vocab handles, a token-piece cache, the slow-path candidate buffer."""
 
     def __init__(self, llama: Any) -> None:
@@ -75,8 +73,9 @@ class Engine:
         self.drafts: DraftOptions | None = DraftOptions()
         """With fast-forward, inside a call, prompt-lookup drafts verified by the sampler chain
         (``drafts``; on by default, measured in docs/fast-forward.md); ``None``: none."""
-        self._prefixes: OrderedDict[str, list[int]] = OrderedDict()
-        """Tokens of recent tool prefixes (a prefix is tokenized once, not per request)."""
+        self._prefixes = OrderedDict()
+        self._live = None
+        self._cuts = None
 
     @property
     def llama(self) -> Any:
@@ -167,65 +166,6 @@ class Engine:
             strict=strict_of(grammar) if strict else None,
         )
 
-    # ---- prompt ------------------------------------------------------------------------------
-
-    def prefix_length(self, prefix: str, tokens: Sequence[int]) -> int:
-        """How many of ``tokens`` are the tokens of ``prefix`` (a head of their text): the
-        tokens both tokenizations share, short of the last prompt token (whose logits are
-        sampled from), 0 below ``MIN_PREFIX_TOKENS``."""
-        if not prefix:
-            return 0
-        head = self._prefixes.get(prefix)
-        if head is None:
-            head = self.tokenize_prompt(prefix)
-            self._prefixes[prefix] = head
-            while len(self._prefixes) > _PREFIXES_KEPT:
-                self._prefixes.popitem(last=False)
-        else:
-            self._prefixes.move_to_end(prefix)
-        n = min(common_prefix(head, tokens), len(tokens) - 1)
-        return n if n >= MIN_PREFIX_TOKENS else 0
-
-    def _decode_prompt(self, tokens: Sequence[int], point: _Checkpoint | None = None) -> int:
-        """Decode what the KV cache lacks of ``tokens`` as ``Llama.generate`` would; returns the
-        number of tokens decoded. With a checkpoint ``point`` (the tool prefix's length and
-        store), a KV cache that falls short of the prefix loads its saved state instead of
-        decoding it, or decodes it and saves the state there."""
-        llama = self.llama
-        # keep at least one token to decode: its logits are what we sample from
-        reuse = min(common_prefix(llama._input_ids, tokens), len(tokens) - 1)
-        # (a KV cache a few tokens short of the prefix decodes them: cheaper than a state copy)
-        if (
-            point is not None
-            and point.length - reuse >= MIN_PREFIX_TOKENS
-            and self._load_checkpoint(point)
-        ):
-            reuse = point.length
-        elif reuse > 0 and llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
-            llama.n_tokens = reuse
-        else:
-            reuse = 0
-            llama.reset()
-            if point is not None and self._load_checkpoint(point):
-                reuse = point.length
-        llama._requires_eval = True
-        if point is not None and reuse < point.length and point.store.wants(point.key):
-            llama.eval(list(tokens[reuse : point.length]))
-            if point.store.put(point.key, capture_state(llama)):
-                point.result.checkpoint = "saved"
-            llama.eval(list(tokens[point.length :]))
-        else:
-            llama.eval(list(tokens[reuse:]))
-        return len(tokens) - reuse
-
-    def _load_checkpoint(self, point: _Checkpoint) -> bool:
-        state = point.store.get(point.key)
-        if state is None:
-            return False
-        load_captured(self.llama, state)
-        point.result.checkpoint = "loaded"
-        return True
-
     # ---- generation --------------------------------------------------------------------------
 
     def run(self, request: GenerationRequest) -> Generation:
@@ -298,6 +238,7 @@ class Engine:
         )
         cache = getattr(llama, "cache", None) if prompt_cache is None else prompt_cache or None
         if cache is not None:
+            self._keep_live_prefix(tokens)  # a restored state would overwrite it
             # before the seed is drawn: a restored state brings its seed, as in create_completion
             restore_prompt(llama, cache, tokens)
         seed = draw_seed(int(llama._seed), params.seed)
@@ -318,7 +259,7 @@ class Engine:
             result.prefix_tokens = self.prefix_length(prefix, tokens)
             if result.prefix_tokens:
                 key = prefix_key(tokens[: result.prefix_tokens])
-                run.point = _Checkpoint(result.prefix_tokens, key, checkpoints, result)
+                run.point = PrefixPoint(result.prefix_tokens, key, checkpoints, result)
         return Generation(self._run(run, TextStream(stops)), result)
 
     def _token_limit(self, tokens: Sequence[int], max_tokens: int | None) -> int:
@@ -578,18 +519,6 @@ class _Turn:
 
 
 @dataclass
-class _Checkpoint:
-    """Where a prompt's tool prefix ends, and the store its state goes to."""
-
-    length: int
-    """Tokens of the prefix."""
-    key: bytes
-    store: PrefixCheckpoints
-    result: GenerationResult
-    """Told what the checkpoint did."""
-
-
-@dataclass
 class _Run:
     """The state of one running generation."""
 
@@ -605,7 +534,7 @@ class _Run:
     """Completion tokens so far."""
     sampled: list[int] = field(default_factory=list)
     """The cache key's tail, as create_completion keys its saves."""
-    point: _Checkpoint | None = None
+    point: PrefixPoint | None = None
     """The tool prefix's checkpoint (``None``: the prompt has none, or checkpoints are off)."""
     lookup: PromptLookup | None = None
     """Prompt-lookup drafts (``None``: none for this generation)."""
