@@ -163,6 +163,25 @@ CASES: list[tuple[str, Any, list[str], list[str]]] = [
         ['"123e4567-e89b-12d3-a456-426614174000"'],
         ['"123e4567"'],
     ),
+    # a format no string within the bounds has: the bounds hold, the format is loose
+    (
+        "format-uuid-beyond-max-length",
+        {"type": "string", "format": "uuid", "maxLength": 10},
+        ['"NULL"', '""', '"0123456789"'],
+        ['"123e4567-e89b-12d3-a456-426614174000"', '"01234567890"'],
+    ),
+    (
+        "format-date-within-bounds",
+        {"type": "string", "format": "date", "minLength": 4, "maxLength": 12},
+        ['"2024-01-02"'],
+        ['"abcd"', '"2024-02-30"'],
+    ),
+    (
+        "format-ipv4-below-min-length",
+        {"type": "string", "format": "ipv4", "minLength": 16},
+        ['"' + "x" * 16 + '"'],
+        ['"10.0.0.1"'],
+    ),
     ("format-unknown-loose", {"type": "string", "format": "x-custom"}, ['"anything"'], ["1"]),
     (
         "int-range-small",

@@ -7,7 +7,10 @@
   characters a URI may hold). Other formats are loose (``SchemaConverter.loose``): any string,
   checked after parsing where the validator knows the format.
 * ``pattern`` compiles through ``regex.regex_to_gbnf``. A string schema with a ``pattern`` or a
-  ``format`` *and* length bounds enforces the pattern/format; the lengths are then loose.
+  ``format`` *and* length bounds enforces the pattern/format; the lengths are then loose. A
+  format no string within the bounds can have (``uuid``, 36 characters, with ``maxLength: 10``)
+  is the loose one instead: the lengths are enforced (JSON Schema's ``format`` is an annotation
+  unless asked otherwise, so such a value is valid, and the format's would not be).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from .regex import regex_to_gbnf
 from .schema_checks import ptr
 from .schema_numbers import repeat
 
-__all__ = ["FORMATS", "string_content"]
+__all__ = ["FORMATS", "FORMAT_LENGTHS", "string_content"]
 
 _DAY28 = '("0" [1-9] | "1" [0-9] | "2" [0-8])'
 _MONTH_DAY = (
@@ -52,6 +55,23 @@ FORMATS = {
     "uri": '[a-zA-Z] [a-zA-Z0-9+.-]* ":" [a-zA-Z0-9._~:/?#@!$&\'()*+,;=%-]*',
 }
 """GBNF for each enforced format; the characters are all plain in every value syntax."""
+FORMAT_LENGTHS: dict[str, tuple[int, int | None]] = {
+    "date": (10, 10),
+    "time": (9, 24),  # hh:mm:ss, up to 9 fraction digits, Z or +hh:mm
+    "date-time": (20, 35),
+    "uuid": (36, 36),
+    "email": (3, None),
+    "ipv4": (7, 15),
+    "hostname": (1, None),
+    "uri": (2, None),
+}
+"""The shortest and longest string each of ``FORMATS`` matches (``None``: unbounded)."""
+
+
+def _fits(fmt: str, lo: int, hi: int | None) -> bool:
+    """Whether some string of format ``fmt`` has a length in ``[lo, hi]``."""
+    f_lo, f_hi = FORMAT_LENGTHS[fmt]
+    return (hi is None or f_lo <= hi) and (f_hi is None or lo <= f_hi)
 
 
 def string_content(
@@ -77,14 +97,15 @@ def string_content(
         if lengths:
             loosen(pointer, "minLength/maxLength beside a pattern are not enforced")
         return regex_to_gbnf(pat, pointer=ptr(pointer, "pattern"), any_char=char, text=text)
-    if isinstance(fmt, str) and fmt in FORMATS:
+    lo = int(schema.get("minLength", 0))
+    hi = None if schema.get("maxLength") is None else int(schema["maxLength"])
+    if isinstance(fmt, str) and fmt in FORMATS and _fits(fmt, lo, hi):
         if lengths:
             loosen(pointer, f"minLength/maxLength beside format {fmt!r} are not enforced")
         return f"({FORMATS[fmt]})"
     if fmt is not None:
-        loosen(ptr(pointer, "format"), f"format {fmt!r} is not enforced by the grammar")
-    lo = int(schema.get("minLength", 0))
-    hi = schema.get("maxLength")
+        why = "no string within minLength/maxLength has it" if fmt in FORMATS else "by the grammar"
+        loosen(ptr(pointer, "format"), f"format {fmt!r} is not enforced {why}")
     if lo == 0 and hi is None:
         return None
-    return repeat(char, lo, None if hi is None else int(hi))
+    return repeat(char, lo, hi)
