@@ -1,17 +1,7 @@
 #!/usr/bin/env bash
 # quiet-machine sequence, round 5
-cd /work/main
-export PYTHONPATH=src:.
 R=bench/results/r5
-PY=.venv/bin/python
-LOG=$R/log.txt
-step() {  # name limit cmd...
-  local name=$1 limit=$2; shift 2
-  if [ -f /work/STOP ]; then echo "$(date +%T) SKIP $name (STOP)" >> $LOG; return; fi
-  echo "$(date +%T) START $name (limit ${limit}s, load $(cut -d' ' -f1 /proc/loadavg))" >> $LOG
-  timeout -s INT $limit "$@" > $R/$name.out 2> $R/$name.err
-  echo "$(date +%T) END $name rc=$? (load $(cut -d' ' -f1 /proc/loadavg))" >> $LOG
-}
+. "$(dirname "$0")/../../quiet_steps.sh"
 step auto 420 $PY bench/fastforward.py --mode auto --models qwen smollm2 --tools 1 10 --reps 3
 step acc-qwen-drafts 420 $PY bench/layout_accuracy.py --model qwen --per-category 8 --choices auto --variants canonical+ff canonical+ff+drafts --explain
 step overhead 300 $PY bench/overhead.py --only-overhead --reps 5

@@ -106,15 +106,6 @@ class Engine(PromptDecoder):
             self._added = read_added_tokens(self._lib, self.vocab, self.n_vocab, self.piece)
         return self._added
 
-    def tokenize_prompt(self, prompt: str) -> list[int]:
-        """Tokens of a rendered prompt: special tokens parsed, one BOS when the model wants it."""
-        llama = self.llama
-        tokens: list[int] = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
-        bos = int(llama.token_bos())
-        if bos >= 0 and llama._model.add_bos_token() and (not tokens or tokens[0] != bos):
-            tokens.insert(0, bos)
-        return tokens
-
     def trigger_arguments(
         self, grammar: GrammarLike, triggers: Triggers | None = None
     ) -> tuple[list[int], list[str]]:

@@ -29,8 +29,13 @@ class PromptDecoder:
     """Whether the memory can be cut back partway (``memory_cuts``; ``None``: not asked)."""
 
     def tokenize_prompt(self, prompt: str) -> list[int]:
-        """Tokens of a rendered prompt (the engine's own tokenization)."""
-        raise NotImplementedError("generate.Engine tokenizes")
+        """Tokens of a rendered prompt: special tokens parsed, one BOS when the model wants it."""
+        llama = self.llama
+        tokens: list[int] = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        bos = int(llama.token_bos())
+        if bos >= 0 and llama._model.add_bos_token() and (not tokens or tokens[0] != bos):
+            tokens.insert(0, bos)
+        return tokens
 
     def prefix_length(self, prefix: str, tokens: Sequence[int]) -> int:
         """How many of ``tokens`` are the tokens of ``prefix`` (a head of their text): the
