@@ -362,7 +362,9 @@ def write_doc(
         "## Speed",
         "",
         "Ratios are measured within one process, alternating handler (A) and baseline (B), "
-        f"{speed.get('reps', 5)} pairs after a warm-up pair, median of the per-pair ratios "
+        f"{speed.get('reps', 5)} pairs after a warm-up pair ({speed.get('armed_reps', 5)} of "
+        f"{speed.get('armed_max_tokens', speed.get('max_tokens', '?'))} tokens for *armed*), "
+        "median of the per-pair ratios "
         "(other work on this 2-core machine makes absolute tok/s noisy; the ratio is what is "
         "compared). Decode time = wall time minus llama.cpp's prompt-batch time. Temperature 0. "
         "*Armed*: 10 tools, a prompt whose reply is plain text, against `create_completion` on "
