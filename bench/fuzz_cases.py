@@ -177,9 +177,10 @@ def instance_schema(schema: Any) -> Any:
     the type the compiler implies written out wherever a subschema has none
     (``grammar.json_schema.implied_type``: such a schema is narrowed to that type, where JSON
     Schema admits any value), objects that declare keys closed unless they say otherwise (the
-    compiler's default), and every ``pattern`` read with ECMA-262's ASCII classes (``(?a)``:
-    Python's ``\\w`` also matches ``É``, JSON Schema's does not). Under ``not`` and ``if``
-    nothing changes (a type added there would change what the schema admits)."""
+    compiler's default), and every ``pattern`` and ``patternProperties`` key read with
+    ECMA-262's ASCII classes (``(?a)``: Python's ``\\w`` also matches ``É``, JSON Schema's does
+    not). Under ``not`` and ``if`` nothing changes (a type added there would change what the
+    schema admits)."""
     from tooldialect.grammar.json_schema import implied_type
 
     if not isinstance(schema, dict):
@@ -191,6 +192,8 @@ def instance_schema(schema: Any) -> Any:
             out["type"] = typ
     if isinstance(out.get("pattern"), str):
         out["pattern"] = "(?a)" + out["pattern"]
+    if isinstance(out.get("patternProperties"), dict):  # key patterns are ECMA-262 too
+        out["patternProperties"] = {"(?a)" + k: v for k, v in out["patternProperties"].items()}
     declares = "properties" in out or "patternProperties" in out
     if declares and "additionalProperties" not in out:
         out["additionalProperties"] = False  # closed by default (docs/structured-output.md)

@@ -271,7 +271,7 @@ def run(*, quick: bool) -> dict[str, Any]:
     # mode the constrained figure decodes 24 tokens per request
     call_tokens = 24 if quick else max_tokens
     # the armed target is 0.97x and single pairs of 48 tokens spread 0.88-1.08 on 2 cores (two
-    # quick runs gave SmolLM2 0.961x and 0.940x, 9 pairs of 128 tokens alone 1.009x): the armed
+    # quick runs gave SmolLM2 0.961x and 0.940x, 10 pairs of 128 tokens alone 1.009x): the armed
     # figure takes more, longer pairs in both modes, which costs about a minute
     armed_reps, armed_tokens = 9, 128
     results: dict[str, Any] = {

@@ -113,6 +113,8 @@ def test_pattern_classes_are_ascii_as_in_ecma_262() -> None:
     assert not GbnfAutomaton(gbnf, "root").feed('"Éab"')
     drawn = instance_schema(schema)
     assert drawn["pattern"] == "(?a)" + schema["pattern"]
+    keyed = instance_schema({"type": "object", "patternProperties": {"^\\w$": schema}})
+    assert list(keyed["patternProperties"]) == ["(?a)^\\w$"]
 
     @settings(FAST, max_examples=25)
     @given(from_schema(drawn))
