@@ -34,6 +34,7 @@ STAGES: dict[str, int] = {
     # the check that a spec reads its template's own call: above parse and frontend.render, and
     # installed into the interface dialect/ defines (dialect.ports)
     "verify": 6,
+    "conformance": 6,
     "handler": 7,
     "server_client": 7,
     "apps": 8,

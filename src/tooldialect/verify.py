@@ -28,27 +28,59 @@ from .errors import ToolDialectError
 from .frontend.render import prompt_prefill
 from .parse import parse_output
 
-__all__ = ["check_own_call", "read_calls", "reads_own_call"]
+__all__ = [
+    "RICH_ARGUMENTS",
+    "check_own_call",
+    "read_calls",
+    "reads_own_call",
+    "schema_for",
+    "tool_for",
+]
 
 _NAME = "lookup_item"
 _ARGS: dict[str, Any] = {"query": "blue lamp", "limit": 3}
+RICH_ARGUMENTS: dict[str, Any] = {
+    "query": 'a "lamp" <b> & co\nsecond line',
+    "limit": 3,
+    "ratio": 0.25,
+    "exact": True,
+    "after": None,
+    "tags": ["x", 2, False],
+    "where": {"room": "hall", "box": {"n": 1}},
+}
+"""A call with every JSON type, nesting, and the characters templates mis-escape (quotes, ``<``,
+``&``, a newline): what ``check_own_call(..., arguments=RICH_ARGUMENTS)`` renders."""
+_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array"}
 _ID = "qx7call01"  # nine alphanumerics: Mistral templates refuse every other id
 _ANSWER = "Found it."
-_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": _NAME,
-        "description": "Find an item.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "what to find"},
-                "limit": {"type": "integer", "description": "how many"},
-            },
-            "required": ["query"],
-        },
-    },
-}
+
+
+def schema_for(value: Any) -> dict[str, Any]:
+    """A JSON Schema that types ``value`` as real tools do (arrays with ``items``, objects with
+    ``properties``: templates such as Hermes 2 Pro's recurse into them)."""
+    if value is None:  # no type: ``{"type": "null"}`` sends Hermes 2 Pro's type macro into a loop
+        return {}
+    if isinstance(value, Mapping):
+        props = {k: schema_for(v) for k, v in value.items()}
+        return {"type": "object", "properties": props}
+    if isinstance(value, list):
+        kinds = sorted({json.dumps(schema_for(v), sort_keys=True) for v in value})
+        items = [json.loads(k) for k in kinds]
+        return {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}}
+    return {"type": _TYPES.get(type(value), "string")}
+
+
+def tool_for(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The OpenAI tool ``lookup_item`` whose parameters type each of ``arguments``."""
+    props = {k: {**schema_for(v), "description": f"the {k}"} for k, v in arguments.items()}
+    parameters = {"type": "object", "properties": props, "required": [next(iter(arguments))]}
+    return {
+        "type": "function",
+        "function": {"name": _NAME, "description": "Find an item.", "parameters": parameters},
+    }
+
+
+_TOOL = tool_for(_ARGS)
 _BEFORE: tuple[list[dict[str, Any]], ...] = (
     [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Find a lamp."}],
     [{"role": "user", "content": "Find a lamp."}],
@@ -83,15 +115,17 @@ def _decoded(arguments: Any) -> Any:
     return arguments
 
 
-def _own_replies(renderer: ProbeRenderer) -> tuple[str, str, str | None] | None:
+def _own_replies(
+    renderer: ProbeRenderer, args: Mapping[str, Any], tool: Mapping[str, Any]
+) -> tuple[str, str, str | None] | None:
     """(generation prompt, the template's reply after it for a past call, the reply for a plain
     answer), or ``None`` when no conversation shape renders a call."""
-    call = {"id": _ID, "type": "function", "function": {"name": _NAME, "arguments": _ARGS}}
+    call = {"id": _ID, "type": "function", "function": {"name": _NAME, "arguments": dict(args)}}
     turn = {"role": "assistant", "content": None, "tool_calls": [call]}
     answer = {"role": "assistant", "content": _ANSWER}
     for before in _BEFORE:
-        prompt = renderer.render(before, tools=[_TOOL], add_generation_prompt=True)
-        full = renderer.render([*before, turn], tools=[_TOOL])
+        prompt = renderer.render(before, tools=[tool], add_generation_prompt=True)
+        full = renderer.render([*before, turn], tools=[tool])
         if prompt is None or full is None:
             continue
         lp, lf = lex(prompt), lex(full)
@@ -99,7 +133,7 @@ def _own_replies(renderer: ProbeRenderer) -> tuple[str, str, str | None] | None:
         if not prompt[k:].strip():  # past the header the prompt ends with (``assistant\n``)
             k += header_rest(full[k:], prompt[k:])
         if _NAME in full[k:]:
-            plain = renderer.render([*before, answer], tools=[_TOOL])
+            plain = renderer.render([*before, answer], tools=[tool])
             return prompt, full[k:], plain[k:] if plain is not None and k <= len(plain) else None
     return None
 
@@ -155,18 +189,26 @@ def _left_over(content: str, reply: str, plain: str | None) -> str:
 
 
 def check_own_call(
-    spec: DialectSpec, template_source: str, *, bos_token: str = "", eos_token: str = ""
+    spec: DialectSpec,
+    template_source: str,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    arguments: Mapping[str, Any] | None = None,
 ) -> ports.Agreement:
     """``ports.OwnCallCheck``: whether ``spec`` reads the template's own rendering of a past call
     exactly (the call, and no more content than a plain answer leaves). Never raises for a bad
-    template."""
+    template. ``arguments`` replaces the call's two plain arguments (``RICH_ARGUMENTS``: every
+    JSON type), typed by ``tool_for``."""
+    args = _ARGS if arguments is None else arguments
+    tool = _TOOL if arguments is None else tool_for(arguments)
     renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
     if not renderer.ok:
         return ports.Agreement(None, "the template does not compile")
-    own = _own_replies(renderer)
+    own = _own_replies(renderer, args, tool)
     if own is None:  # a template writing the call's id where the model writes the name
         renderer.named_ids = True
-        own = _own_replies(renderer)
+        own = _own_replies(renderer, args, tool)
     if own is None:
         return ports.Agreement(None, "the template renders no past call")
     prompt, reply, plain = own
@@ -181,10 +223,10 @@ def check_own_call(
     if shared and len(reply) - shared > reply.find(_NAME) + len(_NAME):
         # text every turn ends with (a system reminder after the conversation) is not the call's
         reply = reply[: len(reply) - shared]
-    got = read_calls(_until_stop(reply, spec), spec, tools=[_TOOL], prefill=prefill)
+    got = read_calls(_until_stop(reply, spec), spec, tools=[tool], prefill=prefill)
     if got is None:
         return ports.Agreement(False, "the parser raised on the template's call")
-    if got.calls != [(_NAME, _ARGS)]:
+    if got.calls != [(_NAME, dict(args))] or not _same_types(got.calls[0][1], args):
         return ports.Agreement(False, f"reads {got.calls!r} from {reply.strip()[:120]!r}")
     left = _left_over(got.content.replace(end, "") if end else got.content, reply, plain)
     if left:
@@ -194,6 +236,15 @@ def check_own_call(
         # the call reads, but the spec's reasoning or channel rules do not fit the template
         return ports.Agreement(False, f"leaves {stray!r} around a plain answer")
     return ports.Agreement(True)
+
+
+def _same_types(got: Any, want: Any) -> bool:
+    """``got == want`` holds ``1 == True == 1.0``: a call read back must keep the JSON types."""
+    if isinstance(want, Mapping):
+        return isinstance(got, Mapping) and all(_same_types(got[k], v) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(got, list) and all(_same_types(g, w) for g, w in zip(got, want))
+    return type(got) is type(want)
 
 
 def _stray_markers(
