@@ -51,9 +51,7 @@ def check_file(corpus: Path, file: str, family: str) -> Row:
     source = (corpus / file).read_text(encoding="utf-8")
     on = check_template(source, builtins=True, bos_token="<s>", eos_token="</s>")
     off = check_template(source, builtins=False, bos_token="<s>", eos_token="</s>")
-    return Row(
-        file, family, on.verdict, off.verdict, on.detection.spec.id, on.reason, off.reason
-    )
+    return Row(file, family, on.verdict, off.verdict, on.detection.spec.id, on.reason, off.reason)
 
 
 def check_corpus(corpus: Path = CORPUS) -> list[Row]:

@@ -28,3 +28,25 @@ def test_inspect_prints_template_origin_and_dialect(
 def test_inspect_missing_file_fails_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "/nonexistent/model.gguf"]) == 1
     assert "nonexistent" in capsys.readouterr().err
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "templates"
+
+
+def test_inspect_a_template_reports_conformance(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(FIXTURES / "Qwen2.5-Coder-0.5B-Instruct.jinja")]) == 0
+    qwen = json.loads(capsys.readouterr().out)
+    assert qwen["conformance"] == {
+        "verdict": "reads",
+        "reason": "",
+        "chosen": "builtin",
+        "dialect": "hermes",
+    }
+    assert qwen["conformance_derived_only"]["verdict"] == "reads"
+
+
+def test_inspect_a_template_without_tools_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(FIXTURES / "google-gemma-2-2b-it.jinja")]) == 0
+    gemma = json.loads(capsys.readouterr().out)
+    assert gemma["conformance"]["verdict"] == "no-tools"
+    assert gemma["conformance"]["reason"] == "the template renders neither tools nor a past call"

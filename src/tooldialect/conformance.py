@@ -74,9 +74,11 @@ class TemplateReport:
         """Why the verdict is not ``reads`` (``""`` when it is)."""
         if self.verdict == "reads":
             return ""
+        if self.verdict == "no-tools":
+            return "the template renders neither tools nor a past call"
         if self.own_call.ok and self.conversation_error:
             return f"the conversation does not render: {self.conversation_error}"
-        return self.own_call.reason or "the template renders no tools"
+        return self.own_call.reason
 
     def summary(self) -> dict[str, object]:
         """A JSON-ready view."""

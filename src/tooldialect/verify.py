@@ -243,7 +243,9 @@ def _same_types(got: Any, want: Any) -> bool:
     if isinstance(want, Mapping):
         return isinstance(got, Mapping) and all(_same_types(got[k], v) for k, v in want.items())
     if isinstance(want, list):
-        return isinstance(got, list) and all(_same_types(g, w) for g, w in zip(got, want))
+        return isinstance(got, list) and all(
+            _same_types(g, w) for g, w in zip(got, want, strict=False)
+        )
     return type(got) is type(want)
 
 

@@ -1,5 +1,9 @@
 """``tooldialect inspect model.gguf``: what the model carries and which dialect it speaks.
 
+``tooldialect inspect template.jinja``: the same for a chat template file, without a model.
+Both end with ``conformance``: whether the dialect reads back the call the template itself
+writes, and why not (``tooldialect.conformance``).
+
 ``tooldialect chat model.gguf --tools module:function --mcp mcp.json``: see
 ``tooldialect.apps.chat``.
 ``tooldialect serve ...``: the OpenAI-compatible server, see ``tooldialect.apps.serve``.
@@ -14,6 +18,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from ..conformance import check_template
 from ..dialect.detect import explain_detection
 from ..dialect.vocabulary import Vocabulary
 from ..errors import ToolDialectError
@@ -53,7 +58,28 @@ def inspect_model(path: str) -> dict[str, object]:
         )
         summary["detection"] = detection.summary()
         summary["dialect"] = json.loads(detection.spec.model_dump_json())
+        report = check_template(source, bos_token=info.bos_token, eos_token=info.eos_token)
+        summary["conformance"] = report.summary()
     return summary
+
+
+def inspect_template(path: str) -> dict[str, object]:
+    """``inspect_model`` for a chat template file (Jinja source): capabilities, the detected
+    dialect, and the conformance report with builtins and derived only."""
+    from ..prompt.template import ChatTemplate
+
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    template = ChatTemplate(source)
+    detection = explain_detection(source)
+    return {
+        "path": path,
+        "capabilities": template.capabilities.model_dump(),
+        "detection": detection.summary(),
+        "dialect": json.loads(detection.spec.model_dump_json()),
+        "conformance": check_template(source).summary(),
+        "conformance_derived_only": check_template(source, builtins=False).summary(),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,8 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve.main(argv[1:])
     parser = argparse.ArgumentParser(prog="tooldialect", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    cmd = sub.add_parser("inspect", help="print a GGUF's template facts and detected dialect")
-    cmd.add_argument("model", help="path to a .gguf file")
+    cmd = sub.add_parser(
+        "inspect", help="print a GGUF's (or a template's) facts, detected dialect, conformance"
+    )
+    cmd.add_argument("model", help="path to a .gguf file, or to a chat template (.jinja)")
     from .chat import add_chat_command  # `tooldialect chat`: its own module
 
     add_chat_command(sub)
@@ -75,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "chat":
         return int(args.run(args))
     try:
-        summary = inspect_model(args.model)
+        is_gguf = not args.model.endswith((".jinja", ".j2", ".txt"))
+        summary = inspect_model(args.model) if is_gguf else inspect_template(args.model)
     except (ToolDialectError, OSError) as exc:
         print(f"tooldialect: {exc}", file=sys.stderr)
         return 1
