@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .derive_body import Found, IdMode, find_body
@@ -169,6 +169,8 @@ class _Envelope:
     call_close: str
     separator: str
     parallel: bool
+    optional: list[str] = field(default_factory=list)
+    """Markers the two-call render writes and the one-call render leaves out."""
 
 
 def _envelope(
@@ -209,11 +211,24 @@ def _envelope(
         # what the one-call render writes outside the body must be the same envelope
         if one_region[: first.start] != env.section_open + env.call_open:
             return None
+        env.optional = _dropped_close(one_region[first.end :], env)
     else:
         # parallel calls do not render (Llama 3.1 refuses them): all envelope text is per call
         env = _Envelope(first.body, first.id_mode, "", "", one_region[: first.start], "", "", False)
         env.call_close = one_region[first.end :]
     return _attach_words(env)
+
+
+def _dropped_close(after: str, env: _Envelope) -> list[str]:
+    """``[section_close]`` where a lone call's render ends at its ``call_close`` and leaves the
+    section closer out (a template that writes it only after a second call): the parser must
+    read a call without it, while ``render_call`` still writes it."""
+    rest = after.strip()
+    close = env.call_close.strip()
+    if not env.section_close.strip() or not rest.startswith(close):
+        return []
+    tail = rest[len(close) :].strip()
+    return [env.section_close.strip()] if not tail.startswith(env.section_close.strip()) else []
 
 
 def _attach_words(env: _Envelope) -> _Envelope:
@@ -452,9 +467,12 @@ def _outside_channel(region: str, wrapper: list[str]) -> str:
 def _derive(probe: Probe) -> DialectSpec | None:
     region = call_region(probe, probe.one)
     reasoning = _reasoning(probe)
-    channel = _channel(_plain_reply(probe, reasoning))
-    text = _outside_channel(strip_empty_reasoning(region.text, reasoning), channel)
-    env = _envelope(probe, text, reasoning, channel)
+    # the spec reasons in <think> when the template shows no markers: an empty block of those
+    # before the calls is reasoning too, as the checks read it
+    marks = reasoning or THINK
+    channel = _channel(_plain_reply(probe, marks))
+    text = _outside_channel(strip_empty_reasoning(region.text, marks), channel)
+    env = _envelope(probe, text, marks, channel)
     if env is None:
         return None
     fmt = CallFormat(
@@ -464,6 +482,7 @@ def _derive(probe: Probe) -> DialectSpec | None:
         call_open=env.call_open,
         call_close=env.call_close,
         separator=env.separator,
+        optional_markers=env.optional,
     )
     if not fmt.opener().strip():
         # nothing marks a call: recognise one only at the start of the reply

@@ -228,7 +228,9 @@ def _quotes(before_value: str) -> list[tuple[str, Literal["python", "gemma4"]]]:
     return [*found, ('"', "python"), ("'", "python")]
 
 
-_MAX_ECHO = 8
+_MAX_ECHO = 40
+"""How far after a value its closing tag may name the key: glue a template writes between
+elements (``]<]x[>[</k>``) comes before it."""
 _KEY_MARK = "zzKEYMARKzz"
 """Stands for a parameter's key where the template writes it again after the value."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from ..errors import DialectError
 from . import ports
@@ -27,12 +28,14 @@ from .derive_probe import (
     assistant_turn,
     call_region,
     probe_call,
+    probes,
     render_probe,
     strip_empty_reasoning,
 )
+from .derive_render import ProbeRenderer
 from .spec import DialectSpec, ElementBody, JsonBody, PythonBody
 
-__all__ = ["validate"]
+__all__ = ["ProbeMiss", "reads_no_probe_call", "validate"]
 
 # ---------------------------------------------------------------------------------------------
 # Validation
@@ -63,13 +66,23 @@ def validate(spec: DialectSpec, probe: Probe) -> bool:
     theirs = call_region(probe, probe.one).text
     if isinstance(spec.primary.body, PythonBody):
         theirs = theirs.replace("'", '"')  # Python literals: either quote
-    if _squash(mine) not in _squash(theirs):
+    if not _written(mine, theirs, spec.primary.optional_markers):
         return False
     return (
         _reads_own_render(spec, call_region(probe, probe.one).text)
         and _reproduces_two_calls(spec, probe)
         and _round_trips(spec)
     )
+
+
+def _written(mine: str, theirs: str, optional: list[str]) -> bool:
+    """Whether the template's render holds ``mine`` (modulo whitespace), or ``mine`` less the
+    markers the layout may leave out (a section closer a lone call's render omits)."""
+    if _squash(mine) in _squash(theirs):
+        return True
+    for marker in optional:
+        mine = mine.replace(marker, "")
+    return bool(optional) and _squash(mine) in _squash(theirs)
 
 
 def _reproduces_two_calls(spec: DialectSpec, probe: Probe) -> bool:
@@ -125,3 +138,34 @@ def _round_trips(spec: DialectSpec) -> bool:
     omitted = isinstance(body, ElementBody) and body.omit_none
     want = {k: v for k, v in PROBE_RICH_ARGS.items() if not (omitted and v is None)}
     return got is not None and got.calls == [(PROBE_NAME, want)]
+
+
+@dataclass(frozen=True)
+class ProbeMiss:
+    """The probe call a spec reads nothing from: its conversation shape and the call's text."""
+
+    shape: int
+    text: str
+
+    def describe(self) -> str:
+        """Which probe failed, for ``Detection.reason``."""
+        return (
+            f"reads no call from the template's render of the probe call "
+            f"(conversation shape {self.shape}): {self.text[:120]!r}"
+        )
+
+
+def reads_no_probe_call(
+    spec: DialectSpec, template_source: str, *, bos_token: str = "", eos_token: str = ""
+) -> ProbeMiss | None:
+    """Where ``spec`` reads no call at all from the template's render of the probe call, which
+    probe that was; ``None`` when it reads one (rightly or not) or no probe call renders."""
+    reader = ports.installed_reader()
+    renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
+    if reader is None or not renderer.ok:
+        return None
+    for probe in probes(renderer):
+        text = call_region(probe, probe.one).text
+        got = reader(text, spec, tools=TOOLS)
+        return ProbeMiss(probe.shape, text) if got is not None and not got.calls else None
+    return None

@@ -16,6 +16,7 @@ from typing import Literal
 from . import ports
 from .builtins import THINK, builtin_signatures, get_builtin
 from .derive import derive_dialect, template_reasoning
+from .derive_checks import reads_no_probe_call
 from .derive_instructions import INSTRUCTIONS_FAMILY, reads_instruction_example
 from .spec import DialectSpec, ReasoningMarkers
 from .vocabulary import Vocabulary, fit_to_vocabulary, hinted_builtins
@@ -42,6 +43,9 @@ class Detection:
     derived_agrees: bool | None = None
     """Whether the derived spec read the template's own call (``None``: not derived, or nothing
     to check against)."""
+    warning: str = ""
+    """Set when tools fall back to the polyfill although the template writes calls: names the
+    call text no spec reads (``tooldialect inspect`` and the front end show it)."""
 
     def summary(self) -> dict[str, object]:
         """A JSON-ready view."""
@@ -52,6 +56,7 @@ class Detection:
             "tried_agrees": self.tried_agrees,
             "derived_agrees": self.derived_agrees,
             "reason": self.reason,
+            "warning": self.warning,
         }
 
 
@@ -108,7 +113,13 @@ def explain_detection(
         return found
     spec = fit_to_vocabulary(found.spec, vocabulary)
     return Detection(
-        spec, found.chosen, found.tried, found.tried_agrees, found.reason, found.derived_agrees
+        spec,
+        found.chosen,
+        found.tried,
+        found.tried_agrees,
+        found.reason,
+        found.derived_agrees,
+        found.warning,
     )
 
 
@@ -150,10 +161,21 @@ def _decide(
         return Detection(kept, "builtin", name, tried.ok, why)
     derived = _derive(src, bos_token, eos_token)
     theirs = verdict(derived) if derived is not None else None
-    if derived is not None and theirs is not None and theirs.ok:
+    derived_ok = None if theirs is None else theirs.ok
+    if derived is not None and derived_ok:
         return Detection(derived, "derived", name, False, f"rejected: {tried.reason}", True)
-    why = f"kept although it {tried.reason}: derivation does no better"
-    return Detection(builtin, "builtin", name, False, why, None if theirs is None else theirs.ok)
+    blind = reads_no_probe_call(builtin, src, bos_token=bos_token, eos_token=eos_token)
+    if blind is None:
+        why = f"kept although it {tried.reason}: derivation does no better"
+        return Detection(builtin, "builtin", name, False, why, derived_ok)
+    # a guess that reads none of the template's calls is never kept: the derived spec at least
+    # reads the probe call it was learnt from
+    why = f"rejected: it {blind.describe()} (and {tried.reason})"
+    if derived is not None:
+        return Detection(derived, "derived", name, False, why, derived_ok)
+    warning = f"no dialect reads this template's calls, such as {blind.text[:120]!r}; polyfilled"
+    polyfill = _polyfill_for(src, vocabulary)
+    return Detection(polyfill, "polyfill", name, False, f"{why}; {warning}", None, warning)
 
 
 def _instructed(builtin: DialectSpec, derived: DialectSpec | None) -> DialectSpec | None:

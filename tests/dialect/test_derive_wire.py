@@ -1,0 +1,116 @@
+"""Derivation learns the wire format from what a template renders, not from how it is written.
+
+Small invented templates with the features real ones have (a section closer written only after a
+second call, an empty reasoning close before the calls, ...), then the real templates of the
+corpus that show them (skipped where ``../shared/templates-corpus`` is absent).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tooldialect.conformance import check_template
+from tooldialect.dialect.derive import PROBE_NAME, derive_dialect
+from tooldialect.parse import parse_output
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "templates-corpus"
+
+_TURNS = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<u>{{ m.content }}</u>"
+    "{%- elif m.role == 'assistant' -%}<a>"
+    "{%- if m.tool_calls -%}CALLS"
+    "{%- else -%}{{ m.content }}{%- endif -%}</a>"
+    "{%- endif -%}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<a>{%- endif -%}"
+)
+
+ARGS = {"q": "lamp", "n": 2}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "f",
+        "parameters": {
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+        },
+    },
+}
+
+
+def _template(calls: str) -> str:
+    return _TURNS.replace("CALLS", calls)
+
+
+# the section closer follows the second call only: a lone call's render leaves it out
+LATE_CLOSE = _template(
+    "{%- for c in m.tool_calls -%}"
+    "{%- if loop.first -%}<calls><call>{{ c.function.name }}\n~~~\n"
+    "{{ c.function.arguments | tojson }}\n~~~</call>"
+    "{%- else -%}\n<call>{{ c.function.name }}\n~~~\n"
+    "{{ c.function.arguments | tojson }}\n~~~</call></calls>{%- endif -%}"
+    "{%- endfor -%}"
+)
+
+# an empty reasoning close, then the calls
+THINK_CLOSED = _template(
+    "</think>  <calls>{%- for c in m.tool_calls -%}"
+    "<call>{{ c.function.name }}|{{ c.function.arguments | tojson }}</call>  "
+    "{%- endfor -%}</calls>"
+)
+
+
+def test_a_section_closer_a_lone_call_omits_is_optional() -> None:
+    spec = derive_dialect(LATE_CLOSE)
+    assert spec is not None
+    fmt = spec.primary
+    assert fmt.section_close == "</calls>"
+    assert fmt.optional_markers == ["</calls>"]
+    lone = '<calls><call>f\n~~~\n{"q": "lamp", "n": 2}\n~~~</call>'
+    calls = parse_output(lone, spec).tool_calls
+    assert [(c.name, c.arguments) for c in calls] == [("f", ARGS)]
+
+
+def test_an_empty_reasoning_close_before_calls_is_no_marker() -> None:
+    spec = derive_dialect(THINK_CLOSED)
+    assert spec is not None
+    assert spec.primary.section_open == "<calls>"
+    assert "think" not in spec.render_call(PROBE_NAME, ARGS)
+
+
+# a long run of glue between a value and the closing tag that names its key
+FAR_ECHO = _template(
+    '{%- for c in m.tool_calls -%}<inv n="{{ c.function.name }}">'
+    "{%- for k, v in c.function.arguments.items() -%}"
+    "]::glue::[<{{ k }}>{{ v }}]::glue::[</{{ k }}>"
+    "{%- endfor -%}]::glue::[</inv>{%- endfor -%}"
+)
+
+
+def test_a_closing_tag_naming_the_key_after_long_glue_is_learnt() -> None:
+    spec = derive_dialect(FAR_ECHO)
+    assert spec is not None and spec.primary.body.kind == "element"
+    text = spec.render_call("f", ARGS)
+    assert "</q>" in text and "</n>" in text
+    calls = parse_output(text, spec, tools=[TOOL]).tool_calls
+    assert [(c.name, c.arguments) for c in calls] == [("f", ARGS)]
+
+
+REAL = [
+    "ollama-deepseek-v3-671b.jinja",
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
+    "vllm-tool_chat_template_deepseekv31.jinja",
+    "ollama-deepseek-v2.5-236b.jinja",
+]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_template_derives_its_call(name: str) -> None:
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip(f"the corpus is not at {CORPUS}")
+    source = path.read_text(encoding="utf-8")
+    verdict = check_template(source, builtins=False, bos_token="<s>", eos_token="</s>")
+    assert verdict.verdict == "reads", verdict.reason
