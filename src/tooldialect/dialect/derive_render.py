@@ -2,8 +2,10 @@
 
 Derivation renders a template dozens of times with sentinel conversations. Every failure is an
 answer ("this shape does not render"), so :class:`ProbeRenderer` returns ``None``, never raises.
-Templates that read variables the caller normally passes (FireFunction's ``functions`` and
-``datetime``) raise ``'x' is undefined``; the renderer then retries with ``x`` set to ``""``.
+Templates that read variables the caller normally passes get them as prompts do
+(``prompt.conventions``: FireFunction's ``functions``, Functionary's
+``generate_schema_from_functions``); one that raises ``'x' is undefined`` for another variable is
+retried with ``x`` set to ``""``.
 
 Some templates write a past call's id where the name would be (Kimi K2 Thinking:
 ``<|tool_call_begin|>{{ tool_call.id }}``), since their models write ids that hold the name,
@@ -19,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import RenderBudgetError
+from ..prompt.conventions import conventional_variables
 from ..prompt.template import ChatTemplate
 
 __all__ = ["ProbeRenderer", "name_ids"]
@@ -69,13 +72,19 @@ class ProbeRenderer:
             return None
         if self.named_ids:
             messages = name_ids(messages)
+        given = {**self.fills, **kwargs}
+        # what a serving stack passes by convention (``functions``, a schema printer), as prompts
+        # get it: an empty string in its place would fail or print nothing
+        filled = conventional_variables(
+            self._template.variables, tools, given, today=lambda: _fixed_now().strftime("%Y-%m-%d")
+        )
         for _ in range(_MAX_FILLS + 1):
             try:
                 return self._template.render(
                     messages,
                     tools=tools,
                     add_generation_prompt=add_generation_prompt,
-                    **{**self.fills, **kwargs},
+                    **{**filled, **self.fills, **kwargs},
                 )
             except RenderBudgetError:
                 self._template = None  # past its budget once: every later probe would be too

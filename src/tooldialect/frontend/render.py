@@ -8,13 +8,19 @@ template, normalised.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..dialect.polyfill import apply_polyfill
 from ..dialect.spec import DialectSpec
-from ..errors import ToolSpecError
-from ..prompt.compat import SYSTEM_ROLES, fold_system_turns, render_adapted, template_variables
+from ..errors import TemplateError, ToolSpecError
+from ..prompt.compat import (
+    SYSTEM_ROLES,
+    fold_system_turns,
+    render_adapted,
+    template_variables,
+    tool_results_as_user_turns,
+)
 from ..prompt.coverage import lost_messages
 from ..prompt.messages import canonical_messages
 from ..prompt.shared import tool_forms
@@ -40,9 +46,11 @@ def render_prompt(
     ``template_compat.client_call_ids``), schema fields and role alternation on a template error.
 
     No message is lost: a template without a place for system turns gets their text at the head
-    of the first user turn (``compat.fold_system_turns``), and a message the template leaves out
-    of the prompt (a role it has no branch for) raises ``ToolSpecError`` naming it
-    (``coverage``).
+    of the first user turn (``compat.fold_system_turns``); a tool result the template leaves out,
+    or refuses (it renders no tool turn and checks that roles alternate), goes as a user turn
+    naming the tool and the call (``compat.tool_results_as_user_turns``); a message that still
+    does not reach the prompt (a role the template has no branch for) raises ``ToolSpecError``
+    naming it (``coverage``).
 
     Raises ``TemplateError`` when the template raises, ``ToolSpecError`` for malformed tools or
     a message the template does not render.
@@ -81,6 +89,35 @@ def render_prompt(
             alnum9=alnum9,
         )
 
+    try:
+        prompt, lost = _serve(tmpl, spec, messages, pipeline)
+    except TemplateError as exc:
+        # a template with no place for tool results may refuse them outright (it checks that
+        # user and assistant turns alternate); they go as user turns then, or the error stands
+        results = _tool_turns(messages, range(len(messages)))
+        if spec.polyfill is not None or not results:
+            raise
+        try:
+            prompt, lost = _serve(
+                tmpl, spec, tool_results_as_user_turns(messages, results), pipeline
+            )
+        except TemplateError:
+            raise exc from None
+        return _checked(prompt, messages, lost)
+    if _tool_turns(messages, lost):
+        # a tool result the template leaves out goes as a user turn naming the tool and call
+        carried = tool_results_as_user_turns(messages, _tool_turns(messages, lost))
+        prompt, lost = _serve(tmpl, spec, carried, pipeline)
+    return _checked(prompt, messages, lost)
+
+
+def _serve(
+    tmpl: ChatTemplate,
+    spec: DialectSpec,
+    messages: Sequence[Mapping[str, Any]],
+    pipeline: Callable[..., str],
+) -> tuple[str, list[int]]:
+    """The prompt and the messages it loses, system turns placed where the template shows them."""
     # a template without a place for system turns gets their text in the first user turn
     fold = not tmpl.capabilities.system_role
     renamed = [{**m, "role": "system"} if m.get("role") == "developer" else m for m in messages]
@@ -90,6 +127,7 @@ def render_prompt(
         [(messages, fold)] if fold else [(messages, False), (renamed, False), (messages, True)]
     )
     lost: list[int] = []
+    prompt = ""
     for msgs, folds in attempts:
         if msgs is renamed and not any(messages[i].get("role") == "developer" for i in lost):
             continue
@@ -99,6 +137,14 @@ def render_prompt(
         )
         if not any(messages[i].get("role") in SYSTEM_ROLES for i in lost):
             break
+    return prompt, lost
+
+
+def _tool_turns(messages: Sequence[Mapping[str, Any]], indices: Iterable[int]) -> list[int]:
+    return [i for i in indices if messages[i].get("role") == "tool"]
+
+
+def _checked(prompt: str, messages: Sequence[Mapping[str, Any]], lost: list[int]) -> str:
     if lost:
         raise ToolSpecError(_lost_error(messages, lost))
     return prompt

@@ -6,7 +6,8 @@ id format) or tried when the plain render fails, and is never keyed to a family:
 
 * **Template variables.** A template reading ``functions`` (FireFunction v2: the function
   definitions as one JSON string) gets it from ``tools``; one reading ``datetime`` gets today's
-  date. Only variables the template reads and the caller did not pass are filled.
+  date; one calling ``generate_schema_from_functions`` gets it (``conventions``). Only variables
+  the template reads and the caller did not pass are filled.
 * **Tool result names.** A tool result without ``name`` gets the name of the call it answers
   (by ``tool_call_id``): OpenAI clients send none, and templates print it.
 * **Call ids.** A dialect that demands nine alphanumerics (``id_format="alnum9"``, Mistral) gets
@@ -17,9 +18,14 @@ id format) or tried when the plain render fails, and is never keyed to a family:
   completed with the optional fields templates read without checking (``description``,
   ``additionalProperties``, ``items``, ``properties``, ``required``: Command R+); call ids mapped
   to nine alphanumerics whatever the dialect says; consecutive turns of the same role merged
-  (templates that demand alternation, once the polyfill turned tool results into user turns).
+  (templates that demand alternation, once the polyfill turned tool results into user turns);
+  an empty assistant turn between tool results and the user turn after them, then one holding a
+  space (:func:`close_tool_runs`: Mistral templates check that user and assistant turns
+  alternate once tool turns and calls are set aside; some refuse an empty turn).
 * **System turns folded** (:func:`fold_system_turns`) into the first user turn, for templates that
-  raise on a ``system`` (or ``developer``) message or leave it out of the prompt.
+  raise on a ``system`` (or ``developer``) message or leave it out of the prompt; **tool results
+  as user turns** (:func:`tool_results_as_user_turns`) naming the tool and the call, for templates
+  that render no tool turn.
 """
 
 from __future__ import annotations
@@ -31,12 +37,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import TemplateError
+from .conventions import conventional_variables
 from .template import ChatTemplate
 
 __all__ = [
     "ALNUM9",
     "alnum9_id",
     "client_call_ids",
+    "close_tool_runs",
     "complete_schemas",
     "fold_system_turns",
     "map_call_ids",
@@ -44,6 +52,7 @@ __all__ = [
     "name_tool_results",
     "render_adapted",
     "template_variables",
+    "tool_results_as_user_turns",
 ]
 
 ALNUM9 = re.compile(r"[A-Za-z0-9]{9}\Z")
@@ -64,20 +73,12 @@ def template_variables(
     tools: Sequence[Mapping[str, Any]] | None,
     given: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Variables ``template`` reads that a caller passes by convention, filled from ``tools``.
-
-    ``functions``: the tools' function definitions as one JSON string (FireFunction v2), ``"[]"``
-    without tools. ``datetime``: today's date, ``YYYY-MM-DD`` (a date, not a time, so the prompt
-    prefix the KV cache holds stays the same all day). Variables in ``given`` are never touched.
-    """
-    wanted = template.variables
-    out: dict[str, Any] = {}
-    if "functions" in wanted and "functions" not in given:
-        fns = [t.get("function", t) for t in tools or ()]
-        out["functions"] = json.dumps(fns, ensure_ascii=False, indent=4)
-    if "datetime" in wanted and "datetime" not in given:
-        out["datetime"] = template.now().strftime("%Y-%m-%d")
-    return out
+    """Variables ``template`` reads that a caller passes by convention, filled from ``tools``
+    (``conventions``: ``functions``, ``datetime``, ``generate_schema_from_functions``). Variables
+    in ``given`` are never touched."""
+    return conventional_variables(
+        template.variables, tools, given, today=lambda: template.now().strftime("%Y-%m-%d")
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,6 +226,36 @@ def merge_same_role_turns(messages: Sequence[Mapping[str, Any]]) -> list[dict[st
     return out
 
 
+def close_tool_runs(
+    messages: Sequence[Mapping[str, Any]], *, text: str = ""
+) -> list[dict[str, Any]]:
+    """``messages`` with an assistant turn saying ``text`` between tool results and a user turn
+    right after them, for templates that demand a user turn follow an assistant turn (the results
+    answer the assistant's calls, so the assistant's reply to them is what comes next)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.get("role") == "user" and out and out[-1].get("role") == "tool":
+            out.append({"role": "assistant", "content": text})
+        out.append(dict(m))
+    return out
+
+
+def tool_results_as_user_turns(
+    messages: Sequence[Mapping[str, Any]], indices: Sequence[int]
+) -> list[dict[str, Any]]:
+    """``messages`` with the tool results at ``indices`` as user turns that name the tool and the
+    call they answer, for templates that render no tool turn: the model still sees the result,
+    and which call it answers. Indices are kept (one message for one)."""
+    named = name_tool_results(messages)
+    out = [dict(m) for m in named]
+    for i in indices:
+        m = named[i]
+        name = m.get("name") or "a tool"
+        call = f" (call {m['tool_call_id']})" if m.get("tool_call_id") else ""
+        out[i] = {"role": "user", "content": f"Result of {name}{call}:\n{_text(m.get('content'))}"}
+    return out
+
+
 SYSTEM_ROLES = ("system", "developer")
 """Roles whose text instructs the model; folded into a user turn where a template has no place."""
 
@@ -291,6 +322,7 @@ def render_adapted(
     except TemplateError as exc:
         first = exc
     steps: list[Callable[[], None]] = []
+    unclosed = msgs  # the messages before close_tool_runs, for its second try
 
     def schemas() -> None:
         nonlocal current_tools
@@ -304,11 +336,23 @@ def render_adapted(
         nonlocal msgs
         msgs = merge_same_role_turns(msgs)
 
+    def replies() -> None:
+        nonlocal msgs, unclosed
+        unclosed = msgs
+        msgs = close_tool_runs(msgs)
+
+    def spaced_replies() -> None:
+        nonlocal msgs
+        # some templates refuse an empty assistant turn too (Ministral 3): the least text instead
+        msgs = close_tool_runs(unclosed, text=" ")
+
     if current_tools:
         steps.append(schemas)
     if not alnum9 and _client_ids(msgs):
         steps.append(ids)
     steps.append(roles)
+    if any(m.get("role") == "tool" for m in msgs):
+        steps += [replies, spaced_replies]
     for step in steps:
         step()
         try:

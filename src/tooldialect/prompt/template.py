@@ -13,7 +13,8 @@ templates need it:
 * reaching for an unsafe attribute (``__class__``, ``__globals__``, ``mro`` ...) raises
   :class:`~tooldialect.TemplateSecurityError` at once instead of rendering an empty string.
 
-Messages go through :func:`normalize_messages` first (see there for the rules).
+Messages go through :func:`~tooldialect.prompt.normalize.normalize_messages` first (see there for
+the rules), in the forms this template's probes found it renders.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import jinja2
 import jinja2.ext
@@ -41,14 +42,12 @@ from ..shapes import Message
 from ..tools import ToolDef
 from .budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
 from .code_cache import compile_cached
+from .conventions import conventional_variables, is_helper
+from .normalize import ArgumentForm, CallContentForm, ContentForm, normalize_messages
 from .shared import SharedMutation, is_shared, shared_json
 from .shared import plain_data as _plain
 
 __all__ = ["ArgumentForm", "ChatTemplate", "TemplateCapabilities", "normalize_messages"]
-
-
-_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-"""Names a message's reasoning arrives under; the first is the one templates read (transformers)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,103 +204,6 @@ def _read_variables(source: str) -> frozenset[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Input normalisation
-
-
-def _flatten_parts(content: list[Any], *, role: object) -> str:
-    texts: list[str] = []
-    for part in content:
-        if isinstance(part, str):
-            texts.append(part)
-        elif isinstance(part, dict) and part.get("type", "text") == "text" and "text" in part:
-            texts.append(str(part["text"]))
-        else:
-            raise TemplateError(
-                f"cannot render content part {part!r} of a {role!r} message: only text parts "
-                '({"type": "text", "text": ...}) are supported'
-            )
-    # vLLM joins text parts with a newline for string-content templates; so do we.
-    return "\n".join(texts)
-
-
-ArgumentForm = Literal["object", "string", "as_given"]
-"""How ``tool_calls[].function.arguments`` reach the template (see :func:`normalize_messages`)."""
-
-
-def _convert_arguments(call: Any, form: ArgumentForm) -> Any:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or "arguments" not in function:
-        return call
-    arguments = function["arguments"]
-    if form == "object" and isinstance(arguments, str):
-        try:
-            decoded = json.loads(arguments)
-        except ValueError:
-            return call
-        if isinstance(decoded, dict):
-            function["arguments"] = decoded
-    elif form == "string" and isinstance(arguments, dict):
-        function["arguments"] = json.dumps(arguments, ensure_ascii=False)
-    return call
-
-
-CallContentForm = Literal["empty", "none"]
-"""What an assistant message that only calls tools carries as ``content`` (see below)."""
-
-
-def normalize_messages(
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    arguments: ArgumentForm = "object",
-    call_content: CallContentForm = "empty",
-) -> list[Message]:
-    """Copy OpenAI-shaped messages into the form chat templates expect. Input is never mutated.
-
-    * ``content: None`` (an assistant message that only calls tools) becomes ``""``. Across the
-      44 corpus templates this is the one choice that renders every tool-call turn: dropping the
-      key (what ``tokenizer.apply_chat_template`` does) breaks Qwen3, QwQ, Granite 3.3, LFM2 and
-      others on ``message.content`` operations, and keeping ``None`` prints "None" (GLM 4.6,
-      MiniMax M2) or breaks Qwen3, gpt-oss, Ministral 3. Other keys whose value is ``None`` are
-      dropped, as transformers does. ``call_content="none"`` keeps ``None`` on assistant messages
-      that carry ``tool_calls``, for templates that render calls only then (DeepSeek R1 Distill
-      Llama tests ``message['content'] is none``); :class:`ChatTemplate` finds this by probing.
-    * ``tool_calls[].function.arguments`` given as a JSON string is decoded to an object
-      (``arguments="object"``, the default), so ``arguments | tojson`` does not double-encode it;
-      a string that does not decode to an object stays a string. ``arguments="string"`` encodes
-      mappings to JSON text instead (for templates that concatenate arguments as a string, such as
-      Functionary v3.2), and ``"as_given"`` leaves them alone.
-    * List-of-parts content (``[{"type": "text", "text": ...}]``) is flattened to one string,
-      parts joined by ``"\\n"``. Non-text parts raise :class:`~tooldialect.TemplateError`.
-    * Reasoning given as ``reasoning_content``, ``thinking`` or ``reasoning`` is copied to
-      ``reasoning_content`` and ``thinking`` (transformers does the same; gpt-oss reads
-      ``thinking``).
-    """
-    normalized: list[Message] = []
-    for index, raw in enumerate(messages):
-        if not isinstance(raw, Mapping | BaseModel):
-            raise TemplateError(
-                f"message {index} is {raw!r}; pass a mapping such as "
-                '{"role": "user", "content": "..."}'
-            )
-        plain = _plain(raw)
-        message = {key: value for key, value in plain.items() if value is not None}
-        if "content" in plain and plain["content"] is None:
-            keep_none = call_content == "none" and bool(plain.get("tool_calls"))
-            message["content"] = None if keep_none else ""
-        content = message.get("content")
-        if isinstance(content, list | tuple):
-            message["content"] = _flatten_parts(list(content), role=message.get("role"))
-        calls = message.get("tool_calls")
-        if isinstance(calls, list):
-            message["tool_calls"] = [_convert_arguments(call, arguments) for call in calls]
-        reasoning = next((message[key] for key in _REASONING_FIELDS if key in message), None)
-        if reasoning is not None:
-            message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
-        normalized.append(message)
-    return normalized
-
-
-# ---------------------------------------------------------------------------------------------
 # Capabilities
 
 
@@ -329,11 +231,20 @@ class TemplateCapabilities(BaseModel):
     ``thinking`` change the prompt."""
     calls_need_none_content: bool = False
     """Calls render only when the assistant message's ``content`` is ``None``, not ``""``."""
+    mangles_object_arguments: bool = False
+    """Arguments given as a mapping render as a Python repr (``{'key': 'value'}``) or as
+    HTML-escaped JSON (``&#34;``), not as the JSON a model writes: the template concatenates them
+    as text (``'"arguments": ' ~ arguments``)."""
+    content_parts: bool = False
+    """Message text renders only as a list of text parts (``[{"type": "text", ...}]``): the
+    template iterates or indexes ``content`` (Idefics 3, Command A Reasoning)."""
 
 
 _PROBE_USER = {"role": "user", "content": "probe-user-text"}
 _PROBE_ARGS = {"probe_key": "probe-value-7"}
 _PROBE_ARGS_JSON = json.dumps(_PROBE_ARGS)
+_MANGLED_ARGS = (repr(_PROBE_ARGS), "&#34;probe_key&#34;", "&quot;probe_key&quot;")
+"""How a mapping shows when a template prints it as text: a Python repr, HTML-escaped JSON."""
 _PROBE_TOOLS = [
     {
         "type": "function",
@@ -406,6 +317,7 @@ class ChatTemplate:
         check_source(source, budget)
         self._template = _compile(source)
         self._copies_shared = False
+        self._probe_content: ContentForm = "text"  # the text form probes use (see capabilities)
 
     def __repr__(self) -> str:
         head = self.source[:40] + ("..." if len(self.source) > 40 else "")
@@ -428,7 +340,10 @@ class ChatTemplate:
         """
         return self._render(
             normalize_messages(
-                messages, arguments=self.argument_form, call_content=self.call_content_form
+                messages,
+                arguments=self.argument_form,
+                call_content=self.call_content_form,
+                content="parts" if self.capabilities.content_parts else "text",
             ),
             tools=tools,
             add_generation_prompt=add_generation_prompt,
@@ -447,7 +362,7 @@ class ChatTemplate:
             "strftime_now": self._strftime_now,
             "bos_token": self.bos_token,
             "eos_token": self.eos_token,
-            **_plain(dict(template_kwargs)),
+            **{k: v if is_helper(v) else _plain(v) for k, v in template_kwargs.items()},
             "messages": messages,
             "tools": _plain(list(tools)) if tools is not None and self._copies_shared else None,
             "documents": None,
@@ -476,9 +391,10 @@ class ChatTemplate:
     @functools.cached_property
     def argument_form(self) -> ArgumentForm:
         """How :meth:`render` passes tool-call arguments: ``"object"`` unless the template can only
-        render JSON-string arguments (Functionary v3.2), then ``"string"``."""
+        render JSON-string arguments (Functionary v3.2), or prints a mapping as something other than
+        JSON (a Python repr, escaped JSON) where a JSON string shows verbatim; then ``"string"``."""
         caps = self.capabilities
-        if caps.string_arguments and not caps.object_arguments:
+        if caps.string_arguments and (not caps.object_arguments or caps.mangles_object_arguments):
             return "string"
         return "object"
 
@@ -496,7 +412,9 @@ class ChatTemplate:
 
     def _probe_capabilities(self) -> TemplateCapabilities:
         """Call probes run with arguments as objects and again as JSON strings, so a template that
-        only takes one form (Functionary v3.2 concatenates strings) still shows its tool calls."""
+        only takes one form (Functionary v3.2 concatenates strings) still shows its tool calls;
+        all probes run with text as strings, or as parts where only that renders it."""
+        self._probe_content = self._content_form()
         system = self._probe([{"role": "system", "content": "probe-system-text"}, _PROBE_USER])
         tools = self._probe([_PROBE_USER], tools=_PROBE_TOOLS)
         one = self._probe(_probe_turn(_ONE_CALL), tools=_PROBE_TOOLS)
@@ -532,7 +450,29 @@ class ChatTemplate:
             string_arguments=_PROBE_ARGS_JSON in one_string,
             reasoning=self._reads_reasoning(),
             calls_need_none_content=none_content,
+            mangles_object_arguments=any(form in one for form in _MANGLED_ARGS),
+            content_parts=self._probe_content == "parts",
         )
+
+    def _content_form(self) -> ContentForm:
+        """``"parts"`` when text as parts renders more of the probes (a user turn's text, a call
+        turn at all) than text as strings; ``"text"`` otherwise."""
+
+        forms: tuple[tuple[list[dict[str, Any]], ArgumentForm], ...] = (
+            (_ONE_CALL, "object"),
+            (_STRING_CALL, "as_given"),
+        )
+
+        def score(form: ContentForm) -> int:
+            user = "probe-user-text" in self._probe([_PROBE_USER], content=form)
+            call = any(
+                self._probe(_probe_turn(c), tools=_PROBE_TOOLS, arguments=a, content=form)
+                for c, a in forms
+            )
+            return user + call
+
+        text = score("text")
+        return "parts" if text < 2 and score("parts") > text else "text"
 
     def _probe(
         self,
@@ -541,22 +481,33 @@ class ChatTemplate:
         tools: list[dict[str, Any]] | None = None,
         arguments: ArgumentForm = "object",
         call_content: CallContentForm = "empty",
+        content: ContentForm | None = None,
         add_generation_prompt: bool = True,
         template_kwargs: Mapping[str, Any] | None = None,
     ) -> str:
         """The render, or ``""`` when the template refuses the probe.
 
         Without tools, ``tools=[]`` is tried after ``None``: tool_use variants (Hermes 2 Pro,
-        Command R+) iterate ``tools`` unconditionally.
+        Command R+) iterate ``tools`` unconditionally. Variables a serving stack passes by
+        convention (``conventions``: FireFunction's ``functions``) are filled, as prompts get them.
         """
-        normalized = normalize_messages(messages, arguments=arguments, call_content=call_content)
+        normalized = normalize_messages(
+            messages,
+            arguments=arguments,
+            call_content=call_content,
+            content=content or self._probe_content,
+        )
+        given = template_kwargs or {}
         for tools_value in (tools,) if tools is not None else (None, []):
+            filled = conventional_variables(
+                self.variables, tools_value, given, today=lambda: "2025-01-01"
+            )
             try:
                 return self._render(
                     normalized,
                     tools=tools_value,
                     add_generation_prompt=add_generation_prompt,
-                    template_kwargs=template_kwargs or {},
+                    template_kwargs={**filled, **given},
                 )
             except RenderBudgetError:
                 raise  # a probe past the budget is not a "no": the template is hostile or huge
