@@ -98,11 +98,44 @@ def test_a_closing_tag_naming_the_key_after_long_glue_is_learnt() -> None:
     assert [(c.name, c.arguments) for c in calls] == [("f", ARGS)]
 
 
+# a Kimi-K3-like layout, invented: a named reasoning block the generation prompt opens, an
+# answer channel left empty before the calls, calls numbered from 1, typed attribute headers
+NAMED_BLOCKS = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<!o!>msg role=\"user\"<!s!>{{ m.content }}<!c!>msg<!s!>"
+    "{%- elif m.role == 'assistant' -%}<!o!>msg role=\"assistant\"<!s!>"
+    "<!o!>muse<!s!>{{ m.reasoning_content or '' }}<!c!>muse<!s!>"
+    "<!o!>say<!s!>{{ m.content or '' }}<!c!>say<!s!>"
+    "{%- if m.tool_calls -%}<!o!>acts<!s!>"
+    "{%- for c in m.tool_calls -%}"
+    '<!o!>act fn="{{ c.function.name }}" n="{{ loop.index }}"<!s!>'
+    "{%- for k, v in c.function.arguments.items() -%}"
+    "<!o!>arg name=\"{{ k }}\" kind=\"{{ 'text' if v is string else 'num' }}\"<!s!>"
+    "{{ v }}<!c!>arg<!s!>"
+    "{%- endfor -%}<!c!>act<!s!>{%- endfor -%}<!c!>acts<!s!>"
+    "{%- endif -%}<!c!>msg<!s!><!e!>"
+    "{%- endif -%}{%- endfor -%}"
+    '{%- if add_generation_prompt -%}<!o!>msg role="assistant"<!s!><!o!>muse<!s!>{%- endif -%}'
+)
+
+
+def test_named_blocks_an_empty_channel_and_calls_counted_from_one() -> None:
+    spec = derive_dialect(NAMED_BLOCKS)
+    assert spec is not None and spec.reasoning is not None
+    assert (spec.reasoning.open, spec.reasoning.close) == ("<!o!>muse<!s!>", "<!c!>muse<!s!>")
+    assert spec.primary.index_base == 1
+    text = spec.render_calls([("f", ARGS, None), ("f", ARGS, None)])
+    assert 'n="1"' in text and 'n="2"' in text and "say" not in text
+    calls = parse_output("<!c!>muse<!s!>" + text, spec, tools=[TOOL]).tool_calls
+    assert [(c.name, c.arguments) for c in calls] == [("f", ARGS)] * 2
+
+
 REAL = [
     "ollama-deepseek-v3-671b.jinja",
     "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
     "vllm-tool_chat_template_deepseekv31.jinja",
     "ollama-deepseek-v2.5-236b.jinja",
+    "moonshotai-Kimi-K3.jinja",
 ]
 
 

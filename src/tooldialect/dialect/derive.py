@@ -47,6 +47,7 @@ from .derive_probe import (
 from .derive_render import ProbeRenderer
 from .derive_text import (
     HOLE,
+    common_prefix,
     is_marker,
     leading_word,
     lex,
@@ -133,10 +134,11 @@ def _find_all(text: str, count: int, *, args: Mapping[str, Any]) -> list[Found] 
     return found
 
 
-def _merge_index(first: Body, second: Body) -> Body | None:
-    """``first``'s body with ``{index}`` where the two calls' heads differ by 0 vs 1."""
+def _merge_index(first: Body, second: Body) -> tuple[Body, int] | None:
+    """``first``'s body with ``{index}`` where the two calls' heads differ by 0 vs 1 (or by 1
+    vs 2: the template counts from 1), and what the index counts from."""
     if first == second:
-        return first
+        return first, 0
     if type(first) is not type(second):
         return None
     field = "call_open" if isinstance(first, PythonBody) else "head"
@@ -145,18 +147,21 @@ def _merge_index(first: Body, second: Body) -> Body | None:
     a, b = lex(getattr(first, field)), lex(getattr(second, field))
     if len(a) != len(b):
         return None
-    merged = []
+    merged, bases = [], set()
     for x, y in zip(a, b, strict=True):
         if x == y:
             merged.append(x)
-        elif (x, y) == ("0", "1"):
+        elif (x, y) in (("0", "1"), ("1", "2")):
             merged.append("{index}")
+            bases.add(int(x))
         else:
             return None
     candidate = first.model_copy(update={field: "".join(merged)})
-    if candidate.model_copy(update={field: ""}) != second.model_copy(update={field: ""}):
+    if len(bases) > 1 or candidate.model_copy(update={field: ""}) != second.model_copy(
+        update={field: ""}
+    ):
         return None
-    return candidate
+    return candidate, next(iter(bases), 0)
 
 
 @dataclass
@@ -170,6 +175,7 @@ class _Envelope:
     separator: str
     parallel: bool
     optional: list[str] = field(default_factory=list)
+    index_base: int = 0
     """Markers the two-call render writes and the one-call render leaves out."""
 
 
@@ -188,11 +194,13 @@ def _envelope(
     two_region = ""
     if two is not None:
         two_region = _outside_channel(
-            strip_empty_reasoning(call_region(probe, two).text, reasoning), channel
+            strip_empty_reasoning(call_region(probe, two).text, reasoning),
+            channel,
+            _after_answer(probe),
         )
         twos = _find_all(two_region, 2, args=PROBE_ARGS)
     if twos is not None:
-        body = _merge_index(twos[0].body, twos[1].body)
+        merged = _merge_index(twos[0].body, twos[1].body)
         holes = (f"{HOLE}1{HOLE}", f"{HOLE}2{HOLE}")
         f1, f2 = twos
         text = (
@@ -203,11 +211,12 @@ def _envelope(
             + two_region[f2.end :]
         )
         rep = split_repeat(text, *holes)
-        if body is None or rep is None:
+        if merged is None or rep is None:
             return None
         env = _Envelope(
-            body, first.id_mode, rep.before, rep.after, rep.open, rep.close, rep.sep, True
+            merged[0], first.id_mode, rep.before, rep.after, rep.open, rep.close, rep.sep, True
         )
+        env.index_base = merged[1]
         # what the one-call render writes outside the body must be the same envelope
         if one_region[: first.start] != env.section_open + env.call_open:
             return None
@@ -294,9 +303,25 @@ def _reasoning(probe: Probe) -> ReasoningMarkers | None:
             continue
         before = _marker_run(lx[:at][::-1])[::-1]
         after = _marker_run(lx[at + 1 :])
+        before, after = _named_block(
+            lx[: at - len(before)], before, after, lx[at + 1 + len(after) :]
+        )
         if before and after and not _wraps_content(probe.plain, before):
             return ReasoningMarkers(open="".join(before).strip(), close="".join(after).strip())
     return None
+
+
+def _named_block(
+    ahead: list[str], before: list[str], after: list[str], behind: list[str]
+) -> tuple[list[str], list[str]]:
+    """The runs around reasoning widened to a marker, a word and a marker where both name the
+    block with the same word (``<|open|>think<|sep|>`` ... ``<|close|>think<|sep|>``)."""
+    if not before or not after or len(ahead) < 2 or len(behind) < 2:
+        return before, after
+    word, opener = ahead[-1], ahead[-2]
+    if word.isalnum() and is_marker(opener) and behind[0] == word and is_marker(behind[1]):
+        return [opener, word, *before], [*after, word, behind[1]]
+    return before, after
 
 
 def _wraps_content(plain: str, opener: list[str]) -> bool:
@@ -304,7 +329,12 @@ def _wraps_content(plain: str, opener: list[str]) -> bool:
     lx = lex(plain)
     if PLAIN not in lx:
         return False
-    run = _marker_run(lx[: lx.index(PLAIN)][::-1])
+    ahead = lx[: lx.index(PLAIN)]
+    run = _marker_run(ahead[::-1])
+    if len(opener) >= 3 and opener[1].isalnum() and is_marker(opener[0]):
+        # a named opener (``<|open|>think<|sep|>``) opens content only under the same name
+        named = ahead[len(ahead) - len(run) - 2 :]
+        return "".join(named).strip() == "".join(opener).strip()
     return [x for x in run if is_marker(x)] == [x for x in opener if is_marker(x)][-1:]
 
 
@@ -451,7 +481,12 @@ def _channel(reply: str) -> list[str]:
     return wrapper
 
 
-def _outside_channel(region: str, wrapper: list[str]) -> str:
+def _after_answer(probe: Probe) -> str:
+    """What the plain render writes after the answer (its channel's closer, the turn's end)."""
+    return probe.plain.split(PLAIN, 1)[1] if PLAIN in probe.plain else ""
+
+
+def _outside_channel(region: str, wrapper: list[str], answer_tail: str = "") -> str:
     """The call region less the answer channel's opener the call sits inside (Hunyuan's
     ``<answer>\n<tool_calls>[...]``): the channel is content markup, the call starts at the
     marker after it. A region that continues the opener with a word (``<|open|>calls``, next to
@@ -460,8 +495,18 @@ def _outside_channel(region: str, wrapper: list[str]) -> str:
     body = region.lstrip()
     if not head or not body.startswith(head):
         return region
-    rest = lex(body[len(head) :].lstrip())
-    return body[len(head) :].lstrip() if rest and is_marker(rest[0]) else region
+    inner = body[len(head) :].lstrip()
+    rest = lex(inner)
+    if not rest or not is_marker(rest[0]):
+        return region
+    # an empty channel before the calls (``<|open|>response<|sep|><|close|>response<|sep|>``):
+    # its closer is what a plain answer is followed by, and is no call marker either
+    closed = lex(answer_tail)
+    k = common_prefix([rest, closed])
+    shut = rest[:k]
+    if shut and is_marker(shut[0]) and all(is_marker(x) or x.isalnum() for x in shut):
+        return "".join(rest[k:]).lstrip()
+    return inner
 
 
 def _derive(probe: Probe) -> DialectSpec | None:
@@ -471,7 +516,9 @@ def _derive(probe: Probe) -> DialectSpec | None:
     # before the calls is reasoning too, as the checks read it
     marks = reasoning or THINK
     channel = _channel(_plain_reply(probe, marks))
-    text = _outside_channel(strip_empty_reasoning(region.text, marks), channel)
+    text = _outside_channel(
+        strip_empty_reasoning(region.text, marks), channel, _after_answer(probe)
+    )
     env = _envelope(probe, text, marks, channel)
     if env is None:
         return None
@@ -483,6 +530,7 @@ def _derive(probe: Probe) -> DialectSpec | None:
         call_close=env.call_close,
         separator=env.separator,
         optional_markers=env.optional,
+        index_base=env.index_base,
     )
     if not fmt.opener().strip():
         # nothing marks a call: recognise one only at the start of the reply

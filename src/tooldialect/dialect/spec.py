@@ -232,6 +232,9 @@ class CallFormat(_Model):
     alt_separators: list[str] = Field(default_factory=list)
     """Other separators the parser accepts between two calls (never written); ``""`` allows calls
     written back to back (with optional whitespace)."""
+    index_base: int = 0
+    """What ``{index}`` in this layout's body templates counts from: 1 where the template numbers
+    the first call ``index="1"``. Call ids (``DialectSpec.id_template``) count from 0."""
     offered_names_only: bool = False
     """Calls in this layout count only when they name an offered tool (when the parser knows the
     tools): for weak markers that also occur in prose or markup (``<response>``, ``<json>``)."""
@@ -429,7 +432,9 @@ class DialectSpec(_Model):
             index = start_index + i
             cid = call_id if call_id is not None else self.new_id(name=name, index=index)
             parts.append(
-                fmt.call_open + render_body(fmt.body, name, args, cid, index) + fmt.call_close
+                fmt.call_open
+                + render_body(fmt.body, name, args, cid, index + fmt.index_base)
+                + fmt.call_close
             )
         return fmt.section_open + fmt.separator.join(parts) + fmt.section_close
 
