@@ -60,9 +60,10 @@ from .markers import (
     stop_before,
     without_markers,
 )
+from .pycall import KwargsSyntax, More, read_kwargs
 from .pydict import python_object_end
 from .raw_args import read_raw_call
-from .values import parse_gemma4_kwargs, parse_python_kwargs
+from .values import parse_gemma4_kwargs
 
 __all__ = [
     "BROKEN",
@@ -256,23 +257,27 @@ _GO, _WAIT, _BAD = -1, -2, -3
 
 @dataclass
 class _CallScan:
-    """Where a Python-style call's closer comes, outside quotes and brackets."""
+    """Where a Gemma-4-style call's closer comes, outside ``string_quote`` strings and
+    brackets."""
 
     close: str
-    gemma: bool
     i: int
     depth: int = 0
     quote: str = ""
     string_quote: str = GEMMA4_QUOTE
-    """The token around strings when ``gemma``."""
+    """The token around strings."""
 
     def run(self, buf: str, lim: int, final: bool) -> int:
         """Scan ``buf`` up to ``lim``: the closer's position, ``_WAIT`` or ``_BAD``."""
         close = self.close
         while self.i < lim:
             if self.quote:
-                if not self._in_quote(buf, lim):
+                k = buf.find(self.quote, self.i, lim)
+                if k < 0:
+                    self.i = max(self.i, lim - len(self.quote) + 1)
                     return _WAIT
+                self.i = k + len(self.quote)
+                self.quote = ""
                 continue
             i = self.i
             if self.depth == 0:
@@ -285,41 +290,17 @@ class _CallScan:
                 return st
         return _WAIT
 
-    def _in_quote(self, buf: str, lim: int) -> bool:
-        """Read on inside a quoted string; False where it needs text beyond ``lim``."""
-        if self.gemma:
-            k = buf.find(self.quote, self.i, lim)
-            if k < 0:
-                self.i = max(self.i, lim - len(self.quote) + 1)
-                return False
-            self.i = k + len(self.quote)
-            self.quote = ""
-            return True
-        c = buf[self.i]
-        if c == "\\":
-            if self.i + 1 >= lim:
-                return False
-            self.i += 2
-            return True
-        if c == self.quote:
-            self.quote = ""
-        self.i += 1
-        return True
-
     def _token(self, buf: str, final: bool) -> int:
         i = self.i
-        if self.gemma:
-            sq = self.string_quote
-            if not final and len(buf) - i < len(sq) and sq.startswith(buf[i:]):
-                return _WAIT
-            if buf.startswith(sq, i):
-                self.quote = sq
-                self.i = i + len(sq)
-                return _GO
+        sq = self.string_quote
+        if not final and len(buf) - i < len(sq) and sq.startswith(buf[i:]):
+            return _WAIT
+        if buf.startswith(sq, i):
+            self.quote = sq
+            self.i = i + len(sq)
+            return _GO
         c = buf[i]
-        if not self.gemma and c in "'\"":
-            self.quote = c
-        elif c in "([{":
+        if c in "([{":
             self.depth += 1
         elif c in ")]}":
             self.depth -= 1
@@ -329,25 +310,64 @@ class _CallScan:
         return _GO
 
 
-def _python_args(inner: str, body: PythonBody) -> dict[str, Any] | None:
-    if body.value_codec == "gemma4":
-        return parse_gemma4_kwargs(
-            inner, assign=body.assign, separator=body.arg_separator, quote=body.string_quote
-        )
-    if body.assign.strip() == "=":
-        return parse_python_kwargs(inner)
-    return None
+def _stops(plan: FormatPlan) -> tuple[str, ...]:
+    """A next call's opener ends this one unclosed (so scans stay linear); one-character openers
+    such as "[" are value syntax, not markers."""
+    openers = [split_literal(o)[0] for o in (plan.section_open, plan.call_open) if o]
+    return tuple(o for o in openers if len(o) > 2)
+
+
+_NEAR = 64
+"""How far past a closer the text that decides whether it ends the call may run."""
+
+
+def _python_kwargs(
+    src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context, fields: dict[str, str]
+) -> Reader:
+    """Python-valued arguments, read by the tolerant scanner (``pycall``)."""
+    schema = ctx.schemas.get(fields["name"], {})
+    followers = [plan.separator.strip(), plan.section_close, plan.call_close]
+    followers += [a for c in (plan.section_close, plan.call_close) for a in plan.alts.get(c, ())]
+    stops, seen = _stops(plan), p
+    while True:
+        buf = src.buf
+        lim, hit = stop_before(buf, p, stops, final=src.final) if stops else (len(buf), False)
+        final = src.final or hit
+        # a scan is decided by a closer and the few characters after it: rescan only near one
+        if final or plan.tail[0] in buf[max(p, seen - _NEAR) : lim]:
+            syntax = KwargsSyntax(
+                assign=body.assign.strip() or body.assign,
+                separator=body.arg_separator.strip() or body.arg_separator,
+                close=plan.tail,
+                followers=tuple(f for f in followers if f),
+                cut=ctx.truncated,  # known once the text is final
+            )
+            got = read_kwargs(
+                buf[:lim],
+                p,
+                syntax,
+                final=final,
+                schema=schema if isinstance(schema, Mapping) else {},
+            )
+            if got is None:
+                return p, FAIL
+            if not isinstance(got, More):
+                end, args = got
+                args_json = json.dumps(args, ensure_ascii=False)
+                yield from certain(fields["name"], fields.get("id"), fields.get("index"), args_json)
+                return end, OK
+        seen = lim
+        yield None
 
 
 def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context) -> Reader:
     p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0 or not plan.tail:
         return p, FAIL
-    scan = _CallScan(plan.tail, body.value_codec == "gemma4", p, string_quote=body.string_quote)
-    # a next call's opener ends this one unclosed (so scans stay linear); one-character openers
-    # such as "[" are value syntax, not markers
-    openers = [split_literal(o)[0] for o in (plan.section_open, plan.call_open) if o]
-    stops = tuple(o for o in openers if len(o) > 2)
+    if body.value_codec != "gemma4":
+        return (yield from _python_kwargs(src, p, plan, body, ctx, fields))
+    scan = _CallScan(plan.tail, p, string_quote=body.string_quote)
+    stops = _stops(plan)
     while True:
         buf = src.buf
         lim, hit = stop_before(buf, scan.i, stops, final=src.final) if stops else (len(buf), False)
@@ -355,7 +375,9 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: C
         if k == _BAD:
             return scan.i, FAIL
         if k >= 0:
-            args = _python_args(buf[p:k], body)
+            args = parse_gemma4_kwargs(
+                buf[p:k], assign=body.assign, separator=body.arg_separator, quote=body.string_quote
+            )
             if args is None:
                 return k, FAIL
             args_json = json.dumps(args, ensure_ascii=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +20,7 @@ __all__ = [
     "parse_gemma4_kwargs",
     "parse_python_kwargs",
     "schema_types",
+    "untyped_value",
 ]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -98,7 +100,8 @@ def coerce_value(
     Strings stay raw; other types are ``json.loads``-ed. A value that does not decode to an admitted
     type is kept as the raw string (a failed coercion never drops the call). ``is_string``
     (DSML's ``string="true"|"false"`` attribute) decides when given. With no type information the
-    value stays a string, as the element-body templates write every value as text.
+    value declared without one is what it spells (``untyped_value``); an undeclared one (no
+    schema: an unknown tool or key) stays text.
     """
     if is_string is not None:
         flag = is_string.strip().lower()
@@ -107,7 +110,9 @@ def coerce_value(
         if flag == "false":
             return _loads_or_raw(raw)
     types = schema_types(schema, root if root is not None else {})
-    if not types or types == {"string"}:
+    if not types:  # a declared value of any type; an undeclared one (no schema) stays text
+        return untyped_value(raw) if isinstance(schema, Mapping) else raw
+    if types == {"string"}:
         return raw
     text = raw.strip()
     try:
@@ -126,6 +131,25 @@ def coerce_value(
     if "number" in types and isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     return raw
+
+
+_SPELLED = {"null": None, "None": None, "true": True, "True": True, "false": False, "False": False}
+
+
+def untyped_value(raw: str) -> Any:
+    """A value whose schema gives no type, as templates write one (``str(value)`` or JSON): a
+    whole ``null``/``None``, boolean, finite number or container (JSON or Python) is that value;
+    other text, a quoted string included, stays the text as written."""
+    text = raw.strip()
+    if text in _SPELLED:
+        return _SPELLED[text]
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = _python_literal(text) if text[:1] in ("[", "{") else _NOT_LITERAL
+    if isinstance(value, float) and not math.isfinite(value):
+        return raw  # NaN and Infinity are no JSON values
+    return raw if value is _NOT_LITERAL or isinstance(value, str) else value
 
 
 def _loads_or_raw(raw: str) -> Any:
@@ -308,6 +332,8 @@ class _Gemma4Reader:
         scalar = text[start : self.pos].strip()
         if not scalar:
             raise _NotLiteral
+        if scalar in _SPELLED:  # strings are quoted here: a bare None is Python's null
+            return _SPELLED[scalar]
         try:
             return json.loads(scalar)
         except ValueError:

@@ -1,0 +1,270 @@
+"""The keyword arguments of a Python-style call (``name(k=v, ...)``), read as templates write
+them, not as Python would: a keyword as a name (``from="SFO"``), a raw newline inside a string,
+inner quotes left unescaped (``q="a "lamp" b"``), values left unquoted (``q=a "lamp" b``), no
+separator between arguments (``q="a"limit=3``), JSON's ``true``/``null`` beside Python's.
+
+A tolerant scanner, never ``eval``: each value is read the strict way first (a Python string, a
+literal, a bracketed container) and kept where an argument boundary follows it; else a quote ends
+the string, and an unquoted value ends, only where the next ``, key=`` or the call's closer (with
+what may follow a call after it) comes. Every look at text past the end of a growing buffer
+raises ``_More``, so a streamed read decides exactly as a batch read of the whole text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .pydict import python_object_end
+from .values import coerce_value, literal_value, schema_types
+
+__all__ = ["KwargsSyntax", "More", "read_kwargs"]
+
+
+class More:
+    """``read_kwargs``'s answer where the text ends before the call is decided."""
+
+
+class _More(Exception):
+    """The scan looked past the end of a buffer that still grows."""
+
+
+@dataclass(frozen=True)
+class KwargsSyntax:
+    """What surrounds the arguments: the text between key and value, between two arguments, the
+    call's closer, and what may follow that closer (a next call's separator, the section's
+    closer)."""
+
+    assign: str = "="
+    separator: str = ","
+    close: str = ")"
+    followers: tuple[str, ...] = ()
+    cut: bool = False
+    """The token limit cut the text: its end is no end of a call."""
+
+
+@dataclass(frozen=True)
+class _Value:
+    value: Any
+    quoted: bool
+    """Written as a string literal (typed by the schema only where it forbids strings)."""
+    bare: bool = False
+    """Written unquoted and not a literal: text typed by the schema."""
+
+
+_LITERAL = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False|None|true|false|null")
+_CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False}
+_CONSTANTS["null"] = None
+_MAX_CALL = 100_000
+
+
+class _Scan:
+    def __init__(self, buf: str, syntax: KwargsSyntax, *, final: bool) -> None:
+        self.buf = buf
+        self.syntax = syntax
+        self.final = final
+
+    def char(self, i: int) -> str:
+        """``buf[i]``, or ``""`` at the end of the finished text."""
+        if i < len(self.buf):
+            return self.buf[i]
+        if self.final:
+            return ""
+        raise _More
+
+    def has(self, s: str, i: int) -> bool:
+        """Whether ``s`` is written at ``i``."""
+        got = self.buf[i : i + len(s)]
+        if len(got) < len(s) and not self.final and s.startswith(got):
+            raise _More
+        return got == s
+
+    def ws(self, i: int) -> int:
+        while self.char(i).isspace():
+            i += 1
+        return i
+
+    def key(self, i: int) -> tuple[str, int] | None:
+        """The name at ``i`` and where its value begins, where ``name =`` is written there."""
+        j = i
+        while (c := self.char(j)) and (c.isalnum() or c == "_"):
+            j += 1
+        name = self.buf[i:j]
+        if not name.isidentifier():
+            return None
+        k = self.ws(j)
+        assign = self.syntax.assign
+        if not self.has(assign, k) or (assign == "=" and self.has("==", k)):
+            return None
+        return name, self.ws(k + len(assign))
+
+    def ends_call(self, i: int) -> bool:
+        """Whether what follows a closer at ``i`` may follow a call: nothing, or a follower."""
+        j = self.ws(i)
+        if not self.char(j):
+            return not self.syntax.cut
+        return any(self.has(f, j) for f in self.syntax.followers)
+
+    def after(self, i: int, *, loose: bool) -> tuple[str, int] | None:
+        """What follows a value ending at ``i``: ``("key", where the next key is)``, ``("close",
+        where the closer is)``, or None (the value does not end there). A ``loose`` end (inside
+        text that may hold anything) needs a separator before a key, and a closer that ends
+        the call."""
+        syntax = self.syntax
+        j = self.ws(i)
+        if self.has(syntax.separator, j):
+            k = self.ws(j + len(syntax.separator))
+            if self.key(k) is not None:
+                return "key", k
+            if self.has(syntax.close, k) and (not loose or self.ends_call(k + len(syntax.close))):
+                return "close", k  # a trailing separator
+            return None
+        if self.has(syntax.close, j) and (not loose or self.ends_call(j + len(syntax.close))):
+            return "close", j
+        if not loose and j < len(self.buf) and self.key(j) is not None:
+            return "key", j  # no separator between two arguments
+        return None
+
+    def string(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
+        """The string whose quote is at ``i``: a Python string where an argument boundary
+        follows its closing quote, else the text up to the first quote that one follows."""
+        quote = self.buf[i]
+        j = i + 1
+        while (c := self.char(j)) and c != quote:
+            j += 2 if c == "\\" else 1
+        if not self.char(j):
+            return None
+        nxt = self.after(j + 1, loose=False)
+        if nxt is not None:
+            text = self.buf[i : j + 1].replace("\r", "\\r").replace("\n", "\\n")
+            value = literal_value(text)
+            if isinstance(value, str):
+                return _Value(value, quoted=True), nxt
+        k = i
+        while True:  # inner quotes left unescaped: the string is the text as written
+            k = self.buf.find(quote, k + 1)
+            if k < 0:
+                if self.final:
+                    return None
+                raise _More
+            nxt = self.after(k + 1, loose=True)
+            if nxt is not None:
+                return _Value(self.buf[i + 1 : k], quoted=True), nxt
+
+    def container(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
+        end = python_object_end(self.buf, i)
+        if end is None:
+            if self.final:
+                return None
+            raise _More
+        if end < 0:
+            return None
+        nxt = self.after(end, loose=False)
+        if nxt is None:
+            return None
+        value = literal_value(self.buf[i:end])
+        if value is None:  # raw newlines inside its strings: Python needs them escaped
+            value = literal_value(self.buf[i:end].replace("\n", "\\n"))
+        return (_Value(value, quoted=False), nxt) if isinstance(value, (list, dict)) else None
+
+    def literal(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
+        m = _LITERAL.match(self.buf, i)
+        if m is None:
+            return None
+        nxt = self.after(m.end(), loose=False)
+        if nxt is None:
+            return None
+        word = m.group()
+        value = _CONSTANTS[word] if word in _CONSTANTS else literal_value(word)
+        return _Value(value, quoted=False), nxt
+
+    def bare(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
+        """Unquoted text: up to the next ``, key=`` or the closer that ends the call."""
+        marks = {self.syntax.separator[:1], self.syntax.close[:1]} - {""}
+        k = i
+        while True:
+            c = self.char(k)
+            if not c:
+                return None
+            if c in marks:
+                nxt = self.after(k, loose=True)
+                if nxt is not None:
+                    text = self.buf[i:k].rstrip()
+                    return (_Value(text, quoted=False, bare=True), nxt) if text else None
+            k += 1
+
+    def value(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
+        c = self.char(i)
+        if c in ("'", '"'):
+            return self.string(i)
+        if c in ("[", "{", "("):  # a container that does not read is no text either
+            return self.container(i)
+        return self.literal(i) or self.bare(i)
+
+    def arguments(self, i: int) -> tuple[int, dict[str, _Value]] | None:
+        out: dict[str, _Value] = {}
+        i = self.ws(i)
+        if self.has(self.syntax.close, i):
+            return i + len(self.syntax.close), out
+        while True:
+            got = self.key(i)
+            if got is None:
+                return None
+            name, v = got
+            read = self.value(v)
+            if read is None:
+                return None
+            out[name], (kind, i) = read
+            if kind == "close":
+                return i + len(self.syntax.close), out
+
+
+def read_kwargs(
+    buf: str,
+    p: int,
+    syntax: KwargsSyntax,
+    *,
+    final: bool,
+    schema: Mapping[str, Any],
+) -> tuple[int, dict[str, Any]] | More | None:
+    """The arguments from ``p`` (after the call's opener) through its closer: ``(end after the
+    closer, arguments typed by the tool's ``schema``)``; None where they are no keyword
+    arguments; ``More`` while ``buf`` still grows and has not decided."""
+    if len(buf) - p > _MAX_CALL:
+        return None
+    try:
+        got = _Scan(buf, syntax, final=final).arguments(p)
+    except _More:
+        return More()
+    except RecursionError:
+        return None
+    if got is None:
+        return None
+    end, values = got
+    return end, type_arguments(values, schema)
+
+
+def type_arguments(values: Mapping[str, _Value], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The values as the schema types them: unquoted text by its schema; a string where the
+    schema forbids strings (a template quoting every value: ``limit="3"``) by its schema too,
+    and, where every value of the call is quoted, one declared without a type as well."""
+    props = schema.get("properties")
+    props = props if isinstance(props, Mapping) else {}
+    all_quoted = all(v.quoted for v in values.values())
+    out: dict[str, Any] = {}
+    for key, got in values.items():
+        sub = props.get(key)
+        value = got.value
+        if got.bare or (got.quoted and _retype(sub, schema, all_quoted=all_quoted)):
+            value = coerce_value(value, sub, root=schema)
+        out[key] = value
+    return out
+
+
+def _retype(sub: Any, root: Mapping[str, Any], *, all_quoted: bool) -> bool:
+    types = schema_types(sub, root)
+    if not types:
+        return all_quoted and isinstance(sub, Mapping)
+    return "string" not in types
