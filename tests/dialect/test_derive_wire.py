@@ -130,12 +130,44 @@ def test_named_blocks_an_empty_channel_and_calls_counted_from_one() -> None:
     assert [(c.name, c.arguments) for c in calls] == [("f", ARGS)] * 2
 
 
+# a call is a message addressed to the tool by name, its body the call written out again
+ADDRESSED = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<|hd|>user<|body|>{{ m.content }}<|fin|>"
+    "{%- elif m.role == 'assistant' -%}"
+    "{%- if m.reasoning_content -%}<|hd|>bot @self<|body|>{{ m.reasoning_content }}<|more|>"
+    "{%- endif -%}"
+    "{%- if m.tool_calls -%}{%- for c in m.tool_calls -%}"
+    '<|hd|>bot @{{ c.function.name }}<|body|><calls><call fn="{{ c.function.name }}">'
+    '{%- for k, v in c.function.arguments.items() -%}<p k="{{ k }}">{{ v }}</p>{%- endfor -%}'
+    "</call></calls>{{ '<|fin|>' if loop.last else '<|more|>' }}"
+    "{%- endfor -%}"
+    "{%- else -%}<|hd|>bot @user<|body|>{{ m.content }}<|fin|>{%- endif -%}"
+    "{%- endif -%}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|hd|>bot{%- endif -%}"
+)
+
+
+def test_a_call_addressed_to_the_tool_by_its_message_header() -> None:
+    spec = derive_dialect(ADDRESSED)
+    assert spec is not None and spec.messages is not None
+    assert spec.messages.recipient.strip() == "@"
+    reply = (
+        ' @self<|body|>hmm<|more|><|hd|>bot @f<|body|><calls><call fn="f">'
+        '<p k="q">lamp</p><p k="n">2</p></call></calls><|fin|>'
+    )
+    out = parse_output(reply, spec, tools=[TOOL])
+    assert [(c.name, c.arguments) for c in out.tool_calls] == [("f", ARGS)]
+    assert out.reasoning_content == "hmm" and not out.content
+
+
 REAL = [
     "ollama-deepseek-v3-671b.jinja",
     "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
     "vllm-tool_chat_template_deepseekv31.jinja",
     "ollama-deepseek-v2.5-236b.jinja",
     "moonshotai-Kimi-K3.jinja",
+    "muse-glimmer.jinja",
 ]
 
 

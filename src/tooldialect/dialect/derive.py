@@ -25,7 +25,7 @@ from typing import Any
 
 from .derive_body import Found, IdMode, find_body
 from .derive_checks import validate
-from .derive_instructions import derive_from_instructions
+from .derive_instructions import derive_from_instructions, instruction_spelling
 from .derive_messages import with_messages
 from .derive_probe import (
     OPENAI_ID,
@@ -91,10 +91,13 @@ def derive_dialect(
     if not renderer.ok:
         return None
     for probe in probes(renderer):
-        spec = _derive(probe)
-        if spec is not None and validate(spec, probe):
-            spec = with_messages(spec, probe)
-            return _instruction_spelling(spec, probe.instructions)
+        # a call in a message addressed to the tool (`` to=NAME<|message|>``) is tried only
+        # where the whole region, header and all, reads as no call layout
+        for addressed in (False, True):
+            spec = _derive(probe, addressed=addressed)
+            if spec is not None and validate(spec, probe):
+                spec = with_messages(spec, probe)
+                return instruction_spelling(spec, probe.instructions)
     if writes_id_for_name(renderer):
         named = ProbeRenderer(
             template_source, bos_token=bos_token, eos_token=eos_token, named_ids=True
@@ -102,7 +105,7 @@ def derive_dialect(
         for probe in probes(named):
             spec = _derive(probe)
             if spec is not None and validate(spec, probe):
-                return _instruction_spelling(spec, probe.instructions)
+                return instruction_spelling(spec, probe.instructions)
     # no past call renders (or none a spec reproduces): the tool instructions may show one
     return derive_from_instructions(renderer)
 
@@ -179,16 +182,65 @@ class _Envelope:
     """Markers the two-call render writes and the one-call render leaves out."""
 
 
+_MAX_HEADER = 40
+
+
+def _addressed_header(region: str) -> str:
+    """The message header a call region opens with when it names the tool before its first
+    marker (`` to=NAME<|message|>``): the call is a message addressed to the tool, its body
+    the call as the model writes it (``spec.messages`` reads such headers), ``""`` otherwise."""
+    lx = lex(region)
+    at = next((i for i, x in enumerate(lx) if is_marker(x)), -1)
+    head = "".join(lx[:at])
+    if at <= 0 or len(head) > _MAX_HEADER or PROBE_NAME not in head:
+        return ""
+    return head + lx[at]
+
+
+def _addressed(env: _Envelope, header: str) -> _Envelope:
+    """The envelope with the message header that addresses the tool first in the body's head:
+    the header (naming the tool) is the call's opener, as in harmony's builtin."""
+    body = env.body
+    if not isinstance(body, (TaggedBody, ElementBody, PythonBody)):
+        return env
+    field = "call_open" if isinstance(body, PythonBody) else "head"
+    opener = _named(header) + _esc(env.call_open)
+    env.body = body.model_copy(update={field: opener + getattr(body, field)})
+    env.call_open = ""
+    return env
+
+
+def _headless(fmt: CallFormat, header: str) -> list[CallFormat]:
+    """For a call addressed by its message header: the layout of the message's body alone, read
+    only (a header parser routes the message, then reads its body by the formats)."""
+    body = fmt.body
+    field = "call_open" if isinstance(body, PythonBody) else "head"
+    text = getattr(body, field, "")
+    if not header or not text.startswith(_named(header)):
+        return []
+    inner = body.model_copy(update={field: text[len(_named(header)) :]})
+    return [fmt.model_copy(update={"body": inner, "parse_only": True})]
+
+
 def _envelope(
-    probe: Probe, one_region: str, reasoning: ReasoningMarkers | None, channel: list[str]
+    probe: Probe,
+    one_region: str,
+    reasoning: ReasoningMarkers | None,
+    channel: list[str],
+    *,
+    addressed: bool = False,
 ) -> _Envelope | None:
-    """Body and envelope markers, from the one-call and (when it renders) two-call regions."""
+    """Body and envelope markers, from the one-call and (when it renders) two-call regions.
+    Calls in messages addressed to the tool are one a message: the one-call region says all."""
     ones = _find_all(one_region, 1, args=PROBE_ARGS)
     if ones is None:
         return None
     first = ones[0]
-    two = render_probe(
-        probe.renderer, probe.shape, assistant_turn(calls=[probe_call(0), probe_call(1)])
+    calls = [probe_call(0), probe_call(1)]
+    two = (
+        None
+        if addressed
+        else render_probe(probe.renderer, probe.shape, assistant_turn(calls=calls))
     )
     twos = None
     two_region = ""
@@ -371,61 +423,6 @@ def _triggers(fmt: CallFormat) -> list[Trigger]:
     return []
 
 
-def _near(a: str, b: str) -> bool:
-    """Whether two markers differ by one inserted, dropped or changed character."""
-    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4:
-        return False
-    if len(a) == len(b):
-        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
-    short, long = sorted((a, b), key=len)
-    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
-
-
-def _instruction_spelling(spec: DialectSpec, instructions: str) -> DialectSpec:
-    """``instructions``: the markers the render writes only when tools are given.
-
-    Where the template's history writes a marker the tool instructions spell otherwise (a
-    typo, ``<fcal>`` for ``<fcall>``), the model writes what the instructions show: that
-    spelling becomes canonical, the history's stays readable (a parse-only variant)."""
-    fmt = spec.primary
-    dumped = fmt.model_dump()
-    used = {x for v in _strings(dumped) for x in lex(v) if is_marker(x)}
-    written = {x for x in lex(instructions) if is_marker(x)}
-    shown = written - used
-    fixes = {}
-    for marker in sorted(used - written):
-        near = [m for m in shown if _near(m, marker)]
-        if len(near) == 1:
-            fixes[marker] = near[0]
-    if not fixes:
-        return spec
-    fixed = CallFormat.model_validate(_replaced(dumped, fixes))
-    history = fmt.model_copy(update={"parse_only": True})
-    return spec.model_copy(update={"formats": [fixed, history, *spec.formats[1:]]})
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _replaced(value: Any, fixes: Mapping[str, str]) -> Any:
-    if isinstance(value, str):
-        for old, new in fixes.items():
-            value = value.replace(old, new)
-        return value
-    if isinstance(value, dict):
-        return {k: _replaced(v, fixes) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replaced(v, fixes) for v in value]
-    return value
-
-
 def content_wrapper(plain: str) -> list[str]:
     """Markers around a plain answer in its turn (``<|open|>response<|sep|>`` ...
     ``<|close|>response<|sep|>``): the answer sits in a channel, and the markers are not content."""
@@ -509,7 +506,7 @@ def _outside_channel(region: str, wrapper: list[str], answer_tail: str = "") -> 
     return inner
 
 
-def _derive(probe: Probe) -> DialectSpec | None:
+def _derive(probe: Probe, *, addressed: bool = False) -> DialectSpec | None:
     region = call_region(probe, probe.one)
     reasoning = _reasoning(probe)
     # the spec reasons in <think> when the template shows no markers: an empty block of those
@@ -519,9 +516,14 @@ def _derive(probe: Probe) -> DialectSpec | None:
     text = _outside_channel(
         strip_empty_reasoning(region.text, marks), channel, _after_answer(probe)
     )
-    env = _envelope(probe, text, marks, channel)
+    header = _addressed_header(text) if addressed else ""
+    if addressed and not header:
+        return None
+    env = _envelope(probe, text[len(header) :], marks, channel, addressed=bool(header))
     if env is None:
         return None
+    if header:
+        env = _addressed(env, header)
     fmt = CallFormat(
         body=env.body,
         section_open=env.section_open,
@@ -544,7 +546,7 @@ def _derive(probe: Probe) -> DialectSpec | None:
         family="derived from the chat template",
         origin="derived",
         description=f"read off the template's own render of a probe call ({env.body.kind} body)",
-        formats=[fmt],
+        formats=[fmt, *_headless(fmt, header)],
         # models reason in <think> their template never shows: a call quoted there must not run
         reasoning=reasoning or THINK,
         strip=list(dict.fromkeys([*content_wrapper(region.plain), *channel])),

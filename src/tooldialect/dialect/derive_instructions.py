@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import ports
@@ -34,7 +34,12 @@ from .derive_text import is_marker, lex
 from .families.common import THINK
 from .spec import CallFormat, DialectSpec, ElementBody, JsonBody, PythonBody
 
-__all__ = ["INSTRUCTIONS_FAMILY", "derive_from_instructions", "reads_instruction_example"]
+__all__ = [
+    "INSTRUCTIONS_FAMILY",
+    "derive_from_instructions",
+    "instruction_spelling",
+    "reads_instruction_example",
+]
 
 INSTRUCTIONS_FAMILY = "derived from the template's tool instructions"
 
@@ -246,3 +251,62 @@ def derive_from_instructions(renderer: ProbeRenderer) -> DialectSpec | None:
             if _round_trips(spec):
                 return spec
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The spelling the instructions show
+
+
+def _near(a: str, b: str) -> bool:
+    """Whether two markers differ by one inserted, dropped or changed character."""
+    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def instruction_spelling(spec: DialectSpec, instructions: str) -> DialectSpec:
+    """``instructions``: the markers the render writes only when tools are given.
+
+    Where the template's history writes a marker the tool instructions spell otherwise (a
+    typo, ``<fcal>`` for ``<fcall>``), the model writes what the instructions show: that
+    spelling becomes canonical, the history's stays readable (a parse-only variant)."""
+    fmt = spec.primary
+    dumped = fmt.model_dump()
+    used = {x for v in _strings(dumped) for x in lex(v) if is_marker(x)}
+    written = {x for x in lex(instructions) if is_marker(x)}
+    shown = written - used
+    fixes = {}
+    for marker in sorted(used - written):
+        near = [m for m in shown if _near(m, marker)]
+        if len(near) == 1:
+            fixes[marker] = near[0]
+    if not fixes:
+        return spec
+    fixed = CallFormat.model_validate(_replaced(dumped, fixes))
+    history = fmt.model_copy(update={"parse_only": True})
+    return spec.model_copy(update={"formats": [fixed, history, *spec.formats[1:]]})
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _replaced(value: Any, fixes: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for old, new in fixes.items():
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, dict):
+        return {k: _replaced(v, fixes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, fixes) for v in value]
+    return value

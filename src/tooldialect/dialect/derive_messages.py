@@ -33,7 +33,7 @@ from .derive_probe import (
     render_probe,
 )
 from .derive_text import is_marker, lex
-from .spec import DialectSpec, MessageHeaders
+from .spec import DialectSpec, MessageHeaders, render_body
 
 __all__ = ["with_messages"]
 
@@ -121,6 +121,12 @@ def _reasoning(probe: Probe, start: str, body_open: str) -> tuple[_Tokens, str] 
     return None
 
 
+def _closes_call(spec: DialectSpec, marker: str) -> bool:
+    """Whether ``marker`` closes the call's body (``</invoke>``): no end of a message."""
+    written = [x for x in lex(render_body(spec.primary.body, PROBE_NAME, {}, "", 0)) if x.strip()]
+    return bool(written) and written[-1] == marker
+
+
 def derive_headers(probe: Probe, spec: DialectSpec) -> MessageHeaders | None:
     """The ``MessageHeaders`` of ``probe``'s template, or ``None`` if its turns are not
     header-addressed messages."""
@@ -138,7 +144,8 @@ def derive_headers(probe: Probe, spec: DialectSpec) -> MessageHeaders | None:
     at = region.text.find(body_open)
     call = _header(region.text[: at + len(body_open)]) if at >= 0 else None
     c_end = next((x for x in reversed(lex(region.text)) if not x.isspace()), "")
-    if c_end and not is_marker(c_end):
+    if c_end and (not is_marker(c_end) or _closes_call(spec, c_end)):
+        # the region stops at the call's own closer: the message ends as the turn does
         c_end = probe.plain_end or ""
     if call is None or call[1] != body_open or not is_marker(c_end):
         return None
