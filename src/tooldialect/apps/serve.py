@@ -27,7 +27,8 @@ the layer rewrites the first into forms it takes and carries the second to the h
   before the server sees them, so a streamed request gets its 400 too.
 
 ``/v1/responses`` (OpenAI's Responses API) is a route of its own on the same app
-(``apps.responses``): it converts to a chat request for the same handler and back.
+(``apps.responses``): it converts to a chat request for the same handler and back. So is
+Anthropic's Messages API, ``/v1/messages`` and ``/v1/messages/count_tokens`` (``apps.messages``).
 
 It is an HTTP front for one in-process model, one request at a time; see docs/serve.md.
 """
@@ -462,14 +463,17 @@ def read_settings(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
 def build_app(server_settings: Any, model_settings: list[Any]) -> RequestRewrite:
     """llama-cpp-python's app (models loaded) behind ``RequestRewrite``, handler registered,
-    with OpenAI's Responses API mounted at ``/v1/responses`` (``apps.responses``)."""
+    with OpenAI's Responses API mounted at ``/v1/responses`` (``apps.responses``) and
+    Anthropic's Messages API at ``/v1/messages`` (``apps.messages``)."""
     from llama_cpp.server.app import create_app
 
+    from .messages import mount_messages
     from .responses import mount_responses
 
     register_served_handler()
     app = create_app(server_settings=server_settings, model_settings=model_settings)
     mount_responses(app)
+    mount_messages(app)
     return RequestRewrite(app)
 
 
