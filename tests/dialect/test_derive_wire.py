@@ -161,6 +161,29 @@ def test_a_call_addressed_to_the_tool_by_its_message_header() -> None:
     assert out.reasoning_content == "hmm" and not out.content
 
 
+def _pythonic(value: str) -> str:
+    return _template(
+        "[{%- for c in m.tool_calls -%}{{ c.function.name }}("
+        "{%- for k, v in c.function.arguments.items() -%}"
+        "{{ k }}=" + value + "{{ ', ' if not loop.last }}{%- endfor -%})"
+        "{{ ', ' if not loop.last }}{%- endfor -%}]"
+    )
+
+
+# Python calls whose template writes values by str(): strings bare, or every value quoted
+BARE_VALUES = _pythonic("{{ v }}")
+STRING_VALUES = _pythonic('"{{ v }}"')
+
+
+@pytest.mark.parametrize("source", [BARE_VALUES, STRING_VALUES], ids=["bare", "stringified"])
+def test_python_calls_a_template_writes_by_str(source: str) -> None:
+    spec = derive_dialect(source)
+    assert spec is not None and spec.primary.body.kind == "python"
+    assert spec.render_call("f", ARGS) == '[f(q="lamp", n=2)]'
+    calls = parse_output('[f(q="lamp", n=2)]', spec, tools=[TOOL]).tool_calls
+    assert [(c.name, c.arguments) for c in calls] == [("f", ARGS)]
+
+
 REAL = [
     "ollama-deepseek-v3-671b.jinja",
     "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
@@ -168,6 +191,8 @@ REAL = [
     "ollama-deepseek-v2.5-236b.jinja",
     "moonshotai-Kimi-K3.jinja",
     "muse-glimmer.jinja",
+    "vllm-tool_chat_template_llama3.2_pythonic.jinja",
+    "vllm-tool_chat_template_llama4_pythonic.jinja",
 ]
 
 

@@ -194,28 +194,26 @@ def _find_python(
     jb = text.find(vb, ib + len(kb)) if ib != -1 else -1
     if jb == -1:
         return None
-    between_a = text[ia + len(ka) : ja]
-    quoted = [
-        (q, c)
-        for q, c in _quotes(between_a)
-        if between_a.endswith(q) and text.startswith(q, ja + len(va))
-    ]
-    if not quoted:
-        return None
-    quote, codec = quoted[0]
-    assign = between_a[: -len(quote)]
-    value_end = ja + len(va) + len(quote)
-    if not assign or text[ib + len(kb) : jb] != assign:
-        return None
-    body = PythonBody(
-        call_open=_substitute(text[n:ia], name, call_id),
-        call_close=_CLOSERS[opener[-1]],
-        assign=assign,
-        arg_separator=text[value_end:ib],
-        value_codec=codec,
-        string_quote=quote if codec == "gemma4" else GEMMA4_QUOTE,
-    )
-    return Found(n, jb + len(vb), body)
+    between_a, link_b = text[ia + len(ka) : ja], text[ib + len(kb) : jb]
+    for quote, codec in _quotes(between_a):
+        if not (between_a.endswith(quote) and text.startswith(quote, ja + len(va))):
+            continue
+        assign = between_a[: len(between_a) - len(quote)]
+        # a template that writes every value as a string (``n="42"``) or none quoted
+        # (``q=word``, ``str(value)``): the model writes literals, the parser reads both
+        every = bool(quote) and link_b == assign + quote and text.startswith(quote, jb + len(vb))
+        if not assign or not (link_b == assign or every):
+            continue
+        body = PythonBody(
+            call_open=_substitute(text[n:ia], name, call_id),
+            call_close=_CLOSERS[opener[-1]],
+            assign=assign,
+            arg_separator=text[ja + len(va) + len(quote) : ib],
+            value_codec=codec,
+            string_quote=quote if codec == "gemma4" else GEMMA4_QUOTE,
+        )
+        return Found(n, jb + len(vb) + (len(quote) if every else 0), body)
+    return None
 
 
 def _quotes(before_value: str) -> list[tuple[str, Literal["python", "gemma4"]]]:
@@ -225,7 +223,7 @@ def _quotes(before_value: str) -> list[tuple[str, Literal["python", "gemma4"]]]:
     lx = lex(before_value)
     if lx and is_marker(lx[-1]) and lx[-1] != GEMMA4_QUOTE:
         found.append((lx[-1], "gemma4"))
-    return [*found, ('"', "python"), ("'", "python")]
+    return [*found, ('"', "python"), ("'", "python"), ("", "python")]
 
 
 _MAX_ECHO = 40

@@ -64,8 +64,7 @@ def validate(spec: DialectSpec, probe: Probe) -> bool:
     except (DialectError, ValueError, TypeError, KeyError):
         return False
     theirs = call_region(probe, probe.one).text
-    if isinstance(spec.primary.body, PythonBody):
-        theirs = theirs.replace("'", '"')  # Python literals: either quote
+    mine, theirs = _unquoted(spec, mine, theirs)
     if not _written(mine, theirs, spec.primary.optional_markers):
         return False
     return (
@@ -101,9 +100,21 @@ def _reproduces_two_calls(spec: DialectSpec, probe: Probe) -> bool:
         mine = spec.render_calls(calls)
     except (DialectError, ValueError, TypeError, KeyError):
         return False
-    if isinstance(spec.primary.body, PythonBody):
-        theirs = theirs.replace("'", '"')
+    mine, theirs = _unquoted(spec, mine, theirs)
     return _squash(mine) in _squash(theirs)
+
+
+def _unquoted(spec: DialectSpec, mine: str, theirs: str) -> tuple[str, str]:
+    """A Python-style call compared with its string quotes dropped: templates write either
+    quote, every value as a string (``n="42"``) or none quoted (``str(value)``), while the model
+    writes literals; the parser must still read the template's own render."""
+    body = spec.primary.body
+    if not isinstance(body, PythonBody):
+        return mine, theirs
+    quotes = ['"', "'"] if body.value_codec == "python" else [body.string_quote]
+    for quote in quotes:
+        mine, theirs = mine.replace(quote, ""), theirs.replace(quote, "")
+    return mine, theirs
 
 
 _SENTINELS = (PROBE_NAME, *PROBE_IDS, *PROBE_ARGS, "zzword", USER, SYSTEM, PLAIN)
