@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tooldialect.dialect.builtins import builtin_dialects
-from tooldialect.dialect.spec import DialectSpec
+from tooldialect.dialect.spec import DialectSpec, ElementBody
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.tools import normalize_tools
 
@@ -72,3 +72,29 @@ def test_value_cut_inside_its_closer_keeps_the_following_text() -> None:
     out = parse_output(text, spec, tools=TOOLS)
     assert out.content == text[: -len(call)]
     assert [(c.name, c.arguments) for c in out.tool_calls] == [("get_weather", ARGS)]
+
+
+ELEMENT = [
+    name
+    for name in builtin_dialects()
+    if isinstance(DialectSpec.builtin(name).formats[0].body, ElementBody)
+]
+
+
+@pytest.mark.parametrize("name", ELEMENT)
+def test_a_header_alone_at_the_end_is_no_call(name: str) -> None:
+    """The reply ends after a call's header (``<tool_call><function=get_weather>``): the model
+    stopped before any argument or closer, so no call with ``{}`` is made up; the text stays."""
+    spec = DialectSpec.builtin(name)
+    text = spec.render_call("get_weather", ARGS)
+    first_key = text.find("city")
+    for cut in range(text.find("get_weather") + len("get_weather"), first_key - 1):
+        head = text[:cut]
+        batch = parse_output(head, spec, tools=TOOLS)
+        parser = StreamParser(spec, tools=TOOLS)
+        for ch in head:
+            parser.feed(ch)
+        parser.close()
+        assert batch.tool_calls == [], (cut, head)
+        assert batch.content == head, (cut, head)
+        assert parser.result.content == batch.content and parser.result.tool_calls == []

@@ -104,14 +104,17 @@ def _read_param(
 
 
 def _ends_without_param(
-    src: Source, p: int, plan: FormatPlan, call: _Call, ctx: Context
+    src: Source, p: int, plan: FormatPlan, call: _Call, ctx: Context, *, empty: bool
 ) -> Generator[None, None, bool | None]:
     """No parameter opens at ``p``: True where the body ends there, None where it is no call
-    (cut by the token limit, or stray text before a missing tail)."""
+    (cut by the token limit, stray text before a missing tail, or a bare header at the end of
+    the text: ``empty``, no parameter read, and no closer where the format has one)."""
     rest = yield from skip_ws(src, p)
     at_end = src.final and rest >= len(src.buf)
     if at_end and ctx.truncated:
         return None  # the token limit cut the body before its closer: not a call
+    if at_end and empty and (call.tail or plan.call_close or plan.section_close):
+        return None  # a header alone, nothing closing it: the model stopped, no call made
     if call.tail and not at_end:
         if (yield from _closes_call(src, p, plan)):
             return True  # the body's tail is missing, the call or section closer follows
@@ -122,14 +125,17 @@ def _ends_without_param(
 
 
 def _at_tail(
-    src: Source, p: int, plan: FormatPlan, call: _Call, ctx: Context
+    src: Source, p: int, plan: FormatPlan, call: _Call, ctx: Context, *, empty: bool
 ) -> Generator[None, None, int | None]:
-    """End of the body's tail at ``p`` (-1 where none is there), None where the token limit
-    cut a marker that may as well open another parameter (a lone ``<``): the call is cut."""
+    """End of the body's tail at ``p`` (-1 where none is there), None where the call is cut:
+    the token limit cut a marker that may as well open another parameter (a lone ``<``), or
+    the text ends inside the tail of a body with no parameter (``empty``: a header alone)."""
     if not call.tail:
         return -1
     q = yield from probe_closer(src, p, call.tail)
     if q >= len(src.buf) and ctx.truncated and cut_short(src.buf, p, plan.param):
+        return None
+    if q >= len(src.buf) and empty and (yield from probe_literal(src, p, call.tail)) < 0:
         return None
     return q
 
@@ -166,14 +172,14 @@ def _read_params(
     text is no call."""
     args: dict[str, Any] = {}
     while True:
-        q = yield from _at_tail(src, p, plan, call, ctx)
+        q = yield from _at_tail(src, p, plan, call, ctx, empty=not args)
         if q is None:
             return p, None
         if q >= 0:
             return q, args
         param = yield from _read_param(src, p, plan, call, body)
         if param is None:
-            ends = yield from _ends_without_param(src, p, plan, call, ctx)
+            ends = yield from _ends_without_param(src, p, plan, call, ctx, empty=not args)
             return p, (args if ends else None)
         key = param.fields.get("key", "")
         raw = trim_value(param.fields.get("value", ""), body, indented=param.indented)
