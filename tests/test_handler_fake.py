@@ -71,7 +71,7 @@ def test_plain_reply_shape_usage_and_ids() -> None:
     handler, llama, engine = fake_handler(TEMPLATE, ["Sun", "ny ", "today."])
     out = _batch(handler, llama, tools=[WEATHER])
     assert out["object"] == "chat.completion" and out["id"].startswith("chatcmpl-")
-    assert out["model"] == llama.model_path
+    assert out["model"] == "fake.gguf"  # the file name, not the local path
     choice = out["choices"][0]
     assert choice["message"] == {"role": "assistant", "content": "Sunny today."}
     assert choice["finish_reason"] == "stop"

@@ -31,6 +31,9 @@ ALLOWED = {
     # copies; a garbled /slots answer sets that server aside
     ("tooldialect.prompt.template", "SharedMutation"),
     ("tooldialect.engine.llama_server.pool", "ValueError"),
+    # llama-cpp-python's route prints a traceback for any other error; serve answers the
+    # library's refusal itself (the request's 400)
+    ("tooldialect.apps.serve", "HTTPException"),
 }
 
 

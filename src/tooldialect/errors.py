@@ -103,7 +103,13 @@ class UnsupportedToolChoiceError(DialectError, ValueError):
 
 
 class ToolSpecError(ToolDialectError, ValueError):
-    """The ``tools`` or ``tool_choice`` given by the caller are malformed."""
+    """The ``tools`` or ``tool_choice`` given by the caller are malformed, or another field of
+    the request is (an unknown key, a value out of range). ``param`` names the request field,
+    where one is to blame (the server's error object repeats it)."""
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class GrammarError(ToolDialectError):

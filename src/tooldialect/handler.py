@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
-from .engine.base import Engine, GenerationResult, SamplingParams
+from .engine.base import Engine, GenerationResult
 from .engine.in_process.checkpoints import CheckpointOption, CheckpointStores, PrefixCheckpoints
 from .engine.in_process.generate import engine_for
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .errors import ToolSpecError
-from .frontend.frontend import FrontEnd
+from .frontend.frontend import FrontEnd, model_name
+from .frontend.options import ChatOptions
 from .frontend.request import ModelSetup, Request
 from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
@@ -36,11 +37,11 @@ if TYPE_CHECKING:
         CreateChatCompletionResponse,
         CreateChatCompletionStreamResponse,
     )
+    from typing_extensions import Unpack  # typing's own from Python 3.11
+
+    from .frontend.options import RequestOptions
 
 __all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
-
-_SAMPLING = SamplingParams()
-"""The sampling defaults (``SamplingParams`` writes them once; the signature reads them)."""
 
 
 class ToolChatHandler:
@@ -144,84 +145,31 @@ class ToolChatHandler:
     # ---- the protocol ------------------------------------------------------------------------
 
     def __call__(
-        self,
-        *,
-        llama: Any,
-        messages: Sequence[Mapping[str, Any]],
-        functions: Sequence[Mapping[str, Any]] | None = None,
-        function_call: Any = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
-        temperature: float = _SAMPLING.temperature,
-        top_p: float = _SAMPLING.top_p,
-        top_k: int = _SAMPLING.top_k,
-        min_p: float = _SAMPLING.min_p,
-        typical_p: float = _SAMPLING.typical_p,
-        stream: bool = False,
-        stop: str | list[str] | None = None,
-        seed: int | None = None,
-        response_format: Any = None,
-        max_tokens: int | None = None,
-        presence_penalty: float = _SAMPLING.presence_penalty,
-        frequency_penalty: float = _SAMPLING.frequency_penalty,
-        repeat_penalty: float = _SAMPLING.repeat_penalty,
-        tfs_z: float = 1.0,
-        mirostat_mode: int = _SAMPLING.mirostat_mode,
-        mirostat_tau: float = _SAMPLING.mirostat_tau,
-        mirostat_eta: float = _SAMPLING.mirostat_eta,
-        model: str | None = None,
-        logits_processor: Any = None,
-        grammar: Any = None,
-        logit_bias: Mapping[Any, float] | None = None,
-        logprobs: bool | None = None,
-        top_logprobs: int | None = None,
-        **kwargs: Any,
+        self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
     ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
         """One chat completion (a response dict, or an iterator of chunks when ``stream``).
 
-        Typed as llama-cpp-python's own response types, so ``Llama(chat_handler=...)`` type-checks
-        for users; what is returned is a superset of them (``reasoning_content``, usage details),
-        which their closed TypedDicts cannot state, hence the cast.
+        ``request``: the ``RequestOptions`` keys (``frontend.options``), every keyword
+        ``Llama.create_chat_completion`` passes among them; an unknown key is a
+        ``ToolSpecError`` naming the nearest valid one. Typed ``Any`` (not
+        ``Unpack[RequestOptions]``) so that llama-cpp-python's handler protocol, which ends in
+        ``**kwargs``, still type-checks ``Llama(chat_handler=...)``. Returns llama-cpp-python's
+        response types; what is returned is a superset of them (``reasoning_content``, usage
+        details), which their closed TypedDicts cannot state, hence the cast.
         """
-        sampling = SamplingParams(
-            temperature=temperature,
-            top_p=top_p,
-            top_k=top_k,
-            min_p=min_p,
-            typical_p=typical_p,
-            repeat_penalty=repeat_penalty,
-            presence_penalty=presence_penalty,
-            frequency_penalty=frequency_penalty,
-            penalty_last_n=int(llama.last_n_tokens_size),
-            mirostat_mode=mirostat_mode,
-            mirostat_tau=mirostat_tau,
-            mirostat_eta=mirostat_eta,
-            seed=seed,
-            logit_bias={int(k): float(v) for k, v in (logit_bias or {}).items()},
+        options = ChatOptions.build(
+            request, where="ToolChatHandler", penalty_last_n=int(llama.last_n_tokens_size)
         )
         result = self.frontend.complete(
             self.setup(llama),
             messages=messages,
-            sampling=sampling,
-            model=model or str(getattr(llama, "model_path", "") or ""),
-            stream=stream,
-            max_tokens=max_tokens,
-            stop=stop,
-            logprobs=logprobs,
-            top_logprobs=top_logprobs,
-            logits_processor=logits_processor,
+            options=options,
+            model=options.model or model_name(getattr(llama, "model_path", None)),
             fast_forward=self.fast_forward,
             prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
             checkpoints=self._checkpoints.for_llama(llama),
-            functions=functions,
-            function_call=function_call,
-            tools=tools,
-            tool_choice=tool_choice,
-            grammar=grammar,
-            response_format=response_format,
-            **kwargs,
         )
-        if stream:
+        if options.stream:
             return cast("Iterator[CreateChatCompletionStreamResponse]", result)
         return cast("CreateChatCompletionResponse", result)
 
@@ -248,7 +196,7 @@ def create_chat_completion(
     *,
     messages: Sequence[Mapping[str, Any]],
     handler: ToolChatHandler | None = None,
-    **request: Any,
+    **request: Unpack[RequestOptions],
 ) -> CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse]:
     """``llama.create_chat_completion`` plus per-request extras.
 

@@ -11,23 +11,29 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
-from .engine.base import GenerationResult, SamplingParams
+from .engine.base import GenerationResult
 from .engine.llama_server.engine import RemoteEngine, server_adds_bos
 from .engine.llama_server.launch import LlamaServer
 from .engine.llama_server.pool import Backend, ServerPool
 from .engine.llama_server.vocab import server_vocabulary
 from .errors import ServerError
-from .frontend.frontend import FrontEnd
+from .frontend.frontend import FrontEnd, model_name
+from .frontend.options import ChatOptions
 from .frontend.request import ModelSetup, Request
 from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
 from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from .prompt.budget import RenderBudget
 from .shapes import ChatCompletion, ChatCompletionChunk
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11
+
+    from .frontend.options import RequestOptions
 
 __all__ = ["ServerClient"]
 
@@ -154,25 +160,19 @@ class ServerClient:
         return self.frontend.prepare(self.setup(), messages=messages, **request)
 
     def create_chat_completion(
-        self,
-        *,
-        messages: Sequence[Mapping[str, Any]],
-        stream: bool = False,
-        model: str | None = None,
-        **request: Any,
+        self, *, messages: Sequence[Mapping[str, Any]], **request: Unpack[RequestOptions]
     ) -> ChatCompletion | Iterator[ChatCompletionChunk]:
         """One chat completion: a ``chat.completion`` dict, or an iterator of chunks when
         ``stream``. Takes what ``Llama.create_chat_completion`` takes (sampling fields with its
         names and defaults, see ``SamplingParams``), plus the per-request extras of
-        ``tooldialect.create_chat_completion`` (``chat_template_kwargs``, ...).
-        ``logits_processor`` cannot cross HTTP and raises ``ToolSpecError``."""
-        sampling = SamplingParams.pop_from(request)
+        ``tooldialect.create_chat_completion`` (``chat_template_kwargs``, ...): the
+        ``RequestOptions`` keys, an unknown one refused with a ``ToolSpecError`` naming the
+        nearest. ``logits_processor`` cannot cross HTTP and raises ``ToolSpecError``."""
+        options = ChatOptions.build(request, where="ServerClient.create_chat_completion")
         setup = self.setup()
         return self.frontend.complete(
             setup,
             messages=messages,
-            sampling=sampling,
-            model=model or self.model or setup.info.path or "",
-            stream=stream,
-            **request,
+            options=options,
+            model=options.model or self.model or model_name(setup.info.path),
         )

@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import MCPToolNameError, ToolSpecError
+from ..frontend.options import REQUEST_KEYS, check_known_keys
 from .agent_events import (
     AgentEvent,
     AgentResult,
@@ -77,6 +78,9 @@ __all__ = [
     "TextDelta",
 ]
 
+AGENT_REQUEST_KEYS = REQUEST_KEYS - {"tools", "tool_choice", "stream", "functions", "function_call"}
+"""The request fields an ``Agent`` passes through (it writes the others itself)."""
+
 
 # ---- the loop --------------------------------------------------------------------------------
 
@@ -101,7 +105,8 @@ class Agent:
     no limit); ``loop_limit``: refused repeats after which the run ends with outcome ``loop``
     (``None``: never). ``approve``: a hook that sees each call first (see
     ``tooldialect.apps.agent_policy``). Other keywords (``temperature``, ``max_tokens``,
-    ``parallel_tool_calls``, ``enable_thinking``...) go to every request.
+    ``parallel_tool_calls``, ``enable_thinking``...) go to every request; an unknown one is a
+    ``ToolSpecError`` naming the nearest request field.
     """
 
     def __init__(
@@ -128,6 +133,8 @@ class Agent:
             )
         if loop_limit is not None and loop_limit < 1:
             raise ToolSpecError(f"loop_limit must be at least 1 (or None), got {loop_limit!r}")
+        # the agent writes these itself; the rest must be request fields (a typo is refused)
+        check_known_keys(request_options, where="Agent", known=AGENT_REQUEST_KEYS)
         made = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
         self._own_tools = check_unique(made)
         self.llm = llm

@@ -23,8 +23,12 @@ the layer rewrites the first into forms it takes and carries the second to the h
   ``reasoning_content`` and ``usage.prompt_tokens_details``);
 * a request the library refuses (malformed history, a message no template renders, a tool
   choice the dialect cannot force: ``CLIENT_ERRORS``) is answered 400 with the error's text, as
-  an OpenAI ``invalid_request_error``, where the server would answer 500. Messages are checked
-  before the server sees them, so a streamed request gets its 400 too.
+  an OpenAI ``invalid_request_error`` naming the field in ``param``, where the server would
+  answer 500. What can be checked without the model is checked before the server sees it
+  (``refusal``: a body that is not UTF-8 JSON, an unknown field, named with the nearest valid
+  one, malformed messages or tools, a lone surrogate, ``max_tokens`` < 1, ``temperature`` < 0,
+  ``top_p`` outside [0, 1]), so a streamed request gets its 400 too. A refusal is one log line
+  (``tooldialect.serve``), never a traceback, and no error body names a path of the server.
 
 ``/v1/responses`` (OpenAI's Responses API) is a route of its own on the same app
 (``apps.responses``): it converts to a chat request for the same handler and back. So is
@@ -36,8 +40,8 @@ It is an HTTP front for one in-process model, one request at a time; see docs/se
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
@@ -50,8 +54,16 @@ from ..errors import (
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
 )
+from ..frontend.frontend import check_encodable
+from ..frontend.options import (
+    LLAMA_CPP_KEYWORDS,
+    REQUEST_KEYS,
+    check_known_keys,
+    check_request_values,
+)
 from ..handler import ToolChatHandler
 from ..prompt.messages import validate_messages
+from ..tools import normalize_tools
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import (
@@ -73,6 +85,24 @@ INSTALL_HINT = "tooldialect serve needs the server extra: pip install 'tooldiale
 
 REQUEST_EXTRA_KEYS = ("chat_template_kwargs", "parallel_tool_calls", "reasoning_effort")
 """Request keys the server's model would drop and the handler honours."""
+
+CHAT_BODY_KEYS = REQUEST_KEYS | {
+    "messages",
+    "max_completion_tokens",  # rewritten to max_tokens
+    # the server's request model takes these and does nothing with them
+    "n",
+    "user",
+    "min_tokens",
+    "logit_bias_type",
+    # OpenAI fields a client may send that change nothing a local model answers
+    "stream_options",
+    "store",
+    "metadata",
+    "service_tier",
+}
+"""The fields a chat-completion body may hold; any other is refused, naming the nearest."""
+
+logger = logging.getLogger("tooldialect.serve")
 
 _CHAT_PATH_SUFFIX = "/chat/completions"
 
@@ -167,8 +197,8 @@ class RequestRewrite:
     """ASGI middleware: applies ``rewrite_chat_request`` to chat-completion POST bodies.
 
     The rewritten body is replayed to the app once; later ``receive`` calls go to the client so
-    the server still sees a disconnect. A body that is not a JSON object passes unchanged (the
-    server answers it with its own 422).
+    the server still sees a disconnect. A body that is not a UTF-8 JSON object, or that
+    ``refusal`` refuses, is answered 400 here.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -193,17 +223,17 @@ class RequestRewrite:
             if not message.get("more_body", False):
                 break
         raw = b"".join(chunks)
-        extras: dict[str, Any] = {}
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = None
+        parsed = read_json_object(raw)
+        refused = parsed if isinstance(parsed, Exception) else refusal(parsed)
+        if refused is not None:
+            await _send_error(send, refused)
+            return
         if isinstance(parsed, dict):
-            refused = _refusal(parsed)
-            if refused is not None:
-                await _send_error(send, refused)
-                return
             body, extras = rewrite_chat_request(parsed)
+            invalid = server_model_refusal(body)
+            if invalid is not None:
+                await _send_error(send, invalid)
+                return
             raw = json.dumps(body).encode("utf-8")
             scope = dict(scope)
             scope["headers"] = [
@@ -271,26 +301,85 @@ SERVER_ROLES = ("system", "user", "assistant", "tool", "function", "developer")
 it answers any other with a 500, so the layer refuses them first, as a 400."""
 
 
-def _refusal(body: Mapping[str, Any]) -> Exception | None:
-    """The error malformed ``messages`` raise, checked before the server (and a stream) starts."""
-    if "messages" not in body:
-        return None
+def read_json_object(raw: bytes) -> dict[str, Any] | ToolSpecError:
+    """The request body as a JSON object, or the error that says why it is not one."""
     try:
-        validate_messages(body["messages"])
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return ToolSpecError(f"the request body is not valid UTF-8 (byte {exc.start})")
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        return ToolSpecError(f"the request body is not JSON: {exc}")
+    if not isinstance(parsed, dict):
+        return ToolSpecError(f"the request body must be a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def refusal(body: Mapping[str, Any]) -> ToolSpecError | None:
+    """Why the server must not run this chat request (``None``: it may): every check that
+    needs no model, made before the server (and a stream) starts."""
+    try:
+        check_known_keys(body, where="/v1/chat/completions", known=CHAT_BODY_KEYS)
+        if "messages" in body:
+            _check_messages(body["messages"])
+        if body.get("tools") is not None:
+            try:
+                normalize_tools(body["tools"])
+            except ToolSpecError as exc:
+                raise ToolSpecError(str(exc), param=exc.param or "tools") from None
+        check_encodable(body.get("messages") or [], body.get("tools") or None)
+        limit = body.get("max_completion_tokens")
+        check_request_values({**body, "max_tokens": limit} if limit is not None else body)
     except ToolSpecError as exc:
         return exc
-    for index, message in enumerate(body["messages"]):
+    return None
+
+
+def server_model_refusal(body: Mapping[str, Any]) -> ToolSpecError | None:
+    """What llama-cpp-python's request model refuses in the (rewritten) body, as a 400 naming
+    the field: its route would answer it 500, with the text of a traceback."""
+    try:
+        from llama_cpp.server.types import CreateChatCompletionRequest
+        from pydantic import ValidationError
+    except ImportError:  # no server extra: nothing to check against
+        return None
+    try:
+        CreateChatCompletionRequest.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        field = str(first["loc"][0]) if first.get("loc") else None
+        return ToolSpecError(f"{where or 'the body'}: {first.get('msg', 'invalid')}", param=field)
+    return None
+
+
+def _check_messages(messages: Any) -> None:
+    validate_messages(messages)
+    for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, Mapping) else None
         if role not in SERVER_ROLES:
-            return ToolSpecError(
+            raise ToolSpecError(
                 f"messages[{index}] has role {role!r}, which tooldialect serve does not take "
-                f"(roles: {', '.join(SERVER_ROLES)}); send it as one of those"
+                f"(roles: {', '.join(SERVER_ROLES)}); send it as one of those",
+                param="messages",
             )
+
+
+def error_param(error: Exception) -> str | None:
+    """The request field an error names (OpenAI's ``error.param``)."""
+    given = getattr(error, "param", None)
+    if isinstance(given, str):
+        return given
+    text = str(error)
+    for field in ("messages", "tools", "tool_choice", "response_format"):
+        if text.startswith(field) or (field == "tools" and text.startswith("tool '")):
+            return field
     return None
 
 
 def _error_body(error: Exception) -> bytes:
-    param = "messages" if str(error).startswith("messages") else None
+    param = error_param(error)
     return json.dumps(
         {
             "error": {
@@ -304,6 +393,7 @@ def _error_body(error: Exception) -> bytes:
 
 
 async def _send_error(send: Send, error: Exception) -> None:
+    logger.warning("refused a request (400): %s", error)  # one line: the client's mistake
     body = _error_body(error)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 400, "headers": headers})
@@ -311,12 +401,14 @@ async def _send_error(send: Send, error: Exception) -> None:
 
 
 def _as_client_error(errors: list[Exception], send: Send) -> Send:
-    """A ``send`` that turns the server's 500 for an error in ``CLIENT_ERRORS`` into a 400."""
+    """A ``send`` that turns the server's error answer for an error in ``CLIENT_ERRORS`` (the
+    handler raised it) into our 400."""
     replaced = False
 
     async def wrapped(message: AsgiMessage) -> None:
         nonlocal replaced
-        if message["type"] == "http.response.start" and message.get("status") == 500 and errors:
+        status = int(message.get("status") or 0)
+        if message["type"] == "http.response.start" and status >= 400 and errors:
             replaced = True
             await _send_error(send, errors[-1])
             return
@@ -376,7 +468,7 @@ class RequestExtrasHandler:
 
     def __init__(self, handler: ToolChatHandler) -> None:
         self.handler = handler
-        self._named = set(inspect.signature(handler.__call__).parameters) - {"kwargs"}
+        self._named = {"llama", "messages", *LLAMA_CPP_KEYWORDS}
 
     def __call__(
         self, **kwargs: Any
@@ -395,9 +487,14 @@ class RequestExtrasHandler:
             reply = self.handler(**{**kwargs, **extras})
         except CLIENT_ERRORS as exc:
             errors = _client_errors.get()
-            if errors is not None:
-                errors.append(exc)
-            raise
+            if errors is None:
+                raise
+            errors.append(exc)
+            # an HTTPException is the one error llama-cpp-python's route does not print a
+            # traceback for; the layer answers with ``exc`` itself (``_as_client_error``)
+            from fastapi import HTTPException
+
+            raise HTTPException(status_code=400, detail="refused") from exc
         replies = _handler_replies.get()
         if replies is not None and isinstance(reply, dict):
             replies.append(cast("dict[str, Any]", reply))

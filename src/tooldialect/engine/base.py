@@ -30,7 +30,7 @@ FinishReason = Literal["stop", "length"]
 @dataclass
 class SamplingParams:
     """Sampling options with ``create_chat_completion``'s meaning and defaults: the one place
-    the defaults are written (``ToolChatHandler``'s signature reads them from here)."""
+    the defaults are written (``frontend.options.ChatOptions`` builds them from a request)."""
 
     temperature: float = 0.2
     """0 means greedy; below 0 samples from the raw distribution."""
@@ -50,15 +50,6 @@ class SamplingParams:
     """RNG seed; ``None`` draws one the way ``create_completion`` does."""
     logit_bias: Mapping[int, float] | None = field(default=None)
     """Token id -> additive bias."""
-
-    @classmethod
-    def pop_from(cls, request: dict[str, Any]) -> SamplingParams:
-        """The sampling fields of a ``create_chat_completion``-style request, removed from it
-        (same names and defaults; ``logit_bias`` keys become token ids)."""
-        names = [f for f in cls.__dataclass_fields__ if f not in ("penalty_last_n", "logit_bias")]
-        values = {n: request.pop(n) for n in names if n in request}
-        bias = request.pop("logit_bias", None) or {}
-        return cls(**values, logit_bias={int(k): float(v) for k, v in bias.items()})
 
     @property
     def penalized(self) -> bool:

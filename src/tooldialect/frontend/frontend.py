@@ -11,6 +11,7 @@ only say where the model and the engine come from.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -28,7 +29,7 @@ from ..engine.base import (
     SamplingParams,
     Triggers,
 )
-from ..errors import GrammarError, MissingTemplateError
+from ..errors import GrammarError, MissingTemplateError, ToolSpecError
 from ..gguf import ModelInfo
 from ..grammar.build import word_pattern
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
@@ -36,11 +37,12 @@ from ..prompt.budget import RenderBudget, using_budget
 from ..prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
 from ..prompt.template import ChatTemplate
 from ..shapes import ChatCompletion, ChatCompletionChunk
+from .options import ChatOptions
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
 from .validation import InvalidArguments, check_invalid_arguments
 
-__all__ = ["FrontEnd", "resolve_triggers", "spec_markers"]
+__all__ = ["FrontEnd", "check_encodable", "model_name", "resolve_triggers", "spec_markers"]
 
 Completion = ChatCompletion | Iterator[ChatCompletionChunk]
 
@@ -62,6 +64,42 @@ def spec_markers(spec: DialectSpec, vocabulary: Vocabulary | None = None) -> lis
         return markers
     inside = [tok for tok in sorted(vocabulary.special) if any(tok in m for m in markers)]
     return list(dict.fromkeys([*markers, *inside]))
+
+
+def model_name(path: str | None) -> str:
+    """How a reply names a model loaded from ``path``: its file name (as llama-server does),
+    never the server's full local path."""
+    return os.path.basename(str(path or "")) or "model"
+
+
+def check_encodable(
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None = None
+) -> None:
+    """Refuse a message or tool holding a lone surrogate (``"\\udcff"``, which JSON can
+    carry): no tokenizer takes it, and it would fail deep in the engine as a
+    ``UnicodeEncodeError``."""
+    for field, values in (("messages", messages), ("tools", tools or ())):
+        for index, value in enumerate(values):
+            if _has_surrogate(value):
+                raise ToolSpecError(
+                    f"{field}[{index}] holds a lone surrogate (text that is not valid Unicode, "
+                    "such as '\\udcff'); send valid UTF-8 text",
+                    param=field,
+                )
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_surrogate(v) for v in value)
+    return False
 
 
 def _markers(setup: ModelSetup) -> tuple[str, ...]:
@@ -245,38 +283,32 @@ class FrontEnd:
         setup: ModelSetup,
         *,
         messages: Sequence[Mapping[str, Any]],
-        sampling: SamplingParams,
+        options: ChatOptions,
         model: str,
-        stream: bool = False,
-        max_tokens: int | None = None,
-        stop: str | Sequence[str] | None = None,
-        logprobs: bool | None = None,
-        top_logprobs: int | None = None,
-        logits_processor: Any = None,
         fast_forward: bool = False,
         prompt_cache: Any = None,
         checkpoints: Any = None,
-        **request: Any,
     ) -> Completion:
         """One chat completion on ``setup``'s engine: a ``chat.completion`` dict, or an iterator
-        of chunks when ``stream``. ``model`` names the model in the reply; ``request`` is what
-        ``prepare`` takes."""
-        prepared = self.prepare(setup, messages=messages, **request)
+        of chunks when ``options.stream``. ``model`` names the model in the reply; the rest are
+        the engine's own options."""
+        check_encodable(messages, options.prepare.get("tools"))
+        prepared = self.prepare(setup, messages=messages, **options.prepare)
         job = self.generation_request(
             prepared,
-            sampling=sampling,
-            max_tokens=max_tokens,
-            stop=stop,
-            logprobs=logprobs,
-            top_logprobs=top_logprobs,
-            logits_processor=logits_processor,
+            sampling=options.sampling,
+            max_tokens=options.max_tokens,
+            stop=options.stop,
+            logprobs=options.logprobs,
+            top_logprobs=options.top_logprobs,
+            logits_processor=options.logits_processor,
             fast_forward=fast_forward,
             prompt_cache=prompt_cache,
             checkpoints=checkpoints,
         )
         gen = setup.engine.run(job)
         self.last_result = gen.result
-        return self.reply(prepared, gen, model=model, stream=stream)
+        return self.reply(prepared, gen, model=model, stream=options.stream)
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:
         """The completion tail: the OpenAI shapes of ``gen`` (calls checked against their full

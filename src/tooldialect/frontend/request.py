@@ -30,6 +30,7 @@ from ..tools import (
     tools_key,
 )
 from .grammar_cache import GrammarCache
+from .options import PREPARE_KEYS, check_known_keys
 from .prefix import PrefixCache, tool_prefix
 from .render import prompt_prefill, render_prompt
 
@@ -41,9 +42,6 @@ if TYPE_CHECKING:
     from ..prompt.template import ChatTemplate
 
 __all__ = ["ModelSetup", "Request", "prepare_request"]
-
-TEMPLATE_KWARG_NAMES = ("enable_thinking", "thinking", "reasoning_effort")
-"""Request keywords that are template variables (Qwen3, DeepSeek V3.1, gpt-oss)."""
 
 
 @dataclass
@@ -123,14 +121,18 @@ def prepare_request(
     default_template_kwargs: Mapping[str, Any] | None = None,
     verbatim_history: bool = True,
     argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
-    **kwargs: Any,
+    parallel_tool_calls: bool | None = None,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+    **template_variables: Any,
 ) -> Request:
     """Everything but generation: tools, prompt, grammar. Raises the library's errors.
 
     ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
-    ``parallel_tool_calls``, ``chat_template_kwargs`` and template keywords in ``kwargs`` win.
+    ``parallel_tool_calls``, ``chat_template_kwargs`` and ``template_variables`` (the
+    ``TEMPLATE_KWARG_NAMES``; any other key is a ``ToolSpecError`` naming the nearest field) win.
     Messages are validated first (``messages.canonical_messages``), whatever the engine.
     """
+    check_known_keys(template_variables, where="prepare_request", known=PREPARE_KEYS)
     messages = canonical_messages(messages)
     if functions is not None and tools is None:
         tools = [{"type": "function", "function": f} for f in functions]
@@ -146,12 +148,11 @@ def prepare_request(
     spec = setup.spec
     ensure_forcible(spec, choice)
     # a named tool_choice means one call of that function (vLLM's named tool choice does the same)
-    parallel = bool(kwargs.pop("parallel_tool_calls", default_parallel)) and choice.mode != "named"
+    asked = default_parallel if parallel_tool_calls is None else parallel_tool_calls
+    parallel = bool(asked) and choice.mode != "named"
     render_kwargs = dict(default_template_kwargs or {})
-    render_kwargs.update(kwargs.pop("chat_template_kwargs", None) or {})
-    for key in TEMPLATE_KWARG_NAMES:
-        if key in kwargs:
-            render_kwargs[key] = kwargs.pop(key)
+    render_kwargs.update(chat_template_kwargs or {})
+    render_kwargs.update(template_variables)
     shown = defs if choice.mode != "none" else []
     prompt = render_request(setup, messages, shown, render_kwargs, verbatim=verbatim_history)
     prefix = tool_prefix(

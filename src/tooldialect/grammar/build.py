@@ -41,7 +41,7 @@ from ..dialect.spec import (
     Trigger,
     format_template,
 )
-from ..errors import UnsupportedToolChoiceError
+from ..errors import UnsupportedSchemaError, UnsupportedToolChoiceError
 from ..tools import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout, CodecName, codec_for
 from .element_nested import element_param
@@ -382,6 +382,30 @@ def _id_rule(spec: DialectSpec) -> str:
 
 
 def _body(
+    b: GbnfBuilder,
+    spec: DialectSpec,
+    body: Any,
+    tool: ToolDef,
+    *,
+    hint: str,
+    layout: ArgumentLayout = "free",
+    exact: bool = False,
+    indent: int | None = None,
+) -> str:
+    """The rule of ``tool``'s call body; a schema it cannot compile is refused naming the tool
+    (the error's pointer says where inside its parameters)."""
+    try:
+        return _tool_body(b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent)
+    except UnsupportedSchemaError as exc:
+        if str(exc).startswith("tool "):
+            raise
+        raise UnsupportedSchemaError(
+            f"tool {tool.name!r}, parameters at {exc.pointer or '/'!r}: {exc}",
+            pointer=exc.pointer,
+        ) from None
+
+
+def _tool_body(
     b: GbnfBuilder,
     spec: DialectSpec,
     body: Any,

@@ -144,19 +144,25 @@ class SchemaConverter:
             self.loose.append((pointer, what))
 
     def resolve(self, schema: Any, pointer: str) -> Any:
-        """``schema`` with bare ``$ref`` indirections (annotations aside) followed."""
-        seen = 0
+        """``schema`` with bare ``$ref`` indirections (annotations aside) followed; a chain
+        that comes back to itself before any structure (``a -> b -> a``) admits no value and
+        would be the grammar rule ``a ::= b``, ``b ::= a``: it is refused."""
+        chain: list[str] = []
         while (
             isinstance(schema, Mapping)
             and "$ref" in schema
             and all(k == "$ref" or is_annotation(k) for k in schema)
         ):
-            schema = self.deref(schema["$ref"], ptr(pointer, "$ref"))
-            seen += 1
-            if seen > 64:
+            ref = schema["$ref"]
+            if ref in chain:
+                cycle = " -> ".join(str(r) for r in [*chain[chain.index(ref) :], ref])
                 raise UnsupportedSchemaError(
-                    f"$ref cycle without content at {pointer!r}", pointer=pointer
+                    f"$ref cycle without content at {pointer!r} ({cycle}): it describes no "
+                    "value; give one of its schemas a type or properties",
+                    pointer=pointer,
                 )
+            chain.append(ref)
+            schema = self.deref(ref, ptr(pointer, "$ref"))
         return schema
 
     def deref(self, ref: Any, pointer: str) -> Any:

@@ -52,6 +52,7 @@ def ref_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hin
     # the same ``$ref`` text names another target in another tool's document
     key = ("ref", c.name, c.layout, b.document_key(conv.doc), ref)
     if key not in b.memo:
+        conv.resolve(schema, pointer)  # refuses a cycle of bare $refs (it would be r ::= r)
         target = conv.deref(ref, ptr(pointer, "$ref"))
         name = b.name(str(ref).rsplit("/", 1)[-1] or "ref")
         b.memo[key] = name  # reserved first: the target may refer to itself (recursion)

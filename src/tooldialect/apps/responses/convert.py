@@ -13,7 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import ToolDialectError
+from ...errors import ToolDialectError, ToolSpecError
+from ...frontend.frontend import check_encodable
+from ...frontend.options import check_known_keys, check_request_values
+from ...tools import normalize_tools
 
 __all__ = [
     "SUPPORTED_TOOL_TYPES",
@@ -32,6 +35,35 @@ REFUSED_KEYS = {
     "prompt": "stored prompt templates are not served; send instructions and input",
 }
 """Request keys that change what a response means and are not honoured: refused, not dropped."""
+
+RESPONSES_KEYS = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "text",
+        "max_output_tokens",
+        "temperature",
+        "top_p",
+        "reasoning",
+        "stream",
+        "store",
+        "previous_response_id",
+        "metadata",
+        "user",
+        "include",
+        "truncation",
+        "service_tier",
+        "stream_options",
+        "safety_identifier",
+        "prompt_cache_key",
+        *REFUSED_KEYS,
+    }
+)
+"""The fields of a Responses request body; any other is refused, naming the nearest."""
 
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
 
@@ -75,6 +107,7 @@ def chat_request(
     of ``previous_response_id``, which the caller looked up."""
     if not isinstance(body, Mapping):
         raise ResponsesError("the request body must be a JSON object")
+    check_fields(body)
     for key, why in REFUSED_KEYS.items():
         if body.get(key):
             raise ResponsesError(f"{key!r}: {why}", param=key)
@@ -89,6 +122,7 @@ def chat_request(
     tools = body.get("tools") or []
     if tools:
         kwargs["tools"] = chat_tools(tools)
+    _check_text(messages, kwargs.get("tools"))
     choice = body.get("tool_choice")
     if choice is not None:
         kwargs["tool_choice"] = checked_tool_choice(choice)
@@ -115,6 +149,32 @@ def chat_request(
         stream=bool(body.get("stream")),
         store=body.get("store") is not False,  # OpenAI stores unless told not to
     )
+
+
+def check_fields(body: Mapping[str, Any]) -> None:
+    """Refuse an unknown field (naming the nearest) and a value out of OpenAI's range:
+    ``max_output_tokens`` >= 1, ``temperature`` >= 0, ``top_p`` in [0, 1]."""
+    try:
+        check_known_keys(body, where="/v1/responses", known=RESPONSES_KEYS)
+        check_request_values({"temperature": body.get("temperature"), "top_p": body.get("top_p")})
+        check_request_values({"max_tokens": body.get("max_output_tokens")})
+    except ToolSpecError as exc:
+        param = "max_output_tokens" if exc.param == "max_tokens" else exc.param
+        text = (
+            str(exc).replace("max_tokens", "max_output_tokens") if param != exc.param else str(exc)
+        )
+        raise ResponsesError(text, param=param) from None
+
+
+def _check_text(messages: list[dict[str, Any]], tools: Any) -> None:
+    """Tools the handler can read, and no lone surrogate anywhere (no tokenizer takes one)."""
+    try:
+        if tools:
+            normalize_tools(tools)
+        check_encodable(messages, tools)
+    except ToolSpecError as exc:
+        param = "input" if exc.param == "messages" else exc.param or "tools"
+        raise ResponsesError(str(exc), param=param) from None
 
 
 def _echo(body: Mapping[str, Any], tools: Any, effort: Any) -> dict[str, Any]:

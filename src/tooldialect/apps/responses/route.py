@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ...errors import ToolDialectError
+from ...frontend.frontend import model_name
 from ...handler import ToolChatHandler
 from .convert import ChatRequest, ResponsesError, chat_request
 from .events import ResponseStream
@@ -25,12 +27,22 @@ __all__ = ["RESPONSES_PATH", "ResponsesEndpoint", "mount_responses"]
 
 RESPONSES_PATH = "/v1/responses"
 
+logger = logging.getLogger("tooldialect.serve")
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ModelLease = Callable[[], contextlib.AbstractAsyncContextManager[Callable[[str | None], Any]]]
 """An async context manager yielding the server's model proxy (``model alias -> Llama``)."""
+
+
+def error_param(exc: Exception) -> str | None:
+    """The request field a library error names (``tools`` for a tool's schema)."""
+    given = getattr(exc, "param", None)
+    if isinstance(given, str):
+        return "input" if given == "messages" else given
+    return "tools" if str(exc).startswith(("tool '", "tools")) else None
 
 
 def served_handler(llama: Any) -> ToolChatHandler:
@@ -106,6 +118,7 @@ class ResponsesEndpoint:
             else:
                 raise ResponsesError(f"{method} {scope.get('path')} is not served", status=405)
         except ResponsesError as exc:
+            logger.warning("refused a request (%d): %s", exc.status, exc)  # one line, no trace
             await _send_json(send, exc.status, exc.payload())
 
     def _authorized(self, scope: Scope) -> bool:
@@ -130,9 +143,10 @@ class ResponsesEndpoint:
                     handler, llama=llama, messages=request.messages, stream=True, **request.kwargs
                 )
             except ToolDialectError as exc:  # the library's refusal names the bad value
-                raise ResponsesError(str(exc)) from exc
+                raise ResponsesError(str(exc), param=error_param(exc)) from exc
             builder = ResponseStream(
-                model=request.model or str(getattr(llama, "model_path", "")), echo=request.echo
+                model=request.model or model_name(getattr(llama, "model_path", None)),
+                echo=request.echo,
             )
             if request.stream:
                 await _send_sse(send, self._events(builder, iterate_in_threadpool(chunks), request))
