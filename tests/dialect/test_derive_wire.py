@@ -152,6 +152,8 @@ def test_a_call_addressed_to_the_tool_by_its_message_header() -> None:
     spec = derive_dialect(ADDRESSED)
     assert spec is not None and spec.messages is not None
     assert spec.messages.recipient.strip() == "@"
+    # the lazy grammar fires on a header naming a tool, not on any "@" in prose
+    assert [t.value for t in spec.primary.triggers] == [r"(@){name}<\|body\|>"]
     reply = (
         ' @self<|body|>hmm<|more|><|hd|>bot @f<|body|><calls><call fn="f">'
         '<p k="q">lamp</p><p k="n">2</p></call></calls><|fin|>'

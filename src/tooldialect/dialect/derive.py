@@ -210,6 +210,13 @@ def _addressed(env: _Envelope, header: str) -> _Envelope:
     return env
 
 
+def _addressed_trigger(header: str) -> Trigger:
+    """Fire on a header that addresses an offered tool (``to=NAME<|message|>``), not on any
+    ``to=`` in prose."""
+    before, after = header.split(PROBE_NAME, 1)
+    return Trigger(kind="pattern", value=f"({re.escape(before.strip())}){{name}}{re.escape(after)}")
+
+
 def _headless(fmt: CallFormat, header: str) -> list[CallFormat]:
     """For a call addressed by its message header: the layout of the message's body alone, read
     only (a header parser routes the message, then reads its body by the formats)."""
@@ -534,6 +541,8 @@ def _derive(probe: Probe, *, addressed: bool = False) -> DialectSpec | None:
         optional_markers=env.optional,
         index_base=env.index_base,
     )
+    if header:
+        fmt = fmt.model_copy(update={"triggers": [_addressed_trigger(header)]})
     if not fmt.opener().strip():
         # nothing marks a call: recognise one only at the start of the reply
         fmt = fmt.model_copy(update={"triggers": _triggers(fmt), "at_start_only": True})
