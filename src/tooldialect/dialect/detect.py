@@ -4,8 +4,10 @@ Each builtin declares ``signatures`` (text its templates' sources contain, see
 ``registry.Signature``) and a ``priority``; detection walks them most specific first and takes the
 first match. A builtin picked by signature is only a guess: it is kept when it reads the
 template's own rendering of a past call exactly (``ports.OwnCallCheck``); otherwise the spec
-derived from the template is used when it does. Nothing here names a family: adding a family
-means adding a builtin with signatures.
+derived from the template is used when it does. A builtin that reads no call at all from the
+template's render of the probe call is never kept: the derived spec, else the polyfill with a
+warning naming the call text. Nothing here names a family: adding a family means adding a
+builtin with signatures.
 """
 
 from __future__ import annotations
