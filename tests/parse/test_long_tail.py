@@ -123,3 +123,33 @@ def test_invalid_utf8_inside_and_around_calls_is_kept(name: str, errors: str) ->
     assert batch.content is not None and f"a{junk}b" in batch.content
     assert f"c{junk}" in batch.content
     assert streamed.content == batch.content
+
+
+REASONING = [  # with reasoning markers (harmony's message headers are another reader)
+    n
+    for n in builtin_dialects()
+    if DialectSpec.builtin(n).reasoning is not None and DialectSpec.builtin(n).messages is None
+]
+
+
+@pytest.mark.parametrize("name", REASONING)
+@pytest.mark.parametrize("reasoning_open", [False, True], ids=["model-opened", "prompt-opened"])
+def test_a_repeated_reasoning_opener_is_a_marker(name: str, reasoning_open: bool) -> None:
+    """The block's opener written again at its start (``<|channel>thought<|channel>thought``,
+    or by a model whose prompt already opened the block) is dropped; later in the block it is
+    the model quoting it, kept as text. Stream equals batch."""
+    spec = DialectSpec.builtin(name)
+    r = spec.reasoning
+    assert r is not None
+    if not (r.open.strip() and r.close.strip()):
+        pytest.skip("no reasoning block markers")
+    for text, reasoning in [
+        (f"{r.open}{r.open}\nhmm{r.close}Hi", "hmm"),
+        (f"{r.open} \n{r.open}hmm{r.close}Hi", "hmm"),
+        (f"{r.open}hmm {r.open} x{r.close}Hi", f"hmm {r.open.strip()} x"),
+    ]:
+        batch = parse_output(text, spec, tools=WEATHER, reasoning_open=reasoning_open)
+        assert (batch.content, batch.reasoning_content) == ("Hi", reasoning), text
+        streamed, deltas = _stream(spec, text, reasoning_open=reasoning_open)
+        assert (streamed.content, streamed.reasoning_content) == ("Hi", reasoning)
+        assert assemble(deltas).reasoning == reasoning

@@ -171,6 +171,9 @@ class StreamParser:
         """The call reader now running was started inside a prompt-opened block."""
         self._stray_close = False
         """Calls ended a prompt-opened block: the next reasoning close is dropped."""
+        self._block_mark = 0
+        """Pieces of reasoning text when the open block began: none since, and its opener
+        written again is a repeat (dropped), not text."""
         if reasoning_open and spec.reasoning is not None and self._plan.has_reasoning:
             prefill = spec.reasoning.open + prefill
         if prefill:  # read like output, through the general path, never emitted
@@ -463,10 +466,19 @@ class StreamParser:
                 self._pos = m.end()
                 return _NEXT
             self._stray_close = False
+        if action == _OPEN and self._reasoning_mode:
+            if len(self._reasoning) != self._block_mark:  # the opener quoted in reasoning
+                self._give(m.start(), m.end())
+                self._pos = m.end()
+                return _NEXT
+            self._marker()  # the block's opener repeated: a marker, the block goes on
+            self._pos = m.end()
+            return _NEXT
         self._marker()
         if action == _OPEN:
             self._reasoning_mode = True
             self._prompt_block = m.start() < self._prefill_left
+            self._block_mark = len(self._reasoning)
         elif action == _CLOSE:
             self._reasoning_mode = self._prompt_block = False
             self._at_start = self._at_start or (bool(self._plan.start) and not self._content)

@@ -166,6 +166,9 @@ def _reasoning_markers(
     for marker in closes:
         reasoning[marker] = (CLOSE, ())
         content.setdefault(marker, (CLOSE, ()))  # text, unless calls ended a prompt's block
+    for marker in r.opens():  # the opener again: dropped at the block's start, else text
+        if marker.strip():
+            reasoning.setdefault(marker.strip(), (OPEN, ()))
     if r.calls_end_unclosed:
         # openers of the written layouts (with or without their section wrapper) inside
         # reasoning: a call only if the block is never
