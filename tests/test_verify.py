@@ -1,4 +1,4 @@
-"""``verify.check_own_call`` with the rich call (every JSON type): what the template wrote counts."""
+"""``verify.check_own_call`` with the rich call (every JSON type): what the template wrote."""
 
 from __future__ import annotations
 
@@ -50,3 +50,20 @@ def test_rich_tool_schemas_type_what_templates_recurse_into() -> None:
     assert schema["after"] == {
         "description": "the after"
     }  # untyped: null renders as the template likes
+
+
+# A template that writes its last user turn unlike a past one (mistral.rs' Mistral Small copy
+# moves it into the system block): the reply of a past call starts after the re-rendered turn.
+_LAST_USER_MOVED = """{%- for m in messages -%}
+{%- if m.role == 'user' and loop.last -%}[SYS]{{ m.content }}[/SYS]
+{%- elif m.role == 'user' -%}[INST]{{ m.content }}[/INST]
+{%- elif m.tool_calls -%}[TOOL_CALLS][{% for c in m.tool_calls %}{"name": "{{ c.function.name }}", \
+"arguments": {{ c.function.arguments | tojson }}}{% endfor %}]</s>
+{%- elif m.role == 'assistant' -%}{{ m.content }}</s>
+{%- endif -%}
+{%- endfor -%}{%- if tools %}[TOOLS]{{ tools | tojson }}[/TOOLS]{% endif -%}"""
+
+
+def test_a_last_user_turn_rendered_unlike_a_past_one_is_not_left_as_markers() -> None:
+    agreement = check_own_call(get_builtin("mistral-nemo"), _LAST_USER_MOVED)
+    assert agreement.ok is True, agreement.reason

@@ -132,10 +132,35 @@ def _own_replies(
         k = len("".join(lf[: common_prefix([lp, lf])]))
         if not prompt[k:].strip():  # past the header the prompt ends with (``assistant\n``)
             k += header_rest(full[k:], prompt[k:])
+        k += _past_user_turn(full[k:], prompt, before[-1]["content"])
         if _NAME in full[k:]:
             plain = renderer.render([*before, answer], tools=[tool])
             return prompt, full[k:], plain[k:] if plain is not None and k <= len(plain) else None
     return None
+
+
+def _past_user_turn(region: str, prompt: str, user: str) -> int:
+    """Where the reply starts in ``region`` when it still holds the last user turn: a template
+    that writes its last user turn unlike a past one (Mistral Small's mistral.rs copy moves it
+    into ``[SYSTEM_PROMPT]``) re-renders that turn with the reply. Past the user text, its
+    closing marker, and what the prompt writes after its own closing marker (the assistant's
+    header); ``0`` when the region does not hold the user text."""
+    at = region.find(user)
+    if at < 0 or _NAME in region[:at]:
+        return 0
+    k = at + len(user)
+    rest = lex(region[k:])
+    lead = 0
+    while lead < len(rest) and rest[lead].isspace():
+        lead += 1
+    if lead < len(rest) and is_marker(rest[lead]):
+        k += len("".join(rest[: lead + 1]))
+    after = prompt.rsplit(user, 1)[-1] if user in prompt else ""
+    head = lex(after)
+    header = "".join(head[1:]) if head and is_marker(head[0]) else ""
+    if header.strip() and region[k:].lstrip().startswith(header.strip()):
+        k = region.index(header.strip(), k) + len(header.strip())
+    return k
 
 
 def _squash(text: str) -> str:
