@@ -280,3 +280,24 @@ def test_corpus_templates_without_tool_turns_carry_results(name: str) -> None:
         tools=[tool_for(RICH_ARGUMENTS)],
     )
     assert '{"found": 1}' in prompt
+
+
+# ------------------------------------------------------------------ no past call
+
+
+def test_past_calls_a_template_drops_go_into_content_as_the_model_writes_them() -> None:
+    hermes = spec("hermes")
+    prompt = render_prompt(ChatTemplate(NO_TOOL_TURN), hermes, AFTER_RESULT, tools=[TOOL])
+    call = TURN[-1]["tool_calls"][0]["function"]
+    written = hermes.render_call(call["name"], call["arguments"], call_id="qx7call01")
+    assert f"<assistant>{written}<user>Result of find (call qx7call01)" in prompt
+
+
+@pytest.mark.parametrize(
+    "name", ["ollama-granite3.2-8b.jinja", "vllm-tool_chat_template_glm4.jinja"]
+)
+def test_corpus_templates_without_past_calls_still_show_them(name: str) -> None:
+    source = corpus(name)
+    detected = DialectSpec.model_validate(check_template(source).detection.spec.model_dump())
+    prompt = render_prompt(ChatTemplate(source), detected, AFTER_RESULT, tools=[TOOL])
+    assert '"a \\"lamp\\""' in prompt or 'a "lamp"' in prompt

@@ -17,6 +17,7 @@ from ..errors import TemplateError, ToolSpecError
 from ..prompt.compat import (
     SYSTEM_ROLES,
     fold_system_turns,
+    name_tool_results,
     render_adapted,
     template_variables,
     tool_results_as_user_turns,
@@ -27,7 +28,7 @@ from ..prompt.shared import tool_forms
 from ..prompt.template import ChatTemplate
 from ..tools import ToolLike, normalize_tools
 
-__all__ = ["prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
+__all__ = ["calls_in_content", "prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
 
 
 def render_prompt(
@@ -64,6 +65,9 @@ def render_prompt(
         # legacy function calling as tool calls; binding is checked where requests are prepared
         for m in canonical_messages(messages, strict=False)
     ]
+    if spec.polyfill is None and not tmpl.capabilities.tool_calls:
+        # tool results named first: their calls leave ``tool_calls`` for the content
+        messages = calls_in_content(name_tool_results(messages), spec)
     # shared forms: built once per tool, passed to the template uncopied (see ``shared``)
     openai_tools = tool_forms(defs) if defs else None
     # variables the template reads by convention (FireFunction's ``functions``), and fallbacks
@@ -109,6 +113,38 @@ def render_prompt(
         carried = tool_results_as_user_turns(messages, _tool_turns(messages, lost))
         prompt, lost = _serve(tmpl, spec, carried, pipeline)
     return _checked(prompt, messages, lost)
+
+
+def calls_in_content(
+    messages: Sequence[Mapping[str, Any]], spec: DialectSpec
+) -> list[Mapping[str, Any]]:
+    """``messages`` with every assistant turn's ``tool_calls`` written into its content as the
+    model writes them (``spec.render_calls``), for a template that renders no past call
+    (Granite 3, LFM2, vLLM's GLM-4): else the calls would vanish from the prompt, and the model
+    would see its tool results answer nothing."""
+    out: list[Mapping[str, Any]] = []
+    for m in messages:
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        if not isinstance(calls, list) or not calls:
+            out.append(m)
+            continue
+        triples = [_call_triple(c) for c in calls]
+        text = spec.render_calls([t for t in triples if t is not None])
+        content = m.get("content")
+        head = content if isinstance(content, str) else ""
+        rest = {k: v for k, v in m.items() if k not in ("tool_calls", "content")}
+        out.append({**rest, "content": head + text})
+    return out
+
+
+def _call_triple(call: Any) -> tuple[str, Mapping[str, Any] | str, str | None] | None:
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+        return None
+    arguments = fn.get("arguments")
+    args = arguments if isinstance(arguments, Mapping | str) else {}
+    cid = call.get("id")
+    return fn["name"], args, cid if isinstance(cid, str) else None
 
 
 def _serve(
