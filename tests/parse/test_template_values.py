@@ -213,3 +213,18 @@ def test_a_cut_unquoted_value_is_no_call() -> None:
     text = "[lookup_item(query=f(x)"
     assert parse_output(text, spec, tools=[RICH_TOOL], truncated=True).tool_calls == []
     assert parse_output(text, spec, tools=[RICH_TOOL]).tool_calls[0].arguments == {"query": "f(x"}
+
+
+def test_a_key_value_codec_quoting_every_value_is_typed_by_the_schema() -> None:
+    # FunctionGemma's template writes every value between its string tokens
+    q = '<|"|>'
+    text = (
+        f"<|tool_call>call:lookup_item{{query:{q}3{q},limit:{q}3{q},exact:{q}True{q},"
+        f"after:{q}None{q},tags:{q}['x', 2, False]{q}}}<tool_call|>"
+    )
+    assert _read(text, DialectSpec.builtin("gemma4"))[1] == [
+        (
+            "lookup_item",
+            {"query": "3", "limit": 3, "exact": True, "after": None, "tags": ["x", 2, False]},
+        )
+    ]

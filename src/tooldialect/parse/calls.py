@@ -60,7 +60,7 @@ from .markers import (
     stop_before,
     without_markers,
 )
-from .pycall import KwargsSyntax, More, read_kwargs
+from .pycall import KwargsSyntax, More, read_kwargs, retype_strings
 from .pydict import python_object_end
 from .raw_args import read_raw_call
 from .values import parse_gemma4_kwargs
@@ -146,6 +146,15 @@ class FormatPlan:
                     ends.append(param_pre[0].core)
                 ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
                 # a new call beginning: this one's closers were cut (its text stays content)
+                ends += [fmt.call_open.strip(), fmt.section_open.strip()]
+                if head and not head[0].field:
+                    ends.append(head[0].core)
+                value_ends = tuple(dict.fromkeys(e for e in ends if e))
+            elif at > 0 and at + 1 == len(param) and body.param_separator:
+                # ``{key}: {value}`` joined by a separator: a value ends at the separator
+                # before a next parameter, or at a closer (element_scan.delimited_end)
+                param_pre = param[:at]
+                ends = [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
                 ends += [fmt.call_open.strip(), fmt.section_open.strip()]
                 if head and not head[0].field:
                     ends.append(head[0].core)
@@ -380,6 +389,8 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: C
             )
             if args is None:
                 return k, FAIL
+            schema = ctx.schemas.get(fields["name"], {})
+            args = retype_strings(args, schema if isinstance(schema, Mapping) else {})
             args_json = json.dumps(args, ensure_ascii=False)
             yield from certain(fields["name"], fields.get("id"), fields.get("index"), args_json)
             return k + len(plan.tail), OK

@@ -20,7 +20,7 @@ from typing import Any
 from .pydict import python_object_end
 from .values import coerce_value, literal_value, schema_types
 
-__all__ = ["KwargsSyntax", "More", "read_kwargs"]
+__all__ = ["KwargsSyntax", "More", "read_kwargs", "retype_strings", "type_arguments"]
 
 
 class More:
@@ -261,6 +261,14 @@ def type_arguments(values: Mapping[str, _Value], schema: Mapping[str, Any]) -> d
             value = coerce_value(value, sub, root=schema)
         out[key] = value
     return out
+
+
+def retype_strings(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments read by a codec that quotes strings (Gemma 4's), typed as ``type_arguments``
+    types quoted values: a template quoting every value (FunctionGemma's ``<escape>3<escape>``)
+    still gives the schema's types."""
+    values = {k: _Value(v, quoted=isinstance(v, str)) for k, v in args.items()}
+    return type_arguments(values, schema)
 
 
 def _retype(sub: Any, root: Mapping[str, Any], *, all_quoted: bool) -> bool:
