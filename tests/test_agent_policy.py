@@ -94,7 +94,9 @@ def test_identical_calls_in_one_turn_run_once_and_the_limit_can_be_raised_or_lif
     pair = calls(("send", {"to": "cy", "amount": 2}), ("send", {"to": "cy", "amount": 2}))
     result = Agent(ScriptedLlama([pair, text("ok")]), tools=[bank.tool]).run("x")
     assert len(bank.runs) == 1
-    assert [c.error for c in finished(result)] == [None, "repeated_call"]
+    # the repeat inside one reply is cut (issue 29): the step keeps one call
+    assert [c.error for c in finished(result)] == [None]
+    assert len(result.messages[1]["tool_calls"]) == 1
 
     bank = Counter()
     llm = ScriptedLlama([pair, pair, text("ok")])

@@ -190,3 +190,19 @@ def test_chat_streams_calls_and_results_from_piped_stdin(qwen_path: Path) -> Non
     assert "you> What is 1234 * 5678?" in out
     assert "-> calculate(" in out
     assert "= 1234 * 5678 = 7006652" in out or "7006652" in out
+
+
+def test_reset_confirms(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from tooldialect.apps.chat import _loop as loop
+
+    class NoAgent:
+        tools = "none"
+
+        def stream(self, messages: Any) -> Any:
+            raise AssertionError("no user message was sent")
+
+    stdin = io.StringIO("/reset\n/exit\n")
+    assert loop(NoAgent(), argparse.Namespace(model="m.gguf"), stdin) == 0  # type: ignore[arg-type]
+    assert "[conversation reset]" in capsys.readouterr().out

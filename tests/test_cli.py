@@ -14,12 +14,12 @@ from tooldialect.apps.cli import main
 def test_inspect_prints_template_origin_and_dialect(
     smollm2_path: Path, gemma3_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["inspect", str(smollm2_path)]) == 0
+    assert main(["inspect", "--json", str(smollm2_path)]) == 0
     smol = json.loads(capsys.readouterr().out)
     assert smol["chat_template"] == "gguf" and smol["dialect"]["polyfill"] is not None
     # the decision record: SmolLM2's template matches no signature and derives nothing
     assert smol["detection"]["chosen"] == "polyfill" and smol["detection"]["tried_builtin"] is None
-    assert main(["inspect", str(gemma3_path)]) == 0
+    assert main(["inspect", "--json", str(gemma3_path)]) == 0
     gemma = json.loads(capsys.readouterr().out)
     assert gemma["architecture"] == "gemma3"
     assert gemma["chat_template"] == "fallback:gemma3.jinja"
@@ -34,7 +34,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "templates"
 
 
 def test_inspect_a_template_reports_conformance(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["inspect", str(FIXTURES / "Qwen2.5-Coder-0.5B-Instruct.jinja")]) == 0
+    assert main(["inspect", "--json", str(FIXTURES / "Qwen2.5-Coder-0.5B-Instruct.jinja")]) == 0
     qwen = json.loads(capsys.readouterr().out)
     assert qwen["conformance"] == {
         "verdict": "reads",
@@ -46,7 +46,92 @@ def test_inspect_a_template_reports_conformance(capsys: pytest.CaptureFixture[st
 
 
 def test_inspect_a_template_without_tools_says_why(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["inspect", str(FIXTURES / "google-gemma-2-2b-it.jinja")]) == 0
+    assert main(["inspect", "--json", str(FIXTURES / "google-gemma-2-2b-it.jinja")]) == 0
     gemma = json.loads(capsys.readouterr().out)
     assert gemma["conformance"]["verdict"] == "no-tools"
     assert gemma["conformance"]["reason"] == "the template renders neither tools nor a past call"
+
+
+def test_inspect_prints_a_short_summary_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(FIXTURES / "Qwen2.5-Coder-0.5B-Instruct.jinja")]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) < 20
+    for line in (
+        "dialect:     hermes (builtin; origin builtin)",
+        "why:         reads the template's own call",
+        "triggers:    '<tool_call>'",
+        "reasoning:   '<think>' ... '</think>'",
+        "example:     <tool_call>\n"
+        '             {"name": "get_weather", "arguments": {"city": "Paris"}}',
+        "conformance: reads",
+        "(--json for everything)",
+    ):
+        assert line in out
+
+
+def test_help_describes_the_program_not_the_inspect_module(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "Tool calling for local GGUF models" in out
+    assert "Reads only the GGUF header" not in out and "models" in out
+
+
+def test_models_prints_where_the_test_models_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TOOLDIALECT_MODELS", str(tmp_path))
+    (tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").write_bytes(b"")
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert f"{tmp_path}/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf  [ok]" in out
+    assert f"{tmp_path}/SmolLM2-135M-Instruct.Q4_1.gguf  [missing (make demo)]" in out
+
+
+def test_chat_takes_both_spellings_and_every_option_has_help() -> None:
+    import argparse
+
+    from tooldialect.apps.chat import configure_parser
+
+    parser = argparse.ArgumentParser()
+    configure_parser(parser)
+    for flag in ("--n-ctx", "--n_ctx"):
+        assert parser.parse_args(["m.gguf", flag, "1024"]).n_ctx == 1024
+    assert parser.parse_args(["m.gguf", "--max_steps", "2"]).max_steps == 2
+    assert parser.parse_args(["m.gguf"]).verbose is False
+    assert all(a.help for a in parser._actions)
+
+
+def test_serve_takes_both_spellings_and_is_quiet_unless_verbose() -> None:
+    pytest.importorskip("llama_cpp.server.app")
+    from tooldialect.apps.announce import with_known_spelling
+    from tooldialect.apps.serve import build_parser, read_settings
+
+    parser = build_parser()
+    known = {o for a in parser._actions for o in a.option_strings}
+    assert all(a.help for a in parser._actions)
+    for argv in (["--n-ctx", "1024"], ["--n_ctx", "1024"], ["--n-ctx=1024"]):
+        args = parser.parse_args(with_known_spelling(["--model", "m.gguf", *argv], known))
+        _, (model,) = read_settings(args)
+        assert model.n_ctx == 1024 and model.verbose is False
+    _, (model,) = read_settings(parser.parse_args(["--model", "m.gguf", "--verbose"]))
+    assert model.verbose is True
+
+
+def test_the_start_line_names_model_dialect_and_why() -> None:
+    from tooldialect.apps.announce import model_line
+
+    assert model_line("/nonexistent/m.gguf").startswith("model: m.gguf  dialect: unknown (")
+
+
+@pytest.mark.model
+def test_the_start_line_of_a_real_model(qwen_path: Path) -> None:
+    from tooldialect.apps.announce import model_line
+
+    line = model_line(str(qwen_path))
+    assert line == (
+        "model: qwen2.5-coder-0.5b-instruct-q4_k_m.gguf  dialect: hermes "
+        "(builtin: reads the template's own call)"
+    )

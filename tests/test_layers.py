@@ -24,6 +24,7 @@ STAGES: dict[str, int] = {
     "errors": 0,
     "tools": 0,
     "gguf": 0,
+    "models": 0,
     "shapes": 0,
     "prompt": 1,
     "dialect": 2,

@@ -29,6 +29,7 @@ from .apps.agent import (
     StepStarted,
     TextDelta,
 )
+from .apps.agent_policy import ask_before
 from .apps.function_tool import Tool, ToolArgumentsError, ToolResult, tool
 from .apps.mcp import MCPServerConfig, MCPTool, MCPTools, load_mcp_config
 from .dialect import DialectSpec, builtin_dialects, detect_dialect
@@ -59,6 +60,7 @@ from .frontend.render import render_prompt
 from .gguf import ModelInfo, read_gguf_metadata
 from .grammar import ToolGrammar, build_grammar, json_schema_to_gbnf
 from .handler import ToolChatHandler, create_chat_completion, register
+from .models import model_path
 from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt.budget import RenderBudget
 from .prompt.template import ChatTemplate, TemplateCapabilities, normalize_messages
@@ -127,6 +129,7 @@ __all__ = [
     "UnsupportedToolChoiceError",
     "__version__",
     "apply_polyfill",
+    "ask_before",
     "build_grammar",
     "builtin_dialects",
     "create_chat_completion",
@@ -134,6 +137,7 @@ __all__ = [
     "detect_dialect",
     "json_schema_to_gbnf",
     "load_mcp_config",
+    "model_path",
     "normalize_messages",
     "normalize_tool_choice",
     "normalize_tools",

@@ -41,7 +41,13 @@ if TYPE_CHECKING:
 
     from .frontend.options import RequestOptions
 
-__all__ = ["ModelSetup", "ToolChatHandler", "create_chat_completion", "register"]
+__all__ = [
+    "ModelSetup",
+    "ToolChatHandler",
+    "create_chat_completion",
+    "handler_of",
+    "register",
+]
 
 
 class ToolChatHandler:
@@ -203,18 +209,34 @@ def create_chat_completion(
     llama-cpp-python's ``create_chat_completion`` has a fixed signature and drops unknown
     keywords, so per-request ``enable_thinking``, ``thinking``, ``reasoning_effort``,
     ``chat_template_kwargs={...}`` and ``parallel_tool_calls`` cannot pass through it. This calls
-    the handler directly with them. ``handler`` defaults to ``llama.chat_handler``.
+    the handler directly with them. ``handler`` defaults to the one ``llama`` uses
+    (``handler_of``): its ``chat_handler``, or the handler ``register()`` made for its
+    ``chat_format``.
     """
-    chosen = handler if handler is not None else getattr(llama, "chat_handler", None)
-    if not isinstance(chosen, ToolChatHandler):
+    chosen = handler if handler is not None else handler_of(llama)
+    if chosen is None:
+        own = getattr(llama, "chat_handler", None)
         raise ToolSpecError(
-            f"llama.chat_handler is {chosen!r}, not a ToolChatHandler; load the model with "
-            "Llama(..., chat_handler=tooldialect.ToolChatHandler()) or pass handler="
+            f"llama uses neither a ToolChatHandler (chat_handler={own!r}) nor a "
+            f"registered one (chat_format={getattr(llama, 'chat_format', None)!r}); load the "
+            "model with Llama(..., chat_handler=tooldialect.ToolChatHandler()), or "
+            "tooldialect.register() and Llama(..., chat_format='tooldialect'), or pass handler="
         )
     return chosen(llama=llama, messages=messages, **request)
 
 
 _REGISTERED: dict[str, ToolChatHandler] = {}
+
+
+def handler_of(llama: Any) -> ToolChatHandler | None:
+    """The ``ToolChatHandler`` ``llama`` completes chats with: ``Llama(chat_handler=...)``, or
+    ``Llama(chat_format=name)`` after ``register(name)``; ``None`` when it uses neither."""
+    own = getattr(llama, "chat_handler", None)
+    if isinstance(own, ToolChatHandler):
+        return own
+    if own is not None:  # llama-cpp-python's create_chat_completion prefers it
+        return None
+    return _REGISTERED.get(getattr(llama, "chat_format", None) or "")
 
 
 def register(name: str = "tooldialect", **handler_options: Any) -> ToolChatHandler:

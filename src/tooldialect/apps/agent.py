@@ -22,7 +22,7 @@ import asyncio
 import inspect
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -51,6 +51,7 @@ from .agent_policy import (
     decide,
     edited_arguments,
 )
+from .agent_turn import Turn
 from .function_tool import (
     Tool,
     ToolArgumentsError,
@@ -77,6 +78,13 @@ __all__ = [
     "StepStarted",
     "TextDelta",
 ]
+
+ANSWER_NOW = (
+    "No more tool calls are possible. Answer my question now, in plain words, from the tool "
+    "results above."
+)
+"""Sent (not kept in the transcript) with the step that must answer: the last one under
+``answer_at_limit``, or the one after the loop breaker tripped."""
 
 AGENT_REQUEST_KEYS = REQUEST_KEYS - {"tools", "tool_choice", "stream", "functions", "function_call"}
 """The request fields an ``Agent`` passes through (it writes the others itself)."""
@@ -222,10 +230,16 @@ class Agent:
                 choice = "none"
             tools = self.tools
             yield StepStarted(number, tuple(tools))
-            turn = _Turn(number)
+            turn = Turn(number, max_identical=self.max_identical_calls)
             started = time.perf_counter()
-            for chunk in self._complete(messages, choice, tools):
+            # the answer step says so: a small model shown its own calls writes another as text
+            asked = [*messages, {"role": "user", "content": ANSWER_NOW}] if last else messages
+            reply = self._complete(asked, choice, tools)
+            for chunk in reply:
                 yield from turn.feed(chunk)
+                if turn.repeated:  # the same call again in one reply: a small model's loop
+                    reply.close()  # stops decoding; the step keeps one of each call
+                    break
             step = AgentStep(
                 number=number,
                 usage=turn.usage,
@@ -240,7 +254,10 @@ class Agent:
                 outcome = "max_steps" if at_limit else outcome
                 outcome = "loop" if guard.tripped else outcome
                 reason = _reason(outcome, guard, number)
-                text = "".join(turn.content)
+                text: str | None = "".join(turn.content)
+                written = self._call_text(text or "", tools)
+                if written is not None:  # a call as text (tools not offered then) answers nothing
+                    text, reason = None, written
                 yield FinalAnswer(AgentResult(outcome, text, messages, steps, reason=reason))
                 return
             started = time.perf_counter()
@@ -279,9 +296,9 @@ class Agent:
 
     def _complete(
         self, messages: list[dict[str, Any]], choice: Any, tools: Mapping[str, Tool]
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Generator[dict[str, Any], None, None]:
         """One streamed completion; the handler's extras go through when it is ours."""
-        from ..handler import ToolChatHandler, create_chat_completion
+        from ..handler import create_chat_completion, handler_of
 
         request: dict[str, Any] = {
             "messages": list(messages),  # the loop appends to its own list afterwards
@@ -291,13 +308,34 @@ class Agent:
         if tools:
             request["tools"] = [t.to_openai() for t in tools.values()]
             request["tool_choice"] = choice
-        if isinstance(getattr(self.llm, "chat_handler", None), ToolChatHandler):
-            out: Any = create_chat_completion(self.llm, **request)
+        handler = handler_of(self.llm)
+        if handler is not None:  # chat_handler= or chat_format= of register(): the same
+            out: Any = create_chat_completion(self.llm, handler=handler, **request)
         else:
             out = self.llm.create_chat_completion(**request)
         if isinstance(out, Mapping):  # a client that ignored stream=True
             out = iter([_as_chunk(out)])
         yield from out
+
+    def _call_text(self, text: str, tools: Mapping[str, Tool]) -> str | None:
+        """Why ``text`` is no answer when it reads, in the model's dialect, as a call to one of
+        the run's tools (written where calls were not allowed); else ``None``."""
+        from ..handler import handler_of
+        from ..parse import parse_output
+
+        handler = handler_of(self.llm)
+        offered = {**self._own_tools, **tools}
+        if handler is None or not text.strip() or not offered:
+            return None
+        spec = handler.setup(self.llm).spec
+        parsed = parse_output(text, spec, tools=[t.to_openai() for t in offered.values()])
+        names = [c.name for c in parsed.tool_calls if c.name in offered]
+        if not names:
+            return None
+        return (
+            f"the model's last reply is a call to {names[0]} written as text where no call "
+            "could run, not an answer"
+        )
 
     def _run_calls(
         self,
@@ -497,76 +535,3 @@ def _as_chunk(response: Mapping[str, Any]) -> dict[str, Any]:
         "choices": [{"index": 0, "delta": message, "finish_reason": choice.get("finish_reason")}],
         "usage": response.get("usage"),
     }
-
-
-class _Turn:
-    """Reassembles one streamed reply and turns its deltas into events."""
-
-    def __init__(self, step: int) -> None:
-        self.step = step
-        self.content: list[str] = []
-        self.reasoning: list[str] = []
-        self._calls: dict[int, dict[str, Any]] = {}
-        self._invalid: dict[str, str] = {}
-        """Call id -> why its arguments fail the schema (the reply's ``invalid_tool_calls``)."""
-        self.finish_reason: str | None = None
-        self.usage: dict[str, Any] = {}
-
-    def feed(self, chunk: Mapping[str, Any]) -> Iterator[AgentEvent]:
-        if chunk.get("usage"):
-            self.usage = dict(chunk["usage"])
-        for choice in chunk.get("choices") or []:
-            self.finish_reason = choice.get("finish_reason") or self.finish_reason
-            delta = choice.get("delta") or {}
-            if delta.get("reasoning_content"):
-                self.reasoning.append(delta["reasoning_content"])
-                yield ReasoningDelta(self.step, delta["reasoning_content"])
-            if delta.get("content"):
-                self.content.append(delta["content"])
-                yield TextDelta(self.step, delta["content"])
-            for part in delta.get("tool_calls") or []:
-                yield from self._call_delta(part)
-            for bad in delta.get("invalid_tool_calls") or []:
-                self._invalid[str(bad.get("id"))] = str(
-                    bad.get("error") or "invalid for its schema"
-                )
-
-    def _call_delta(self, part: Mapping[str, Any]) -> Iterator[AgentEvent]:
-        index = int(part.get("index", len(self._calls)))
-        fn = part.get("function") or {}
-        call = self._calls.get(index)
-        if call is None:
-            cid = part.get("id") or f"call_{self.step}_{index}"
-            call = self._calls[index] = {"id": cid, "name": fn.get("name") or "", "arguments": ""}
-            yield CallStarted(self.step, index, cid, call["name"])
-        elif fn.get("name"):
-            call["name"] += fn["name"]
-        if fn.get("arguments"):
-            call["arguments"] += fn["arguments"]
-            yield ArgumentsDelta(self.step, index, call["id"], fn["arguments"])
-
-    @property
-    def calls(self) -> list[dict[str, Any]]:
-        """The calls in order; one the front end reported invalid carries ``invalid`` (why)."""
-        out = [self._calls[i] for i in sorted(self._calls)]
-        return [
-            {**c, "invalid": self._invalid[c["id"]]} if c["id"] in self._invalid else c for c in out
-        ]
-
-    def message(self) -> dict[str, Any]:
-        """The assistant message, shaped as the handler's own (so its reply memory matches)."""
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
-        if self.calls:
-            message["tool_calls"] = [
-                {
-                    "id": c["id"],
-                    "type": "function",
-                    "function": {"name": c["name"], "arguments": c["arguments"]},
-                }
-                for c in self.calls
-            ]
-        elif message["content"] is None:
-            message["content"] = ""
-        if self.reasoning:
-            message["reasoning_content"] = "".join(self.reasoning)
-        return message

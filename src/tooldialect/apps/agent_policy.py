@@ -10,15 +10,17 @@ with outcome ``loop``.
 **Approval.** ``approve(call)`` sees each :class:`PendingCall` before it runs and returns
 ``True`` (or ``None``, or ``Allow()``) to run it, ``False`` or ``Deny("why")`` to refuse it (the
 model is told, with the reason), or ``Allow(arguments={...})`` to run it with other arguments
-(the model is told they were changed).
+(the model is told they were changed). :func:`ask_before` is a ready hook that asks on the
+terminal and denies a call it must ask about when nobody can answer (stdin is not a terminal).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import ToolSpecError
 
@@ -29,6 +31,7 @@ __all__ = [
     "Deny",
     "PendingCall",
     "RepeatGuard",
+    "ask_before",
     "call_key",
     "decide",
 ]
@@ -95,6 +98,33 @@ def decide(hook: ApprovalHook | None, call: PendingCall) -> Allow | Deny:
         f"the approval hook returned {answer!r} for {call.name!r}; return True, False, None, "
         "Allow(arguments=...) or Deny(reason)"
     )
+
+
+def ask_before(
+    when: Callable[[PendingCall], bool] = lambda call: True,
+    *,
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+) -> ApprovalHook:
+    """An approval hook that asks ``[y/N]`` on the terminal before each call ``when`` selects (a
+    tool with side effects: booking, sending, writing); other calls run. With nobody to answer
+    (``stdin`` is not a terminal: piped, a service, a test) a selected call is **denied**, since
+    approving by default would run side effects nobody saw."""
+
+    def hook(call: PendingCall) -> Decision:
+        if not when(call):
+            return True
+        source = stdin if stdin is not None else sys.stdin
+        sink = out if out is not None else sys.stdout
+        sink.write(f"\n   run {call.name}({call.arguments})? [y/N] ")
+        sink.flush()
+        if not source.isatty():
+            sink.write("no (stdin is not a terminal: nobody can approve it)\n")
+            return Deny("nobody could approve it (stdin is not a terminal)")
+        answer = source.readline().strip().lower()
+        return True if answer in ("y", "yes") else Deny("the user said no")
+
+    return hook
 
 
 def edited_arguments(allow: Allow) -> str | None:

@@ -29,6 +29,7 @@ from .agent import (
     ReasoningDelta,
     TextDelta,
 )
+from .announce import model_line, spellings
 from .function_tool import Tool
 
 __all__ = ["add_chat_command", "load_tool", "main", "run_chat"]
@@ -60,17 +61,54 @@ def configure_parser(cmd: argparse.ArgumentParser) -> None:
         help="offer the tools of the MCP servers in an mcpServers JSON file (Claude Desktop's)",
     )
     cmd.add_argument(
-        "--mcp-log", default=None, metavar="FILE", help="write stdio MCP servers' stderr here"
+        *spellings("mcp_log"),
+        dest="mcp_log",
+        default=None,
+        metavar="FILE",
+        help="write stdio MCP servers' stderr here",
     )
     cmd.add_argument("--system", default=None, help="system message")
-    cmd.add_argument("--max-steps", type=int, default=6, help="model calls per user message")
-    cmd.add_argument("--max-tokens", type=int, default=512, help="tokens per model reply")
-    cmd.add_argument("--temperature", type=float, default=0.2)
     cmd.add_argument(
-        "--tool-choice", default="auto", choices=["auto", "required", "none"], help="first step"
+        *spellings("max_steps"),
+        dest="max_steps",
+        type=int,
+        default=6,
+        help="model calls per user message (default: 6)",
     )
-    cmd.add_argument("--n-ctx", type=int, default=4096)
-    cmd.add_argument("--n-threads", type=int, default=None)
+    cmd.add_argument(
+        *spellings("max_tokens"),
+        dest="max_tokens",
+        type=int,
+        default=512,
+        help="tokens per model reply (default: 512)",
+    )
+    cmd.add_argument(
+        "--temperature", type=float, default=0.2, help="sampling temperature (default: 0.2)"
+    )
+    cmd.add_argument(
+        *spellings("tool_choice"),
+        dest="tool_choice",
+        default="auto",
+        choices=["auto", "required", "none"],
+        help="tool_choice of each message's first step (default: auto)",
+    )
+    cmd.add_argument(
+        *spellings("n_ctx"),
+        dest="n_ctx",
+        type=int,
+        default=4096,
+        help="context window in tokens (default: 4096)",
+    )
+    cmd.add_argument(
+        *spellings("n_threads"),
+        dest="n_threads",
+        type=int,
+        default=None,
+        help="CPU threads (default: llama.cpp's choice)",
+    )
+    cmd.add_argument(
+        "--verbose", action="store_true", help="show llama.cpp's loading output (hidden by default)"
+    )
     cmd.set_defaults(run=run_chat)
 
 
@@ -175,7 +213,8 @@ def run_chat(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
 
             from ..handler import ToolChatHandler
 
-            options: dict[str, Any] = {"n_ctx": args.n_ctx, "verbose": False}
+            print(model_line(args.model), file=sys.stderr)
+            options: dict[str, Any] = {"n_ctx": args.n_ctx, "verbose": args.verbose}
             if args.n_threads:
                 options["n_threads"] = args.n_threads
             handler: Any = ToolChatHandler()  # llama_cpp's Protocol pins TypedDict messages
@@ -211,7 +250,7 @@ def _loop(agent: Agent, args: argparse.Namespace, stdin: TextIO) -> int:
     out = sys.stdout
     interactive = stdin.isatty()
     names = ", ".join(agent.tools) or "none"
-    print(f"model: {Path(args.model).name}   tools: {names}   (/reset, /exit)", file=sys.stderr)
+    print(f"tools: {names}   (/reset forgets the conversation, /exit)", file=sys.stderr)
     renderer = Renderer(out)
     history: list[dict[str, Any]] = []
     while True:
@@ -228,6 +267,8 @@ def _loop(agent: Agent, args: argparse.Namespace, stdin: TextIO) -> int:
             break
         if text == "/reset":
             history = []
+            out.write("[conversation reset]\n")
+            out.flush()
             continue
         if not interactive:
             out.write(f"you> {text}\n")

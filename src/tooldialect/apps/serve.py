@@ -64,6 +64,7 @@ from ..frontend.options import (
 from ..handler import ToolChatHandler
 from ..prompt.messages import validate_messages
 from ..tools import normalize_tools
+from .announce import model_line, with_known_spelling
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import (
@@ -524,10 +525,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tooldialect serve",
         description="llama-cpp-python's OpenAI-compatible server with chat_format=tooldialect "
-        "(the default). Every llama_cpp.server flag is accepted.",
+        "(the default). Every llama_cpp.server flag is accepted, with - or _ (--n-ctx, --n_ctx). "
+        "llama.cpp's loading output is hidden unless --verbose.",
     )
     add_args_from_model(parser, Settings)
     parser.add_argument("--config_file", type=str, help="Path to a config file to load.")
+    for action in parser._actions:
+        if action.dest == "verbose":  # a bare --verbose turns it on; absent, the server is quiet
+            action.nargs, action.const, action.default = "?", True, None
+        elif not action.help:  # llama_cpp's fields without a description
+            action.help = f"llama.cpp's {action.dest} (see llama_cpp.server.settings)"
     return parser
 
 
@@ -555,6 +562,8 @@ def read_settings(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     for model in models:
         if model.chat_format is None:
             model.chat_format = "tooldialect"
+        if not config_file and args.verbose is None:
+            model.verbose = False  # quiet unless asked: one line names model and dialect instead
     return server, models
 
 
@@ -583,13 +592,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{INSTALL_HINT} ({exc})", file=sys.stderr)
         return 2
     parser = build_parser()
-    args = parser.parse_args(argv)
+    known = {o for action in parser._actions for o in action.option_strings}
+    args = parser.parse_args(with_known_spelling(sys.argv[1:] if argv is None else argv, known))
     try:
         server, models = read_settings(args)
     except Exception as exc:  # pydantic's ValidationError, a missing file, bad YAML...
         print(f"tooldialect serve: {exc}", file=sys.stderr)
         parser.print_usage(sys.stderr)
         return 1
+    for model in models:
+        print(f"tooldialect serve: {model_line(model.model)}", file=sys.stderr)
     app = build_app(server, models)
     uvicorn.run(
         app,

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..errors import TemplateError
+from ..prompt.template import ChatTemplate
 from . import ports
 from .builtins import THINK, builtin_signatures, get_builtin
 from .derive import derive_dialect, template_reasoning
@@ -72,7 +74,7 @@ def detect_builtin(template_source: str | None) -> str | None:
 
 
 def detect_dialect(
-    template_source: str | None,
+    template_source: str | ChatTemplate | None,
     *,
     bos_token: str = "",
     eos_token: str = "",
@@ -81,6 +83,9 @@ def detect_dialect(
     check: ports.OwnCallCheck | None = None,
 ) -> DialectSpec:
     """The dialect a chat template's model writes tool calls in.
+
+    ``template_source``: the template's Jinja source, or a ``ChatTemplate`` (its source, and its
+    ``bos_token``/``eos_token`` where these are not given).
 
     With ``builtins=True``: the builtin whose signature matches, if it reads the template's own
     rendering of a past call exactly; else a spec derived from the template (``dialect.derive``)
@@ -99,7 +104,7 @@ def detect_dialect(
 
 
 def explain_detection(
-    template_source: str | None,
+    template_source: str | ChatTemplate | None,
     *,
     bos_token: str = "",
     eos_token: str = "",
@@ -108,6 +113,15 @@ def explain_detection(
     check: ports.OwnCallCheck | None = None,
 ) -> Detection:
     """``detect_dialect``, with the decision record."""
+    if isinstance(template_source, ChatTemplate):
+        bos_token = bos_token or template_source.bos_token
+        eos_token = eos_token or template_source.eos_token
+        template_source = template_source.source
+    if not isinstance(template_source, (str, type(None))):
+        raise TemplateError(
+            "detect_dialect takes a chat template's source text or a ChatTemplate, got "
+            f"{type(template_source).__name__}"
+        )
     src = template_source or ""
     agree = check or ports.installed_check()
     found = _decide(src, bos_token, eos_token, builtins, vocabulary, agree)

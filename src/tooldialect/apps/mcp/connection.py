@@ -12,8 +12,10 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import os
 import sys
 import threading
+from collections import deque
 from collections.abc import Coroutine
 from contextlib import AsyncExitStack
 from typing import Any, TextIO, TypeVar
@@ -75,6 +77,7 @@ class ServerConnection:
         self._errlog = errlog
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stderr: StderrTail | None = None
 
     @property
     def name(self) -> str:
@@ -96,9 +99,10 @@ class ServerConnection:
         except MCPError:
             raise
         except Exception as exc:
+            said = self._stderr.tail() if self._stderr is not None else ""
+            said = f"; its stderr ended with:\n{said}" if said else ""
             raise MCPError(
-                f"MCP server {self.name!r} could not be started ({self._how()}): "
-                f"{type(exc).__name__}: {exc}"
+                f"MCP server {self.name!r} could not be started ({self._how()}): {cause(exc)}{said}"
             ) from exc
 
     def _how(self) -> str:
@@ -115,6 +119,8 @@ class ServerConnection:
                 transport = await self._transport(stack)
                 client = Client(transport, message_handler=self._on_message)
                 self.client = await stack.enter_async_context(client)
+                if self._stderr is not None:  # the child holds its own copy now
+                    self._stderr.close_writer()
                 listener = None
                 if _listens(client):
                     listener = asyncio.create_task(self._listen(client))
@@ -143,7 +149,9 @@ class ServerConnection:
             params = StdioServerParameters(
                 command=c.command, args=list(c.args), env=dict(c.env) or None, cwd=c.cwd
             )
-            return stdio_client(params, errlog=self._errlog or sys.stderr)
+            self._stderr = StderrTail(self._errlog or sys.stderr)
+            stack.callback(self._stderr.close_writer)
+            return stdio_client(params, errlog=self._stderr.writer)
         import httpx2  # the SDK's HTTP client
         from mcp.client.streamable_http import streamable_http_client
 
@@ -223,6 +231,49 @@ class ServerConnection:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._task, 15)
             self._task = None
+
+
+class StderrTail:
+    """A stdio server's stderr: passed on to ``errlog`` as it comes, its last lines kept, so a
+    server that dies at start says why (a ``ModuleNotFoundError``, a bad path...)."""
+
+    def __init__(self, errlog: TextIO, *, lines: int = 12) -> None:
+        read, write = os.pipe()
+        self.writer = os.fdopen(write, "w")
+        self._errlog = errlog
+        self._lines: deque[str] = deque(maxlen=lines)
+        self._thread = threading.Thread(target=self._pump, args=(read,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, fd: int) -> None:
+        with os.fdopen(fd, encoding="utf-8", errors="replace") as source:
+            for line in source:
+                self._lines.append(line.rstrip("\n"))
+                with contextlib.suppress(Exception):  # a closed errlog must not stop the pump
+                    self._errlog.write(line)
+                    self._errlog.flush()
+
+    def close_writer(self) -> None:
+        """Drop this process's copy of the write end: the pump ends when the server exits."""
+        with contextlib.suppress(OSError):
+            self.writer.close()
+
+    def tail(self, *, wait: float = 2.0) -> str:
+        """The last lines written (waiting up to ``wait`` s for a server that is exiting)."""
+        self.close_writer()
+        self._thread.join(wait)
+        return "\n".join(f"  {line}" for line in self._lines)
+
+
+def cause(exc: BaseException) -> str:
+    """``Type: message`` of what really failed: the leaves of an ``ExceptionGroup`` (anyio
+    wraps a dead server's or a refused connection's error in one)."""
+    leaves = getattr(exc, "exceptions", None)  # an ExceptionGroup (or its backport on 3.10)
+    if isinstance(leaves, (list, tuple)) and leaves:
+        return "; ".join(cause(e) for e in leaves)
+    if exc.__cause__ is not None and not str(exc):
+        return cause(exc.__cause__)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _listens(client: Any) -> bool:
