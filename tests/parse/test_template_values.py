@@ -5,6 +5,7 @@ unescaped inner quotes, a keyword as an argument name)."""
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -228,3 +229,31 @@ def test_a_key_value_codec_quoting_every_value_is_typed_by_the_schema() -> None:
             {"query": "3", "limit": 3, "exact": True, "after": None, "tags": ["x", 2, False]},
         )
     ]
+
+
+CODE = "def f(x):\n    return g(x), h['k']\n" * 40
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"[lookup_item(query={CODE}, limit=3)]",  # unquoted: ")" then ", key=" goes on
+        f"[lookup_item(query={json.dumps(CODE)}, limit=3)]",
+        f"[lookup_item(query='{CODE}', limit=3)]",  # raw newlines in a Python string
+    ],
+    ids=["unquoted", "json-quoted", "python-quoted"],
+)
+def test_long_values_with_closers_inside_read_whole(text: str) -> None:
+    want = CODE.rstrip() if "query=def" in text else CODE
+    assert _read(text, DialectSpec.builtin("pythonic"))[1] == [
+        ("lookup_item", {"query": want, "limit": 3})
+    ]
+
+
+def test_a_long_container_streams_as_batch() -> None:
+    tags = [{"n": i, "s": f"x) ]{i}"} for i in range(60)]
+    for written in (json.dumps(tags), repr(tags)):
+        text = f"[lookup_item(query='q', where={{'t': {written}}})]"
+        assert _read(text, DialectSpec.builtin("pythonic"))[1] == [
+            ("lookup_item", {"query": "q", "where": {"t": tags}})
+        ]

@@ -60,7 +60,7 @@ from .markers import (
     stop_before,
     without_markers,
 )
-from .pycall import KwargsSyntax, More, read_kwargs, retype_strings
+from .pycall import KwargsSyntax, More, ScanMemo, read_kwargs, retype_strings
 from .pydict import python_object_end
 from .raw_args import read_raw_call
 from .values import parse_gemma4_kwargs
@@ -138,27 +138,7 @@ class FormatPlan:
         value_ends: tuple[str, ...] = ()
         if isinstance(body, ElementBody):
             param = compile_template(body.param, optional=optional)
-            at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
-            if at > 0 and at + 1 < len(param) and not param[at + 1].field and param[at + 1].core:
-                param_pre, param_post = param[:at], param[at + 1 :]
-                ends = [param_post[0].core]
-                if not param_pre[0].field and param_pre[0].core:
-                    ends.append(param_pre[0].core)
-                ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
-                # a new call beginning: this one's closers were cut (its text stays content)
-                ends += [fmt.call_open.strip(), fmt.section_open.strip()]
-                if head and not head[0].field:
-                    ends.append(head[0].core)
-                value_ends = tuple(dict.fromkeys(e for e in ends if e))
-            elif at > 0 and at + 1 == len(param) and body.param_separator:
-                # ``{key}: {value}`` joined by a separator: a value ends at the separator
-                # before a next parameter, or at a closer (element_scan.delimited_end)
-                param_pre = param[:at]
-                ends = [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
-                ends += [fmt.call_open.strip(), fmt.section_open.strip()]
-                if head and not head[0].field:
-                    ends.append(head[0].core)
-                value_ends = tuple(dict.fromkeys(e for e in ends if e))
+            param_pre, param_post, value_ends = _element_ends(fmt, body, param, head)
         if isinstance(body, PythonBody):
             head = compile_template(body.call_open, optional=optional)
             tail = body.call_close.strip()
@@ -195,6 +175,33 @@ class FormatPlan:
                 )
             ),
         )
+
+
+def _element_ends(
+    fmt: CallFormat, body: ElementBody, param: tuple[Segment, ...], head: tuple[Segment, ...]
+) -> tuple[tuple[Segment, ...], tuple[Segment, ...], tuple[str, ...]]:
+    """An element body's param template split at ``{value}`` (``param_pre``, ``param_post``) and
+    the literals that may end a value (``FormatPlan.value_ends``); empty where the value is
+    read otherwise (to the end of its line)."""
+    at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
+    closed = at > 0 and at + 1 < len(param) and not param[at + 1].field and param[at + 1].core
+    # ``{key}: {value}`` joined by a separator: a value ends at the separator before a next
+    # parameter, or at a closer (element_scan.delimited_end)
+    delimited = at > 0 and at + 1 == len(param) and bool(body.param_separator)
+    if not (closed or delimited):
+        return (), (), ()
+    param_pre, param_post = param[:at], param[at + 1 :]
+    ends = []
+    if closed:
+        ends.append(param_post[0].core)
+        if not param_pre[0].field and param_pre[0].core:
+            ends.append(param_pre[0].core)
+    ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
+    # a new call beginning: this one's closers were cut (its text stays content)
+    ends += [fmt.call_open.strip(), fmt.section_open.strip()]
+    if head and not head[0].field:
+        ends.append(head[0].core)
+    return param_pre, param_post, tuple(dict.fromkeys(e for e in ends if e))
 
 
 @dataclass
@@ -326,37 +333,39 @@ def _stops(plan: FormatPlan) -> tuple[str, ...]:
     return tuple(o for o in openers if len(o) > 2)
 
 
-_NEAR = 64
-"""How far past a closer the text that decides whether it ends the call may run."""
-
-
 def _python_kwargs(
     src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: Context, fields: dict[str, str]
 ) -> Reader:
-    """Python-valued arguments, read by the tolerant scanner (``pycall``)."""
+    """Python-valued arguments, read by the tolerant scanner (``pycall``): read again as text
+    arrives that may decide them, resuming its searches (``memo``)."""
     schema = ctx.schemas.get(fields["name"], {})
-    followers = [plan.separator.strip(), plan.section_close, plan.call_close]
+    separator = body.arg_separator.strip() or body.arg_separator
+    followers = [plan.section_close, plan.call_close]
+    if plan.separator.strip() != separator:  # one alike is followed by a next call (pycall)
+        followers.append(plan.separator.strip())
     followers += [a for c in (plan.section_close, plan.call_close) for a in plan.alts.get(c, ())]
-    stops, seen = _stops(plan), p
+    stops, seen, needs = _stops(plan), p, ""
+    memo = ScanMemo()
     while True:
         buf = src.buf
         lim, hit = stop_before(buf, p, stops, final=src.final) if stops else (len(buf), False)
         final = src.final or hit
-        # a scan is decided by a closer and the few characters after it: rescan only near one
-        if final or plan.tail[0] in buf[max(p, seen - _NEAR) : lim]:
+        if final or not needs or any(c in buf[seen:lim] for c in needs):
             syntax = KwargsSyntax(
                 assign=body.assign.strip() or body.assign,
-                separator=body.arg_separator.strip() or body.arg_separator,
+                separator=separator,
                 close=plan.tail,
                 followers=tuple(f for f in followers if f),
                 cut=ctx.truncated,  # known once the text is final
+                call_open=body.call_open.partition("{name}")[2].strip() or "(",
             )
             got = read_kwargs(
-                buf[:lim],
+                buf if lim == len(buf) else buf[:lim],
                 p,
                 syntax,
                 final=final,
                 schema=schema if isinstance(schema, Mapping) else {},
+                memo=memo,
             )
             if got is None:
                 return p, FAIL
@@ -365,7 +374,7 @@ def _python_kwargs(
                 args_json = json.dumps(args, ensure_ascii=False)
                 yield from certain(fields["name"], fields.get("id"), fields.get("index"), args_json)
                 return end, OK
-        seen = lim
+            seen, needs = lim, got.needs
         yield None
 
 

@@ -13,22 +13,37 @@ raises ``_More``, so a streamed read decides exactly as a batch read of the whol
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from .pydict import python_object_end
 from .values import coerce_value, literal_value, schema_types
 
-__all__ = ["KwargsSyntax", "More", "read_kwargs", "retype_strings", "type_arguments"]
+__all__ = [
+    "KwargsSyntax",
+    "More",
+    "ScanMemo",
+    "read_kwargs",
+    "retype_strings",
+    "type_arguments",
+]
 
 
+@dataclass(frozen=True)
 class More:
-    """``read_kwargs``'s answer where the text ends before the call is decided."""
+    """``read_kwargs``'s answer where the text ends before the call is decided: a read again
+    decides nothing new until the text holds one of ``needs`` (empty: any new text)."""
+
+    needs: str = ""
 
 
 class _More(Exception):
-    """The scan looked past the end of a buffer that still grows."""
+    """The scan looked past the end of a buffer that still grows; ``needs``: the characters
+    one of which new text must hold to change that (empty: any)."""
+
+    def __init__(self, needs: str = "") -> None:
+        super().__init__(needs)
+        self.needs = needs
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,20 @@ class KwargsSyntax:
     followers: tuple[str, ...] = ()
     cut: bool = False
     """The token limit cut the text: its end is no end of a call."""
+    call_open: str = "("
+    """What follows a call's name: after ``separator``, a name and this begin a next call."""
+
+
+@dataclass
+class ScanMemo:
+    """What a read of a growing text learnt that a longer text does not change, kept between
+    reads so that each resumes where the last stopped (linear, not quadratic)."""
+
+    searches: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Per forward search from a value's start: where it resumes (every candidate end before
+    was refused without looking past the text)."""
+    brackets: dict[int, tuple[int, int, str]] = field(default_factory=dict)
+    """Per bracketed value: the scan's position, depth and open quote."""
 
 
 @dataclass(frozen=True)
@@ -58,13 +87,32 @@ _LITERAL = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False|None|t
 _CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False}
 _CONSTANTS["null"] = None
 _MAX_CALL = 100_000
+_STRING = {q: re.compile(f"[^{q}\\\\]*(?:\\\\.[^{q}\\\\]*)*{q}", re.DOTALL) for q in "'\""}
+"""The rest of a Python string after its opening quote, escapes skipped, through its closer."""
+_QUOTE = {q: re.compile(q) for q in "'\""}
+_PLAIN = re.compile(r"[^'\"()\[\]{}]+")
 
 
 class _Scan:
-    def __init__(self, buf: str, syntax: KwargsSyntax, *, final: bool) -> None:
+    def __init__(self, buf: str, syntax: KwargsSyntax, *, final: bool, memo: ScanMemo) -> None:
         self.buf = buf
         self.syntax = syntax
         self.final = final
+        self.memo = memo
+
+    def search(self, pattern: re.Pattern[str], kind: str, i: int, needs: str) -> Iterator[int]:
+        """Each match of ``pattern`` from the search memo of value ``i`` on, recording the
+        ones the caller refuses (it asks for the next)."""
+        k = self.memo.searches.get((kind, i), i)
+        while True:
+            m = pattern.search(self.buf, k)
+            if m is None:
+                if self.final:
+                    return
+                raise _More(needs)
+            yield m.start()
+            k = m.start() + 1
+            self.memo.searches[(kind, i)] = k
 
     def char(self, i: int) -> str:
         """``buf[i]``, or ``""`` at the end of the finished text."""
@@ -101,11 +149,22 @@ class _Scan:
         return name, self.ws(k + len(assign))
 
     def ends_call(self, i: int) -> bool:
-        """Whether what follows a closer at ``i`` may follow a call: nothing, or a follower."""
+        """Whether what follows a closer at ``i`` may follow a call: nothing, a follower, or a
+        separator and a next call."""
         j = self.ws(i)
         if not self.char(j):
             return not self.syntax.cut
+        sep = self.syntax.separator
+        if self.has(sep, j):
+            return self.next_call(self.ws(j + len(sep)))
         return any(self.has(f, j) for f in self.syntax.followers)
+
+    def next_call(self, i: int) -> bool:
+        """Whether a call begins at ``i``: a name, then ``call_open``."""
+        j = i
+        while (c := self.char(j)) and (c.isalnum() or c in "_.-"):
+            j += 1
+        return j > i and self.has(self.syntax.call_open, self.ws(j))
 
     def after(self, i: int, *, loose: bool) -> tuple[str, int] | None:
         """What follows a value ending at ``i``: ``("key", where the next key is)``, ``("close",
@@ -131,35 +190,28 @@ class _Scan:
         """The string whose quote is at ``i``: a Python string where an argument boundary
         follows its closing quote, else the text up to the first quote that one follows."""
         quote = self.buf[i]
-        j = i + 1
-        while (c := self.char(j)) and c != quote:
-            j += 2 if c == "\\" else 1
-        if not self.char(j):
-            return None
+        m = _STRING[quote].match(self.buf, i + 1)
+        if m is None:
+            if self.final:
+                return None
+            raise _More(quote)  # nothing else can close it
+        j = m.end() - 1
         nxt = self.after(j + 1, loose=False)
         if nxt is not None:
             text = self.buf[i : j + 1].replace("\r", "\\r").replace("\n", "\\n")
             value = literal_value(text)
             if isinstance(value, str):
                 return _Value(value, quoted=True), nxt
-        k = i
-        while True:  # inner quotes left unescaped: the string is the text as written
-            k = self.buf.find(quote, k + 1)
-            if k < 0:
-                if self.final:
-                    return None
-                raise _More
+        # inner quotes left unescaped: the string is the text as written
+        for k in self.search(_QUOTE[quote], "quote", i + 1, quote):
             nxt = self.after(k + 1, loose=True)
             if nxt is not None:
                 return _Value(self.buf[i + 1 : k], quoted=True), nxt
+        return None
 
     def container(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
-        end = python_object_end(self.buf, i)
+        end = self.bracket_end(i)
         if end is None:
-            if self.final:
-                return None
-            raise _More
-        if end < 0:
             return None
         nxt = self.after(end, loose=False)
         if nxt is None:
@@ -168,6 +220,35 @@ class _Scan:
         if value is None:  # raw newlines inside its strings: Python needs them escaped
             value = literal_value(self.buf[i:end].replace("\n", "\\n"))
         return (_Value(value, quoted=False), nxt) if isinstance(value, (list, dict)) else None
+
+    def bracket_end(self, i: int) -> int | None:
+        """The index after the bracket closing the one at ``i`` (quotes and escapes skipped, raw
+        newlines allowed in strings), None where the text ends first; resumed from the memo."""
+        buf, n = self.buf, len(self.buf)
+        k, depth, quote = self.memo.brackets.get(i, (i, 0, ""))
+        while k < n:
+            if quote:
+                m = _STRING[quote].match(buf, k)
+                if m is None:
+                    break  # read again from the string's start: an escape may be cut
+                k, quote = m.end(), ""
+                continue
+            c = buf[k]
+            if c in "'\"":
+                quote = c
+            elif c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return k + 1
+            k += 1
+            m = _PLAIN.match(buf, k)
+            k = m.end() if m else k
+        self.memo.brackets[i] = (k, depth, quote)
+        if self.final:
+            return None
+        raise _More(quote or ")]}")  # nothing else can close it
 
     def literal(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
         m = _LITERAL.match(self.buf, i)
@@ -182,18 +263,14 @@ class _Scan:
 
     def bare(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
         """Unquoted text: up to the next ``, key=`` or the closer that ends the call."""
-        marks = {self.syntax.separator[:1], self.syntax.close[:1]} - {""}
-        k = i
-        while True:
-            c = self.char(k)
-            if not c:
-                return None
-            if c in marks:
-                nxt = self.after(k, loose=True)
-                if nxt is not None:
-                    text = self.buf[i:k].rstrip()
-                    return (_Value(text, quoted=False, bare=True), nxt) if text else None
-            k += 1
+        syntax = self.syntax
+        marks = re.compile("|".join(re.escape(m) for m in (syntax.separator, syntax.close)))
+        for k in self.search(marks, "bare", i, syntax.separator[:1] + syntax.close[:1]):
+            nxt = self.after(k, loose=True)
+            if nxt is not None:
+                text = self.buf[i:k].rstrip()
+                return (_Value(text, quoted=False, bare=True), nxt) if text else None
+        return None
 
     def value(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
         c = self.char(i)
@@ -228,16 +305,18 @@ def read_kwargs(
     *,
     final: bool,
     schema: Mapping[str, Any],
+    memo: ScanMemo | None = None,
 ) -> tuple[int, dict[str, Any]] | More | None:
     """The arguments from ``p`` (after the call's opener) through its closer: ``(end after the
     closer, arguments typed by the tool's ``schema``)``; None where they are no keyword
-    arguments; ``More`` while ``buf`` still grows and has not decided."""
+    arguments; ``More`` while ``buf`` still grows and has not decided. ``memo``, kept between
+    reads of one growing text, lets a read resume its searches (linear, not quadratic)."""
     if len(buf) - p > _MAX_CALL:
         return None
     try:
-        got = _Scan(buf, syntax, final=final).arguments(p)
-    except _More:
-        return More()
+        got = _Scan(buf, syntax, final=final, memo=memo or ScanMemo()).arguments(p)
+    except _More as more:
+        return More(more.needs)
     except RecursionError:
         return None
     if got is None:
