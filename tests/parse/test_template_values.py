@@ -257,3 +257,11 @@ def test_a_long_container_streams_as_batch() -> None:
         assert _read(text, DialectSpec.builtin("pythonic"))[1] == [
             ("lookup_item", {"query": "q", "where": {"t": tags}})
         ]
+
+
+def test_a_triple_quoted_string_reads_whole() -> None:
+    code = "def f():\n    return \"x\", 'y'\n"
+    text = f'[lookup_item(query="""{code}""", limit=3)]'
+    assert _read(text, DialectSpec.builtin("pythonic"))[1] == [
+        ("lookup_item", {"query": code, "limit": 3})
+    ]

@@ -90,6 +90,7 @@ _MAX_CALL = 100_000
 _STRING = {q: re.compile(f"[^{q}\\\\]*(?:\\\\.[^{q}\\\\]*)*{q}", re.DOTALL) for q in "'\""}
 """The rest of a Python string after its opening quote, escapes skipped, through its closer."""
 _QUOTE = {q: re.compile(q) for q in "'\""}
+_TRIPLE = {q: re.compile(q * 3) for q in "'\""}
 _PLAIN = re.compile(r"[^'\"()\[\]{}]+")
 
 
@@ -190,6 +191,8 @@ class _Scan:
         """The string whose quote is at ``i``: a Python string where an argument boundary
         follows its closing quote, else the text up to the first quote that one follows."""
         quote = self.buf[i]
+        if self.has(quote * 3, i):
+            return self.triple(i, quote)
         m = _STRING[quote].match(self.buf, i + 1)
         if m is None:
             if self.final:
@@ -207,6 +210,16 @@ class _Scan:
             nxt = self.after(k + 1, loose=True)
             if nxt is not None:
                 return _Value(self.buf[i + 1 : k], quoted=True), nxt
+        return None
+
+    def triple(self, i: int, quote: str) -> tuple[_Value, tuple[str, int]] | None:
+        """A triple-quoted string (code a model quotes so): through the first closing triple
+        an argument boundary follows."""
+        for k in self.search(_TRIPLE[quote], "triple", i + 3, quote):
+            nxt = self.after(k + 3, loose=False)
+            value = literal_value(self.buf[i : k + 3]) if nxt is not None else None
+            if nxt is not None and isinstance(value, str):
+                return _Value(value, quoted=True), nxt
         return None
 
     def container(self, i: int) -> tuple[_Value, tuple[str, int]] | None:
