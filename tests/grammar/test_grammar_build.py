@@ -81,6 +81,37 @@ HANDMADE = {
             )
         ],
     ),
+    "element-delimited": DialectSpec(
+        id="t-kv",
+        formats=[
+            CallFormat(
+                call_open="<|act|>",
+                body=ElementBody(
+                    head="{name}\n",
+                    param="{key}: {value}",
+                    tail="\n<|act_end|>",
+                    trim_value=False,
+                    param_separator=" ;; ",
+                ),
+            )
+        ],
+    ),
+    "element-delimited-lines": DialectSpec(
+        id="t-kv-lines",
+        formats=[
+            CallFormat(
+                call_open="<|act|>",
+                body=ElementBody(
+                    head="{name}\n",
+                    param="{key}: {value}",
+                    tail="\n<|act_end|>",
+                    trim_value=False,
+                    json_values=True,
+                    param_separator="\n",
+                ),
+            )
+        ],
+    ),
     "tagged-mistral-v11": DialectSpec(
         id="t-mistral",
         formats=[CallFormat(call_open="[TOOL_CALLS]", body=TaggedBody(head="{name}[ARGS]"))],

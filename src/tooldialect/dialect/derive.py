@@ -125,11 +125,21 @@ def template_reasoning(
 # Reading the spec off the renders
 
 
-def _find_all(text: str, count: int, *, args: Mapping[str, Any]) -> list[Found] | None:
+def _find_all(
+    text: str, count: int, *, args: Mapping[str, Any], counters: bool = True
+) -> list[Found] | None:
     found: list[Found] = []
     pos = 0
     for i in range(count):
-        f = find_body(text, pos, name=PROBE_NAME, args=args, call_id=PROBE_IDS[i], index=i)
+        f = find_body(
+            text,
+            pos,
+            name=PROBE_NAME,
+            args=args,
+            call_id=PROBE_IDS[i],
+            index=i,
+            counters=counters,
+        )
         if f is None:
             return None
         found.append(f)
@@ -178,8 +188,10 @@ class _Envelope:
     separator: str
     parallel: bool
     optional: list[str] = field(default_factory=list)
-    index_base: int = 0
     """Markers the two-call render writes and the one-call render leaves out."""
+    index_base: int = 0
+    id_template: str | None = None
+    """An id the template builds around the call's index (``call-{index}``)."""
 
 
 _MAX_HEADER = 40
@@ -258,6 +270,13 @@ def _envelope(
             _after_answer(probe),
         )
         twos = _find_all(two_region, 2, args=PROBE_ARGS)
+        if twos is not None and twos[0].id_template != twos[1].id_template:
+            # text that held the index on one call is the same on both: a constant key
+            twos = _find_all(two_region, 2, args=PROBE_ARGS, counters=False)
+            ones = _find_all(one_region, 1, args=PROBE_ARGS, counters=False)
+            if ones is None:
+                return None
+            first = ones[0]
     if twos is not None:
         merged = _merge_index(twos[0].body, twos[1].body)
         holes = (f"{HOLE}1{HOLE}", f"{HOLE}2{HOLE}")
@@ -270,12 +289,14 @@ def _envelope(
             + two_region[f2.end :]
         )
         rep = split_repeat(text, *holes)
-        if merged is None or rep is None:
+        if merged is None or rep is None or twos[0].id_template != twos[1].id_template:
             return None
         env = _Envelope(
             merged[0], first.id_mode, rep.before, rep.after, rep.open, rep.close, rep.sep, True
         )
         env.index_base = merged[1]
+        if first.id_template != twos[0].id_template:
+            return None
         # what the one-call render writes outside the body must be the same envelope
         if one_region[: first.start] != env.section_open + env.call_open:
             return None
@@ -284,6 +305,7 @@ def _envelope(
         # parallel calls do not render (Llama 3.1 refuses them): all envelope text is per call
         env = _Envelope(first.body, first.id_mode, "", "", one_region[: first.start], "", "", False)
         env.call_close = one_region[first.end :]
+    env.id_template = first.id_template
     return _attach_words(env)
 
 
@@ -560,7 +582,7 @@ def _derive(probe: Probe, *, addressed: bool = False) -> DialectSpec | None:
         reasoning=reasoning or THINK,
         strip=list(dict.fromkeys([*content_wrapper(region.plain), *channel])),
         stop=[region.end_of_turn] if region.end_of_turn else [],
-        id_template=_id_template(env.body) if env.id_mode is None else None,
+        id_template=env.id_template or (_id_template(env.body) if env.id_mode is None else None),
         id_format=_id_format(probe, env),
         parallel_calls=env.parallel,
     )

@@ -9,6 +9,7 @@ what repeats around two parallel calls.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -18,8 +19,9 @@ from .spec import GEMMA4_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedB
 
 __all__ = ["Found", "IdMode", "escape", "find_body"]
 
-IdMode = Literal["echo", "index"]
-"""How the template writes a call id: the caller's id verbatim, or the call's index."""
+IdMode = Literal["echo", "index", "counter"]
+"""How the template writes a call id: the caller's id verbatim, the call's index, or text of its
+own around the index (``call-0``: ``Found.id_template``)."""
 
 _DECODER = json.JSONDecoder()
 _MAX_HEAD = 200
@@ -34,6 +36,8 @@ class Found:
     end: int
     body: Body
     id_mode: IdMode | None = None
+    id_template: str | None = None
+    """For ``id_mode="counter"``: the id as ``DialectSpec.id_template`` (``call-{index}``)."""
 
 
 def escape(text: str) -> str:
@@ -46,18 +50,36 @@ def _substitute(text: str, name: str, call_id: str) -> str:
 
 
 def find_body(
-    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+    text: str,
+    pos: int,
+    *,
+    name: str,
+    args: Mapping[str, Any],
+    call_id: str,
+    index: int,
+    counters: bool = True,
 ) -> Found | None:
-    """The first call body at or after ``pos``, trying each body kind in turn."""
-    for finder in (_find_json, _find_tagged, _find_python, _find_element):
-        found = finder(text, pos, name=name, args=args, call_id=call_id, index=index)
+    """The first call body at or after ``pos``, trying each body kind in turn. ``counters``:
+    whether a JSON value holding the index (``call-0``) may be an id the template counts."""
+    found = _find_json(
+        text, pos, name=name, args=args, call_id=call_id, index=index, counters=counters
+    )
+    for finder in (_find_tagged, _find_python, _find_element):
         if found is not None:
             return found
-    return None
+        found = finder(text, pos, name=name, args=args, call_id=call_id, index=index)
+    return found
 
 
 def _find_json(
-    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+    text: str,
+    pos: int,
+    *,
+    name: str,
+    args: Mapping[str, Any],
+    call_id: str,
+    index: int,
+    counters: bool = True,
 ) -> Found | None:
     i = text.find("{", pos)
     while i != -1:
@@ -66,9 +88,11 @@ def _find_json(
         except ValueError:
             obj, end = None, i
         if isinstance(obj, dict):
-            read = _json_body(obj, name=name, args=args, call_id=call_id, index=index)
+            read = _json_body(
+                obj, name=name, args=args, call_id=call_id, index=index, counters=counters
+            )
             if read is not None:
-                return Found(i, end, read[0], read[1])
+                return Found(i, end, *read)
         i = text.find("{", i + 1)
     return None
 
@@ -82,12 +106,29 @@ def _decodes_to(value: Any, args: Mapping[str, Any]) -> bool:
         return False
 
 
+def _counter(value: Any, index: int) -> str | None:
+    """``value`` as an id template where it is text around the call's index (``call-0`` ->
+    ``call-{index}``): the template numbers its calls itself. Two parallel calls confirm it."""
+    if not isinstance(value, str):
+        return None
+    m = re.fullmatch(rf"(\D*){index}(\D*)", value)
+    if m is None or not (m.group(1) or m.group(2)):
+        return None
+    return escape(m.group(1)) + "{index}" + escape(m.group(2))
+
+
 def _json_body(
-    obj: dict[str, Any], *, name: str, args: Mapping[str, Any], call_id: str, index: int
-) -> tuple[JsonBody, IdMode | None] | None:
+    obj: dict[str, Any],
+    *,
+    name: str,
+    args: Mapping[str, Any],
+    call_id: str,
+    index: int,
+    counters: bool = True,
+) -> tuple[JsonBody, IdMode | None, str | None] | None:
     keys = list(obj)
     if len(obj) == 1 and keys[0] == name and obj[name] == args:
-        return JsonBody(name_key=None), None
+        return JsonBody(name_key=None), None, None
     name_key = next((k for k in keys if obj[k] == name), None)
     args_key = next((k for k in keys if obj[k] == args), None)
     as_string = False
@@ -98,6 +139,7 @@ def _json_body(
         return None
     id_key: str | None = None
     id_mode: IdMode | None = None
+    id_template: str | None = None
     extra: dict[str, Any] = {}
     for k in keys:
         if k in (name_key, args_key):
@@ -106,6 +148,8 @@ def _json_body(
             id_key, id_mode = k, "echo"
         elif obj[k] in (str(index), index) and id_key is None:
             id_key, id_mode = k, "index"
+        elif counters and id_key is None and _counter(obj[k], index) is not None:
+            id_key, id_mode, id_template = k, "counter", _counter(obj[k], index)
         else:
             extra[k] = obj[k]
     id_first = id_key is not None and keys.index(id_key) < keys.index(name_key)
@@ -119,7 +163,7 @@ def _json_body(
         arguments_as_string=as_string,
         extra=extra,
     )
-    return body, id_mode
+    return body, id_mode, id_template
 
 
 def _name_at(text: str, pos: int, name: str) -> int:
@@ -316,7 +360,7 @@ def _find_element(
         return None
     probe = text[n:ia] + holes[0] + between + holes[1] + rest
     rep = split_repeat(probe, *holes)
-    if rep is None or rep.sep:
+    if rep is None:
         return None
     unit_open, unit_close = rep.open, rep.close
     head_text = rep.before
@@ -328,6 +372,18 @@ def _find_element(
         head_text += lx_open[0]
         unit_close += lx_open[0]
         after = after[len(lx_open[0]) :]
+        lx_open = lx_open[1:]
+    separator = rep.sep
+    if unit_close and not unit_close.strip():
+        # blanks after every value, the last one's before the tail (``{key}: {value}\n``):
+        # the parameters are joined by them (a value may hold a line break)
+        separator, after = unit_close + separator, unit_close + after
+        unit_close = ""
+    elif not separator and not unit_close and lx_open and lx_open[0].isspace():
+        # nothing after a value, a line break before each key (``\n{key}: {value}``): the
+        # parameters are joined by the line break, which the head writes before the first
+        separator = lx_open[0]
+        head_text += separator
         lx_open = lx_open[1:]
     unit_open = "".join(lx_open)
     param = escape(unit_open) + "{key}" + link + "{value}" + escape(unit_close)
@@ -342,5 +398,7 @@ def _find_element(
         trim_value=link_a.endswith("\n") and unit_close.startswith("\n"),
         json_values=json_values,
         type_names=type_names,
+        # what lies between two parameters and after neither (`` ;; ``, ``<|and|>``)
+        param_separator=separator,
     )
     return Found(n, end, body, "echo" if call_id in head_text else None)

@@ -46,6 +46,8 @@ def _squash(text: str) -> str:
 
 
 def _call_id_for(spec: DialectSpec, index: int) -> str | None:
+    if spec.id_template:
+        return None  # the template writes ids of its own (``call-{index}``), not the caller's
     body = spec.primary.body
     writes_id = (isinstance(body, JsonBody) and body.id_key is not None) or "{id}" in getattr(
         body, "head", ""

@@ -101,7 +101,8 @@ def _param(body: ElementBody, key: str, value: Any) -> str:
 
 def encode_element_params(body: ElementBody, args: Mapping[str, Any]) -> str:
     """Every argument's parameter element, in order (``None`` ones left out where the body
-    omits them, an array as one parameter per element where it repeats them)."""
+    omits them, an array as one parameter per element where it repeats them), joined by the
+    body's ``param_separator``."""
     out = []
     for key, value in args.items():
         if value is None and body.omit_none:
@@ -110,4 +111,4 @@ def encode_element_params(body: ElementBody, args: Mapping[str, Any]) -> str:
             out += [_param(body, key, x) for x in value]
         else:
             out.append(_param(body, key, value))
-    return "".join(out)
+    return body.param_separator.join(out)

@@ -161,6 +161,10 @@ class ElementBody(_Model):
     repeat_arrays: bool = False
     """An array argument is written as one parameter per element, the key repeated
     (``<tag>a</tag><tag>b</tag>``); the parser collects repeated keys of an array parameter."""
+    param_separator: str = ""
+    """Text between two parameters, never after the last (`` ;; ``, ``, ``, ``<|and|>``, a
+    line break): ``param`` then ends at its ``{value}`` (``{key}: {value}``), and a value runs
+    to the next separator followed by a parameter of one of the tool's keys, or to the tail."""
 
 
 class PythonBody(_Model):

@@ -522,6 +522,7 @@ def _element_body(
     pre_t, _, post = marked.partition("\x00value\x00")
     has_flag = "{is_string}" in pre_t
     has_type = "{type}" in pre_t
+    stops = _delimited_stops(body, tool.name)
     items = []
     post_t = post
     for key, sub in _properties(schema).items():
@@ -555,14 +556,24 @@ def _element_body(
             param = b.add(h, " | ".join(alts))
         else:
             pre = _template(pre_t, {"key": literal(key)}, exact=exact)
-            param = element_param(conv, body, pre, sub, ptr, post, key=key, hint=h)
+            param = element_param(conv, body, pre, sub, ptr, post, key=key, hint=h, stops=stops)
         items.append((param, key in _required(schema)))
-    seq = props_sequence(b, items, '""', hint=f"{hint}-args")
+    seq = props_sequence(b, items, _opt(body.param_separator, exact) or '""', hint=f"{hint}-args")
     return b.add(
         hint,
         f"{_template(body.head, head_fields, exact=exact)} {seq} "
         f"{_opt(format_template(body.tail, name=tool.name), exact) or chr(34) * 2}",
     )
+
+
+def _delimited_stops(body: ElementBody, name: str) -> list[str]:
+    """Where parameters are joined by a separator and nothing closes a value: the texts a raw
+    value never holds, the separator (its line break where it is blank) and the tail, so that
+    the parser, which ends a value at either, reads it whole."""
+    if not body.param_separator:
+        return []
+    sep = body.param_separator.strip() or body.param_separator
+    return [x for x in (sep, format_template(body.tail, name=name).strip()) if x]
 
 
 def _written_types(body: ElementBody, schema: Any) -> list[tuple[str, bool]]:

@@ -9,7 +9,7 @@ enforced (recorded as loosened); past a nesting depth of 8 a value is written as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..dialect.element_values import singular, xml_escape
@@ -167,13 +167,15 @@ def element_param(
     *,
     key: str,
     hint: str,
+    stops: Sequence[str] = (),
 ) -> str:
     """One parameter's rule, ``pre`` (its opener) then its value and closer; an array the body
-    writes as repeated parameters is one or more of them, one element each."""
+    writes as repeated parameters is one or more of them, one element each. ``stops``: see
+    ``SchemaConverter.element_value``."""
     s = conv.resolve(schema, pointer)
     repeated = body.repeat_arrays and isinstance(s, Mapping) and _type(s) == "array"
     if repeated and isinstance(s, Mapping):
         schema, pointer = s.get("items", {}), f"{pointer}/items"
     special = element_special_value(conv, body, schema, pointer, post, key=key, hint=f"{hint}-n")
-    value = special or conv.element_value(schema, pointer, post, hint=f"{hint}-v")
+    value = special or conv.element_value(schema, pointer, post, hint=f"{hint}-v", stops=stops)
     return conv.b.add(hint, f"({pre} {value})+" if repeated else f"{pre} {value}")

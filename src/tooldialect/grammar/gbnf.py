@@ -8,6 +8,7 @@ size of the schemas; nothing re-scans the rule set.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "GbnfBuilder",
@@ -17,6 +18,7 @@ __all__ = [
     "marker_edges",
     "optional_edges",
     "until",
+    "without",
 ]
 
 _NAME_BAD = re.compile(r"[^a-zA-Z0-9-]+")
@@ -174,3 +176,34 @@ def until(b: GbnfBuilder, stop: str, *, hint: str = "until") -> str:
             alts.append(literal(ch) if nxt == n else f"{literal(ch)} {names[nxt]}")
         b.define(names[state], " | ".join(alts))
     return names[0]
+
+
+def without(b: GbnfBuilder, stops: Sequence[str], *, hint: str = "without") -> str:
+    """A rule matching any text (the empty text too) that contains none of ``stops``, and
+    consumes none of them: what follows it may start with one.
+
+    One rule per state of the stops' Aho-Corasick automaton (the longest end of the text read
+    that starts a stop), so text that merely starts like a stop is still allowed."""
+    stops = sorted({s for s in stops if s})
+    key = ("without", *stops)
+    if key in b.memo:
+        return b.memo[key]
+    states = sorted({s[:i] for s in stops for i in range(len(s))}, key=len)
+    alphabet = "".join(dict.fromkeys("".join(stops)))
+
+    def step(state: str, ch: str) -> str | None:
+        text = state + ch
+        if any(text.endswith(s) for s in stops):
+            return None  # a stop would be complete: not in the text
+        return next(text[i:] for i in range(len(text) + 1) if text[i:] in states)
+
+    names = {state: b.name(f"{hint}-{i}") for i, state in enumerate(states)}
+    b.memo[key] = names[""]
+    for state in states:
+        alts = [f"{char_class(alphabet, negate=True)} {names['']}"]
+        for ch in alphabet:
+            nxt = step(state, ch)
+            if nxt is not None:
+                alts.append(f"{literal(ch)} {names[nxt]}")
+        b.define(names[state], "(" + " | ".join(alts) + ")?")
+    return names[""]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote
@@ -25,7 +25,7 @@ from urllib.parse import unquote
 from ..dialect.spec import encode_python_value
 from ..errors import UnsupportedSchemaError
 from .codec import CODECS, ArgumentLayout, Codec, CodecName, codec_for
-from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until
+from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until, without
 from .schema_arrays import array_expr
 from .schema_checks import (
     LOOSE,
@@ -103,13 +103,23 @@ class SchemaConverter:
         return self.b.add(hint, expr)
 
     def element_value(
-        self, schema: Any, pointer: str, post: str, *, hint: str, string_only: bool | None = None
+        self,
+        schema: Any,
+        pointer: str,
+        post: str,
+        *,
+        hint: str,
+        string_only: bool | None = None,
+        stops: Sequence[str] = (),
     ) -> str:
         """A rule for one element-body value *followed by* ``post`` (the template after
         ``{value}``): strings are raw text that cannot contain ``post``'s marker, the rest JSON.
 
         ``string_only`` True/False restricts to the raw-string / JSON alternative (for templates
-        with ``{is_string}``); None picks by schema.
+        with ``{is_string}``); None picks by schema. ``stops``: where nothing follows the value
+        (parameters joined by a separator), the texts a raw string never holds (the separator,
+        the closers), so that it cannot run into them (a length or pattern constraint keeps it
+        off their first characters instead).
         """
         core = post.strip()
         tail = post[post.index(core) + len(core) :] if core else ""
@@ -122,6 +132,10 @@ class SchemaConverter:
             raw = self._raw_string(s, pointer, core)
             if raw is not None:
                 return self.b.add(hint, f"{raw} {closing}")
+        if not core and stops and isinstance(s, Mapping):
+            char = char_class("".join(x[:1] for x in stops), negate=True)
+            raw = self._raw_string(s, pointer, "", char=char) if admits == "only" else None
+            return self.b.add(hint, raw or without(self.b, stops, hint="raw"))
         if not core:
             raise UnsupportedSchemaError(
                 f"an element value template needs a closing marker after {{value}}, got {post!r}",
@@ -343,13 +357,16 @@ class SchemaConverter:
             self.b.memo[key] = expr
         return expr
 
-    def _raw_string(self, schema: Mapping[str, Any], pointer: str, stop: str) -> str | None:
-        """Raw (unquoted) string content for element values; None means 'until the stop marker'."""
+    def _raw_string(
+        self, schema: Mapping[str, Any], pointer: str, stop: str, *, char: str = ""
+    ) -> str | None:
+        """Raw (unquoted) string content for element values; None means 'until the stop marker'.
+        ``char`` is one content character (default: any but the stop's first)."""
         if "const" in schema:
             return literal(_raw(schema["const"]))
         if "enum" in schema and isinstance(schema["enum"], list):
             return "(" + " | ".join(dict.fromkeys(literal(_raw(v)) for v in schema["enum"])) + ")"
-        char = char_class(stop[:1], negate=True) if stop else "[^\\x00]"
+        char = char or (char_class(stop[:1], negate=True) if stop else "[^\\x00]")
         self._raw_mode = True
         try:
             content = string_content(

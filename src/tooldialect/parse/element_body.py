@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import ElementBody, format_template
 from .element_nested import read_value
-from .element_scan import cut_short, is_indented, line_end, line_value_prefix, value_end
+from .element_scan import (
+    cut_short,
+    delimited_end,
+    is_indented,
+    line_end,
+    line_value_prefix,
+    value_end,
+)
 from .element_text import attribute_unescape, element_value, trim_value
 from .events import FAIL, OK, Reader, certain
 from .markers import Segment, Source, match_template, probe_closer, probe_literal, skip_ws
@@ -98,9 +105,27 @@ def _read_param(
         k = yield from line_end(src, q, (call.tail, plan.call_close, plan.section_close))
         fields["value"] = src.buf[q:k].rstrip()
         return _Param(k, fields)
+    if plan.param_pre and not plan.param_post:  # parameters joined by a separator
+        sep = body.param_separator
+        k = yield from delimited_end(src, q, plan, name=call.name, separator=sep, keys=call.props)
+        enders = (sep, body.tail, plan.fmt.call_close, plan.fmt.section_close)
+        fields["value"] = _unpadded(src.buf[q:k], plan.param_pre[-1].text, enders)
+        return _Param(k, fields)
     if plan.param_pre:
         return (yield from _read_split(src, p, q, fields, plan, call, body))
     return _Param(q, fields)
+
+
+def _unpadded(raw: str, link: str, enders: tuple[str, ...]) -> str:
+    """A delimited value less the blanks the template writes around it: those ending the text
+    between key and value (``: ``), and those that start what ends it (the separator `` ;; ``,
+    the tail ``\n</call>``): the longest of these the value ends with."""
+    pad = link[len(link.rstrip()) :]
+    if pad and raw.startswith(pad):
+        raw = raw[len(pad) :]
+    leads = sorted((e[: len(e) - len(e.lstrip())] for e in enders), key=len, reverse=True)
+    lead = next((x for x in leads if x and raw.endswith(x)), "")
+    return raw[: len(raw) - len(lead)]
 
 
 def _ends_without_param(
@@ -177,7 +202,13 @@ def _read_params(
             return p, None
         if q >= 0:
             return q, args
-        param = yield from _read_param(src, p, plan, call, body)
+        param = None
+        if args and body.param_separator.strip():
+            q = yield from probe_literal(src, p, body.param_separator.strip())
+            p = q if q >= 0 else p
+            param = None if q < 0 else (yield from _read_param(src, p, plan, call, body))
+        else:
+            param = yield from _read_param(src, p, plan, call, body)
         if param is None:
             ends = yield from _ends_without_param(src, p, plan, call, ctx, empty=not args)
             return p, (args if ends else None)

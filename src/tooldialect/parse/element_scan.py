@@ -15,7 +15,15 @@ from .markers import Segment, Source, find_literal, match_template, split_litera
 if TYPE_CHECKING:
     from .calls import FormatPlan
 
-__all__ = ["cut_short", "find_before", "is_indented", "line_end", "line_value_prefix", "value_end"]
+__all__ = [
+    "cut_short",
+    "delimited_end",
+    "find_before",
+    "is_indented",
+    "line_end",
+    "line_value_prefix",
+    "value_end",
+]
 
 
 @dataclass
@@ -112,6 +120,54 @@ def value_end(
     if ends:
         return min(ends), False
     return -1, False
+
+
+def _opens_param(
+    buf: str, p: int, plan: FormatPlan, keys: Collection[str], *, final: bool
+) -> bool | None:
+    """Whether a parameter of one of ``keys`` (any key where empty) opens at ``p``; None where
+    the text read so far ends before that can be told."""
+    body = plan.fmt.body
+    unescape = attribute_unescape(body) if isinstance(body, ElementBody) else None
+    gen = match_template(_Snapshot(buf, final=final), p, plan.param_pre, unescape=unescape)
+    try:
+        next(gen)
+    except StopIteration as stop:
+        q, fields = stop.value
+        return q >= 0 and (not keys or fields.get("key") in keys)
+    return None
+
+
+def delimited_end(
+    src: Source, p: int, plan: FormatPlan, *, name: str, separator: str, keys: Collection[str]
+) -> Generator[None, None, int]:
+    """Where a value starting at ``p`` ends in a body whose parameters are joined by
+    ``separator`` (``ElementBody.param_separator``): at the first separator followed by a
+    parameter of one of ``keys``, else at the body's tail, a call or section closer or a next
+    call's opener (the end of the text once it is final). A separator inside the value
+    (``a ;; b``) that no parameter follows is text. The position is where the separator or
+    closer begins."""
+    needle = separator.strip() or separator
+    ends = [format_template(e, name=name) for e in plan.value_ends]
+    while True:
+        buf = src.buf
+        stop = min([k for k in (find_before(src, p, len(buf), e) for e in ends) if k >= 0] or [-1])
+        limit = stop if stop >= 0 else len(buf)
+        k = buf.find(needle, p, limit)
+        opens: bool | None = False
+        while k >= 0:
+            opens = _opens_param(buf, k + len(needle), plan, keys, final=src.final)
+            if opens is not False:
+                break
+            k = buf.find(needle, k + 1, limit)
+        if opens:
+            return k
+        if opens is None:
+            yield None  # a separator near the end of the text: wait to see what follows it
+            continue
+        if stop >= 0 or src.final:
+            return limit
+        yield None
 
 
 def find_before(src: Source, p: int, end: int, core: str) -> int:
