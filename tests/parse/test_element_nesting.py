@@ -308,3 +308,20 @@ def test_a_cut_attribute_is_no_parameter() -> None:
     out = parse_output(text, spec)
     kept = (out.content or "") + "".join(c.arguments_json for c in out.tool_calls)
     assert "XYZ" in kept
+
+
+def test_an_untyped_nested_value_is_what_it_spells() -> None:
+    """A member declared with no type, written by ``str()`` (Python's ``None``, ``True``) or as
+    JSON, reads as that scalar; other text stays text."""
+    schema = {"type": "object", "properties": {"opts": {"type": "object", "properties": {}}}}
+    tools = [{"type": "function", "function": {"name": "trip", "parameters": schema}}]
+    text = (
+        '<use tool="trip"><opts><a>None</a><b>True</b><c>null</c><d>2.5</d><e>hall</e></opts></use>'
+    )
+    want = {"opts": {"a": None, "b": True, "c": None, "d": 2.5, "e": "hall"}}
+    assert _calls(parse_output(text, NESTED, tools=tools)) == [("trip", want)]
+    parser = StreamParser(NESTED, tools=tools)
+    for ch in text:
+        parser.feed(ch)
+    parser.close()
+    assert _calls(parser.result) == [("trip", want)]

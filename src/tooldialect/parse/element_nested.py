@@ -9,13 +9,12 @@ raw text: models also write nested values as JSON."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..dialect.element_values import singular, xml_unescape
 from ..dialect.spec import ElementBody, format_template
-from .values import coerce_value, schema_types
+from .values import coerce_value, schema_types, untyped_value
 
 __all__ = ["NOT_NESTED", "read_nested", "read_value"]
 
@@ -173,12 +172,9 @@ def read_value(
         return got
     raw = _layout(text)
     if not schema_types(schema, root):
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
+        value = untyped_value(raw)
         if not isinstance(value, (str, dict, list)):
-            return value
+            return value  # a scalar (None written as Python's too); a container is children
         value = raw
     else:
         value = coerce_value(raw, schema, root=root)
