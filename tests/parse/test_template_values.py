@@ -265,3 +265,10 @@ def test_a_triple_quoted_string_reads_whole() -> None:
     assert _read(text, DialectSpec.builtin("pythonic"))[1] == [
         ("lookup_item", {"query": code, "limit": 3})
     ]
+
+
+def test_a_container_with_escaped_quotes_and_brackets_in_strings() -> None:
+    text = "[lookup_item(query='q', tags=['it\\'s (', \"x]\\\"y\", 2])]"
+    assert _read(text, DialectSpec.builtin("pythonic"))[1] == [
+        ("lookup_item", {"query": "q", "tags": ["it's (", 'x]"y', 2]})
+    ]

@@ -84,8 +84,14 @@ class _Value:
 
 
 _LITERAL = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False|None|true|false|null")
-_CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False}
-_CONSTANTS["null"] = None
+_CONSTANTS: dict[str, Any] = {
+    "True": True,
+    "False": False,
+    "None": None,
+    "true": True,
+    "false": False,
+    "null": None,
+}
 _MAX_CALL = 100_000
 _STRING = {q: re.compile(f"[^{q}\\\\]*(?:\\\\.[^{q}\\\\]*)*{q}", re.DOTALL) for q in "'\""}
 """The rest of a Python string after its opening quote, escapes skipped, through its closer."""
@@ -247,16 +253,17 @@ class _Scan:
                 k, quote = m.end(), ""
                 continue
             c = buf[k]
+            k += 1
             if c in "'\"":
                 quote = c
-            elif c in "([{":
+                continue
+            if c in "([{":
                 depth += 1
             elif c in ")]}":
                 depth -= 1
                 if depth == 0:
-                    return k + 1
-            k += 1
-            m = _PLAIN.match(buf, k)
+                    return k
+            m = _PLAIN.match(buf, k)  # skip to the next quote or bracket
             k = m.end() if m else k
         self.memo.brackets[i] = (k, depth, quote)
         if self.final:
