@@ -149,11 +149,16 @@ def delimited_end(
     closer begins."""
     needle = separator.strip() or separator
     ends = [format_template(e, name=name) for e in plan.value_ends]
+    # where each search resumes once the text grows: what was read is decided (streams stay
+    # linear in a long value)
+    sep_from, end_from = p, [p] * len(ends)
     while True:
         buf = src.buf
-        stop = min([k for k in (find_before(src, p, len(buf), e) for e in ends) if k >= 0] or [-1])
+        pairs = zip(end_from, ends, strict=True)
+        found = [k for k in (find_before(src, f, len(buf), e) for f, e in pairs) if k >= 0]
+        stop = min(found, default=-1)
         limit = stop if stop >= 0 else len(buf)
-        k = buf.find(needle, p, limit)
+        k = buf.find(needle, sep_from, limit)
         opens: bool | None = False
         while k >= 0:
             opens = _opens_param(buf, k + len(needle), plan, keys, final=src.final)
@@ -163,11 +168,25 @@ def delimited_end(
         if opens:
             return k
         if opens is None:
+            sep_from = k
             yield None  # a separator near the end of the text: wait to see what follows it
             continue
         if stop >= 0 or src.final:
             return limit
+        sep_from = max(p, len(buf) - len(needle) + 1)
+        end_from = [_resume(buf, f, e) for f, e in zip(end_from, ends, strict=True)]
         yield None
+
+
+def _resume(buf: str, start: int, core: str) -> int:
+    """Where a search for ``core`` that found none in ``buf[start:]`` resumes once the text
+    grows: at its last start of the literal's first piece (the rest may still follow), or
+    where a first piece cut by the end of the text may begin."""
+    pieces = split_literal(core)
+    last = buf.rfind(pieces[0], start)
+    cut = max(start, len(buf) - len(pieces[0]) + 1)
+    pending = last >= 0 and "".join(pieces).startswith("".join(buf[last:].split()))
+    return min(last, cut) if pending else cut
 
 
 def find_before(src: Source, p: int, end: int, core: str) -> int:
