@@ -10,6 +10,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunking import feed_in_random_chunks
 from tooldialect import DialectSpec, parse_output
@@ -272,3 +274,30 @@ def test_a_container_with_escaped_quotes_and_brackets_in_strings() -> None:
     assert _read(text, DialectSpec.builtin("pythonic"))[1] == [
         ("lookup_item", {"query": "q", "tags": ["it's (", 'x]"y', 2]})
     ]
+
+
+_PIECES = st.sampled_from(
+    ["a", "b", " ", "\n", '"', "'", "(", ")", "[", "]", "{", "}", ",", "=", "\\", "x=", ", n=3"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    value=st.lists(_PIECES, max_size=14).map("".join),
+    quote=st.sampled_from(['"', "'", ""]),
+    sizes=st.lists(st.integers(1, 7), min_size=1, max_size=30),
+)
+def test_any_python_call_streams_as_batch(value: str, quote: str, sizes: list[int]) -> None:
+    """Whatever a value holds (quotes, brackets, separators, escapes), a streamed read in any
+    chunking decides as the batch read: the resumable scan never decides on a partial text."""
+    spec = DialectSpec.builtin("pythonic")
+    text = f"[lookup_item(query={quote}{value}{quote}, limit=3), lookup_item(query='z')] tail"
+    batch = parse_output(text, spec, tools=[RICH_TOOL])
+    parser = StreamParser(spec, tools=[RICH_TOOL])
+    i = k = 0
+    while i < len(text):
+        parser.feed(text[i : i + sizes[k % len(sizes)]])
+        i += sizes[k % len(sizes)]
+        k += 1
+    parser.close()
+    assert comparable(parser.result, ids=False) == comparable(batch, ids=False)
