@@ -66,6 +66,27 @@ def rate(rows: Sequence[Row], *, builtins: bool) -> tuple[int, int]:
     return sum(v == "reads" for v in calls), len(calls)
 
 
+INTRO = """# The real-template corpus: does each template's own call read back?
+
+Written by `python bench/corpus.py --markdown docs/corpus.md`; CI runs the same check
+(`tests/dialect/test_corpus.py`). The corpus is `../shared/templates-corpus`: 341 real chat
+templates of 71 families, byte for byte as published (sources and commits in its `INDEX.tsv`).
+
+For every template, with builtins and derived only (`tooldialect.conformance.check_template`):
+detect the dialect; render a past call whose arguments hold every JSON type (a string with
+quotes, `<`, `&` and a newline, an integer, a float, a boolean, a null, an array, nested
+objects: `tooldialect.verify.RICH_ARGUMENTS`) and require that the parser reads back exactly that
+call, types included, with nothing of it left as content; render the whole conversation the
+handler sends (system, user, the call, its tool result, a second user turn) without losing a
+message. `tooldialect inspect TEMPLATE.jinja` prints the same verdict and reason for one file.
+
+Verdicts: `reads`; `misreads` (the template writes a call the spec does not read exactly, or the
+conversation does not render); `no-call` (tools render, a past call does not: nothing to read
+back); `no-tools` (the template renders neither); `broken` (it does not compile).
+
+"""
+
+
 def markdown(rows: Sequence[Row]) -> str:
     """The report: totals, per family, then every template that is not read, with its reason."""
     lines = ["| family | templates | write a call | read (builtins) | read (derived only) |"]
@@ -94,7 +115,14 @@ def markdown(rows: Sequence[Row]) -> str:
     tail += [f"- `{r.file}` ({r.on}/{r.off}): {r.reason_on or r.reason_off}" for r in misread]
     tail += ["", "## Templates that write no past call", ""]
     tail += [f"- `{r.file}` ({r.on}): {r.reason_on}" for r in rows if r.on in ("no-call",)]
-    return "\n".join([*head, *lines, *tail]) + "\n"
+    tail += ["", "## Templates that render neither tools nor a past call", ""]
+    tail += [
+        "The polyfill serves them (tools described in the system turn, calls as JSON in a tag); "
+        "nothing of theirs can be read back. Verdict `no-tools` (`broken`: does not compile):",
+        "",
+    ]
+    tail += [f"- `{r.file}` ({r.on})" for r in rows if r.on in ("no-tools", "broken")]
+    return INTRO + "\n".join([*head, *lines, *tail]) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,8 +17,9 @@ pytestmark = pytest.mark.skipif(
     reason=f"the real-template corpus is not at {CORPUS} (set TOOLDIALECT_CORPUS)",
 )
 
-FLOOR = 0.0
-"""The share read today, with builtins and derived only (issue 28's target is 0.97)."""
+FLOOR = 0.97
+"""Issue 28's target: the own call read on 97% of the templates that write one, with builtins
+and derived only (179 of 179 on 2026-12-04)."""
 
 NOT_READ: dict[str, str] = {}
 """Templates whose call is not read (with builtins or derived only), and why: each is a debt."""
