@@ -58,6 +58,33 @@ def test_a_call_repeated_in_parallel_is_cut_to_one_and_decoding_stops() -> None:
     assert [c.result for s in result.steps for c in s.calls] == ["Paris: sunny"]
 
 
+class CutAfterRepeat(ScriptedLlama):
+    """A repeat, then a call whose head streams before its arguments (Qwen2.5-Coder-0.5B under
+    docs/mcp.md's snippet): decoding stops at that head."""
+
+    def __init__(self) -> None:
+        super().__init__([text("Sunny.")])
+
+    def create_chat_completion(self, **request: Any) -> Any:
+        if self.requests:
+            return super().create_chat_completion(**request)
+        self.requests.append(request)
+        paris = {"name": "lookup", "arguments": json.dumps({"city": "Paris"})}
+        parts = [
+            {"index": 0, "id": "c0", "type": "function", "function": paris},
+            {"index": 1, "id": "c1", "type": "function", "function": paris},
+            {"index": 2, "id": "c2", "type": "function", "function": {"name": "lookup"}},
+            {"index": 2, "function": {"arguments": json.dumps({"city": "Rome"})}},
+        ]
+        return iter([{"choices": [{"index": 0, "delta": {"tool_calls": [p]}}]} for p in parts])
+
+
+def test_a_call_begun_after_a_repeat_is_cut_and_never_runs() -> None:
+    result = Agent(CutAfterRepeat(), tools=[lookup]).run("Weather in Paris?")
+    assert [(c.arguments, c.error) for c in result.steps[0].calls] == [('{"city": "Paris"}', None)]
+    assert len(result.messages[1]["tool_calls"]) == 1
+
+
 def test_distinct_parallel_calls_all_run() -> None:
     llm = ScriptedLlama([calls(("lookup", {"city": "A"}), ("lookup", {"city": "B"})), text("ok")])
     result = Agent(llm, tools=[lookup]).run("x")

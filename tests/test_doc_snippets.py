@@ -1,7 +1,10 @@
 """Every Python snippet of README.md and docs/*.md runs, on the test models (issue 29 s2).
 
-The blocks of one file run in order in one namespace, as a reader copies them. A block that
-cannot run here (it needs a server or a network) is marked just above its fence with
+The blocks of one file run in order in one namespace, as a reader copies them, in a scratch
+directory where ``examples/`` is the repository's (a snippet may write files, such as an
+``mcp.json``). For the files in ``SERVED`` a ``tooldialect serve`` of the test model is started
+first, and the snippets' ``localhost:8000`` is pointed at it (a free port). A block that cannot
+run here (it needs a network or llama-server) is marked just above its fence with
 ``<!-- snippet: not run (why) -->``; the reason is required and such blocks stay few.
 """
 
@@ -9,6 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -17,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:<!-- snippet: (?P<skip>[^>]*?) -->\n)?```python\n(?P<code>.*?)```", re.S)
 MAX_NOT_RUN = 8
+SERVED = {"serve.md"}  # their snippets talk to `tooldialect serve --port 8000`
+SERVED_AT = "localhost:8000"
 
 
 def snippets(path: Path) -> list[tuple[int, str, str | None]]:
@@ -36,17 +48,67 @@ def test_few_snippets_are_not_run_and_each_says_why() -> None:
     assert len(skipped) <= MAX_NOT_RUN, skipped
 
 
+@contextmanager
+def serving(model: Path, log: Path) -> Iterator[str]:
+    """``tooldialect serve`` of ``model`` on a free port, until the block ends; its address."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [
+        sys.executable,
+        "-m",
+        "tooldialect.apps.serve",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "2",
+    ]
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5):
+                    break
+            except OSError:
+                tail = log.read_text(errors="replace")[-2000:]
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"tooldialect serve did not come up:\n{tail}") from None
+                time.sleep(0.5)
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 @pytest.mark.model
 @pytest.mark.parametrize("path", [p for p in FILES if snippets(p)], ids=lambda p: p.name)
-def test_the_snippets_run(path: Path, qwen_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_snippets_run(
+    path: Path, qwen_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TOOLDIALECT_MODELS", str(qwen_path.parent))
-    monkeypatch.chdir(ROOT)  # snippets name examples/ relative to the repository
+    (tmp_path / "examples").symlink_to(ROOT / "examples")  # snippets name examples/ relatively
+    monkeypatch.chdir(tmp_path)  # what a snippet writes stays out of the working tree
     namespace: dict[str, object] = {"__name__": "__snippet__"}
-    for line, code, why in snippets(path):
-        if why:
-            continue
-        try:
-            exec(compile(code, f"{path.name}:{line}", "exec"), namespace)
-        except Exception as exc:
-            raise AssertionError(f"{path.name}, the snippet at line {line}: {exc!r}") from exc
+    served = path.name in SERVED
+    with serving(qwen_path, tmp_path / "serve.log") if served else nullcontext(SERVED_AT) as at:
+        for line, code, why in snippets(path):
+            if why:
+                continue
+            try:
+                code = code.replace(SERVED_AT, at)
+                exec(compile(code, f"{path.name}:{line}", "exec"), namespace)
+            except Exception as exc:
+                raise AssertionError(f"{path.name}, the snippet at line {line}: {exc!r}") from exc
     assert os.environ["TOOLDIALECT_MODELS"] == str(qwen_path.parent)

@@ -54,11 +54,15 @@ class Turn:
                 )
 
     def _call_delta(self, part: Mapping[str, Any]) -> Iterator[AgentEvent]:
+        if self.repeated:  # decoding stops at the repeat: a call begun after it is cut, not run
+            return
         index = int(part.get("index", len(self._calls)))
         fn = part.get("function") or {}
         call = self._calls.get(index)
         if call is None:
             self._check_repeat()
+            if self.repeated:
+                return
             cid = part.get("id") or f"call_{self.step}_{index}"
             call = self._calls[index] = {"id": cid, "name": fn.get("name") or "", "arguments": ""}
             yield CallStarted(self.step, index, cid, call["name"])
