@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from tooldialect.parse.values import coerce_value, parse_gemma4_kwargs, parse_python_kwargs
+from tooldialect.dialect.value_codecs.bare_key import decode_bare_key_arguments
+from tooldialect.parse.values import coerce_value, parse_python_kwargs
 
 ROOT = {"$defs": {"N": {"type": "integer"}, "S": {"type": "string"}}}
 
@@ -73,5 +74,5 @@ GEMMA = [
 
 
 @pytest.mark.parametrize(("inner", "want"), [c[1:] for c in GEMMA], ids=[c[0] for c in GEMMA])
-def test_parse_gemma4_kwargs(inner: str, want: dict[str, Any] | None) -> None:
-    assert parse_gemma4_kwargs(inner, assign=":", separator=",") == want
+def test_decode_bare_key_arguments(inner: str, want: dict[str, Any] | None) -> None:
+    assert decode_bare_key_arguments(inner, assign=":", separator=",") == want

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .derive_text import HOLE, is_marker, lex, split_repeat
-from .spec import GEMMA4_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedBody
+from .spec import TOKEN_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedBody
+from .value_codecs import value_codec
 
 __all__ = ["Found", "IdMode", "escape", "find_body"]
 
@@ -254,19 +255,19 @@ def _find_python(
             assign=assign,
             arg_separator=text[ja + len(va) + len(quote) : ib],
             value_codec=codec,
-            string_quote=quote if codec == "gemma4" else GEMMA4_QUOTE,
+            string_quote=quote if value_codec(codec).token_quoted else TOKEN_QUOTE,
         )
         return Found(n, jb + len(vb) + (len(quote) if every else 0), body)
     return None
 
 
-def _quotes(before_value: str) -> list[tuple[str, Literal["python", "gemma4"]]]:
+def _quotes(before_value: str) -> list[tuple[str, str]]:
     """What may quote a string value: Python's quotes, or a marker token written on both sides
-    of it (Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``): the keyed ``gemma4`` syntax."""
-    found: list[tuple[str, Literal["python", "gemma4"]]] = [(GEMMA4_QUOTE, "gemma4")]
+    of it (Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``): the ``bare-key`` codec."""
+    found: list[tuple[str, str]] = [(TOKEN_QUOTE, "bare-key")]
     lx = lex(before_value)
-    if lx and is_marker(lx[-1]) and lx[-1] != GEMMA4_QUOTE:
-        found.append((lx[-1], "gemma4"))
+    if lx and is_marker(lx[-1]) and lx[-1] != TOKEN_QUOTE:
+        found.append((lx[-1], "bare-key"))
     return [*found, ('"', "python"), ("'", "python"), ("", "python")]
 
 

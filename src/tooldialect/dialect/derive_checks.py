@@ -34,6 +34,7 @@ from .derive_probe import (
 )
 from .derive_render import ProbeRenderer
 from .spec import DialectSpec, ElementBody, JsonBody, PythonBody
+from .value_codecs import value_codec
 
 __all__ = ["ProbeMiss", "reads_no_probe_call", "validate"]
 
@@ -113,8 +114,7 @@ def _unquoted(spec: DialectSpec, mine: str, theirs: str) -> tuple[str, str]:
     body = spec.primary.body
     if not isinstance(body, PythonBody):
         return mine, theirs
-    quotes = ['"', "'"] if body.value_codec == "python" else [body.string_quote]
-    for quote in quotes:
+    for quote in value_codec(body.value_codec).string_quotes(body.string_quote):
         mine, theirs = mine.replace(quote, ""), theirs.replace(quote, "")
     return mine, theirs
 

@@ -33,7 +33,8 @@ from .derive_probe import (
     render_probe,
 )
 from .derive_text import is_marker, lex
-from .spec import DialectSpec, MessageHeaders, render_body
+from .bodies import render_body
+from .spec import DialectSpec, MessageHeaders
 
 __all__ = ["with_messages"]
 

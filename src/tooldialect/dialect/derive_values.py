@@ -19,7 +19,8 @@ from .derive_probe import (
     render_probe,
 )
 from .element_values import xml_escape
-from .spec import ElementBody, format_template, render_body
+from .bodies import render_body
+from .spec import ElementBody, format_template
 
 __all__ = ["learn_values"]
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .spec import ElementBody
+    from .bodies import ElementBody
 
 __all__ = [
     "encode_element_params",

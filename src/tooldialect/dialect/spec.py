@@ -13,17 +13,9 @@ Anatomy of what a model writes (every piece optional except the body)::
         call_open  <body of call 1>  call_close
     section_close
 
-Bodies come in four shapes (``body.kind``):
-
-* ``json``    - the whole call is a JSON object: ``{"name": ..., "arguments": {...}}``; key names
-  vary, the name may be the key itself (Apertus), arguments may be a JSON string.
-* ``tagged``  - a *head* template holds the name (``<function={name}>``, ``{name}[ARGS]``,
-  ``functions.{name}:{index}<|tool_call_argument_begin|>``), then JSON arguments (optionally
-  fenced by ``args_open``/``args_close``), then a *tail*.
-* ``element`` - head, then one element per argument (``<parameter={key}>\\n{value}\\n</parameter>``)
-  whose value is raw text typed by the tool's JSON Schema, then tail.
-* ``python``  - ``name(k=v, ...)`` calls with Python literal values, or Gemma 4's
-  ``call:name{k:<|"|>v<|"|>}`` variant (``value_codec="gemma4"``).
+Bodies come in four shapes (``body.kind``: ``json``, ``tagged``, ``element``, ``python``), each a
+class in ``bodies.py`` that says what it writes; a ``python`` body's values are spelled by a value
+codec (``value_codecs/``).
 
 Templates inside markers use ``{name}``, ``{id}``, ``{index}`` (and ``{key}``, ``{value}``,
 ``{is_string}`` in element templates). Literal braces are doubled as in ``str.format``.
@@ -36,19 +28,20 @@ have defaults, so specs written by older or newer versions still load.
 from __future__ import annotations
 
 import json
-import math
-import re
 import secrets
 import string
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..errors import DialectError
-from .element_values import encode_element_params
+from .bodies import Body, ElementBody, JsonBody, PythonBody, TaggedBody, render_body
+from .templates import SpecModel, format_template, literal_prefix
+from .value_codecs import TOKEN_QUOTE, encode_python_value
 
 __all__ = [
+    "TOKEN_QUOTE",
     "Body",
     "CallFormat",
     "DialectSpec",
@@ -74,123 +67,7 @@ IdFormat = Literal["openai", "alnum9", "numeric"]
 """How fresh tool-call ids are generated when the model writes none."""
 
 
-class _Model(BaseModel):
-    # ignore unknown fields: specs written by newer versions still load
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class JsonBody(_Model):
-    """The call is one JSON object."""
-
-    kind: Literal["json"] = "json"
-    name_key: str | None = "name"
-    """Key holding the function name; ``None`` means the name *is* the single key (Apertus)."""
-    arguments_key: str = "arguments"
-    """Key holding the arguments (``parameters`` for Llama 3 and Command R)."""
-    id_key: str | None = None
-    """Key holding a call id the model writes (Mistral ``id``, Command R7B ``tool_call_id``)."""
-    id_first: bool = False
-    """Write ``id_key`` before the name (Command R7B) instead of after the arguments (Mistral)."""
-    arguments_first: bool = False
-    """Write the arguments before the name (the parser reads either order; the name then comes
-    after the arguments, so a call streams once its object is complete)."""
-    arguments_as_string: bool = False
-    """Arguments are a JSON-encoded string rather than an object."""
-    extra: dict[str, Any] = Field(default_factory=dict)
-    """Constant keys written before the name, e.g. ``{"type": "function"}``."""
-    arguments_aliases: list[str] = Field(default_factory=list)
-    """Other keys the parser reads as the arguments (never written): Llama 3 models trained on
-    ``parameters`` also write ``arguments``."""
-
-
-class TaggedBody(_Model):
-    """A head template naming the function, then JSON arguments, then a tail."""
-
-    kind: Literal["tagged"] = "tagged"
-    head: str = "{name}"
-    """Template before the arguments; must contain ``{name}``, may contain ``{id}``/``{index}``."""
-    args_open: str = ""
-    """Text right before the JSON arguments (e.g. a code fence ``\\n```json\\n``)."""
-    args_close: str = ""
-    """Text right after the JSON arguments."""
-    tail: str = ""
-    """Text after ``args_close``; may repeat ``{name}`` (``</{name}>``)."""
-    raw_args_key: str = ""
-    """Read, never written: where the text after the head is not a JSON object, the call's raw
-    text (to ``tail``, the next call's opener or the end of the reply) is the value of this key,
-    for a tool whose schema has it as a string property (Functionary's ``python`` tool writes
-    ``>>>python\nprint(1)``)."""
-
-
-class ElementBody(_Model):
-    """A head, then one element per argument with a raw text value, then a tail."""
-
-    kind: Literal["element"] = "element"
-    head: str = "<function={name}>\n"
-    """Template before the first parameter; must contain ``{name}``."""
-    param: str = "<parameter={key}>\n{value}\n</parameter>\n"
-    """Template of one parameter: ``{key}``, ``{value}`` and optionally ``{is_string}``."""
-    tail: str = "</function>\n"
-    """Text after the last parameter; may repeat ``{name}`` (``</call:{name}>``)."""
-    trim_value: bool = True
-    """Strip one newline on each side of a value when parsing (Qwen3-Coder writes them)."""
-    json_values: bool = False
-    """Values are written as JSON, strings quoted (``<arg_value>"Seoul"</arg_value>``,
-    ``k = "v"``): the parser decodes a quoted value to the string it holds."""
-    type_names: dict[str, str] = Field(default_factory=dict)
-    """What the template writes for ``{type}`` in ``param`` per JSON type (``string``,
-    ``integer``, ``number``, ``boolean``, ``array``, ``object``, ``null``), e.g.
-    ``{"string": "str", "integer": "int"}``; the parser types a value by it."""
-    unescape_value: bool = False
-    """The family writes newlines and tabs inside values as the two characters ``\\n`` /
-    ``\\t``: the parser decodes them in string values. Off by default, as a value may hold a
-    real backslash-n (a regex, a Windows path)."""
-    xml_escape: bool = False
-    """String values are XML-escaped (``&amp;``, ``&lt;``, ``&gt;``, ``&#34;``, ``&#39;``): the
-    parser decodes entities in them, ``render_call`` and grammars write the escaped form."""
-    child: str = ""
-    """Template of one member of an object value, ``{key}`` and ``{value}``
-    (``<{key}>{value}</{key}>``): objects are written as child elements, recursively. Empty:
-    objects are written as JSON."""
-    item: str = ""
-    """Template of one element of an array value, ``{value}`` and optionally ``{key}`` (the
-    array's key) or ``{singular}`` (its singular, ``tags`` -> ``tag``): ``<item>{value}</item>``.
-    Empty: arrays are written as JSON."""
-    omit_none: bool = False
-    """Arguments (and nested members) whose value is ``None`` are left out."""
-    repeat_arrays: bool = False
-    """An array argument is written as one parameter per element, the key repeated
-    (``<tag>a</tag><tag>b</tag>``); the parser collects repeated keys of an array parameter."""
-    param_separator: str = ""
-    """Text between two parameters, never after the last (`` ;; ``, ``, ``, ``<|and|>``, a
-    line break): ``param`` then ends at its ``{value}`` (``{key}: {value}``), and a value runs
-    to the next separator followed by a parameter of one of the tool's keys, or to the tail."""
-
-
-class PythonBody(_Model):
-    """A Python-style call: ``name(k=v, ...)`` or Gemma 4's ``call:name{k:v}``."""
-
-    kind: Literal["python"] = "python"
-    call_open: str = "{name}("
-    """Template before the first argument; must contain ``{name}``."""
-    call_close: str = ")"
-    """Text after the last argument."""
-    assign: str = "="
-    """Between key and value."""
-    arg_separator: str = ", "
-    """Between two arguments."""
-    value_codec: Literal["python", "gemma4"] = "python"
-    """How values are written: Python literals, or Gemma 4's keyed syntax (bare keys, strings
-    between ``string_quote`` tokens, JSON-ish scalars)."""
-    string_quote: str = '<|"|>'
-    """The token around strings under ``value_codec="gemma4"``: Gemma 4's ``<|"|>``,
-    FunctionGemma's ``<escape>``."""
-
-
-Body = Annotated[JsonBody | TaggedBody | ElementBody | PythonBody, Field(discriminator="kind")]
-
-
-class Trigger(_Model):
+class Trigger(SpecModel):
     """What makes a lazy grammar start constraining."""
 
     kind: Literal["word", "pattern", "pattern_full"] = "word"
@@ -203,7 +80,7 @@ class Trigger(_Model):
     llama.cpp replays the matched text into the grammar and aborts if the grammar rejects it."""
 
 
-class CallFormat(_Model):
+class CallFormat(SpecModel):
     """One layout in which calls are written: envelope markers around a body."""
 
     body: Body = Field(default_factory=JsonBody)
@@ -249,7 +126,7 @@ class CallFormat(_Model):
             return self.section_open
         if self.call_open:
             return self.call_open
-        return _literal_prefix(_body_head(self.body))
+        return literal_prefix(self.body.head_template())
 
     def effective_triggers(self) -> list[Trigger]:
         """``triggers`` if given, else the opener as a word trigger (none for bare layouts and
@@ -262,7 +139,7 @@ class CallFormat(_Model):
         return [Trigger(kind="word", value=opener)] if opener else []
 
 
-class ReasoningMarkers(_Model):
+class ReasoningMarkers(SpecModel):
     """Markers around reasoning text, which becomes ``reasoning_content``."""
 
     open: str = "<think>"
@@ -292,7 +169,7 @@ class ReasoningMarkers(_Model):
         return [self.close, *self.alt_close]
 
 
-class MessageHeaders(_Model):
+class MessageHeaders(SpecModel):
     """Harmony-like replies: a reply is a run of *messages*, each a header then a body, and the
     header's tokens say what the body is. ``<|start|>assistant to=NAME<|message|>{json}<|call|>``
     is a call of ``NAME``; ``<|start|>assistant<|channel|>analysis<|message|>...<|end|>`` is
@@ -333,7 +210,7 @@ class MessageHeaders(_Model):
     (``to=tools`` then ``<invoke name="f">...``)."""
 
 
-class Polyfill(_Model):
+class Polyfill(SpecModel):
     """How tools are carried through a template that has no tool support.
 
     The guide goes into the system prompt, assistant calls are written into the assistant content
@@ -354,7 +231,7 @@ class Polyfill(_Model):
     """Between results merged into one turn."""
 
 
-class DialectSpec(_Model):
+class DialectSpec(SpecModel):
     """A model family's tool-call dialect, as data. See the module docstring for the anatomy."""
 
     id: str
@@ -443,32 +320,6 @@ class DialectSpec(_Model):
         return fmt.section_open + fmt.separator.join(parts) + fmt.section_close
 
 
-def render_body(body: Body, name: str, args: Mapping[str, Any], call_id: str, index: int) -> str:
-    """Encode one call's body (no envelope)."""
-    fields = {"name": name, "id": call_id, "index": index}
-    if isinstance(body, JsonBody):
-        return _dumps(_json_body_object(body, name, args, call_id))
-    if isinstance(body, TaggedBody):
-        return (
-            format_template(body.head, **fields)
-            + body.args_open
-            + _dumps(dict(args))
-            + body.args_close
-            + format_template(body.tail, name=name)
-        )
-    if isinstance(body, ElementBody):
-        params = encode_element_params(body, args)
-        return format_template(body.head, **fields) + params + format_template(body.tail, name=name)
-
-    def encode(v: Any) -> str:
-        if body.value_codec == "python":
-            return encode_python_value(v)
-        return encode_gemma4_value(v, quote=body.string_quote)
-
-    inner = body.arg_separator.join(f"{k}{body.assign}{encode(v)}" for k, v in args.items())
-    return format_template(body.call_open, **fields) + inner + body.call_close
-
-
 def json_type(value: Any) -> str:
     """The JSON Schema type name of a JSON value."""
     if value is None:
@@ -484,29 +335,6 @@ def json_type(value: Any) -> str:
     return "array" if isinstance(value, (list, tuple)) else "object"
 
 
-def _json_body_object(
-    body: JsonBody, name: str, args: Mapping[str, Any], call_id: str
-) -> dict[str, Any]:
-    arguments: Any = _dumps(dict(args)) if body.arguments_as_string else dict(args)
-    if body.name_key is None:
-        return {name: arguments}
-    obj: dict[str, Any] = {}
-    if body.id_key and body.id_first:
-        obj[body.id_key] = call_id
-    obj.update(body.extra)
-    if body.arguments_first:
-        obj[body.arguments_key] = arguments
-    obj[body.name_key] = name
-    obj[body.arguments_key] = arguments
-    if body.id_key and not body.id_first:
-        obj[body.id_key] = call_id
-    return obj
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _as_mapping(arguments: Mapping[str, Any] | str) -> Mapping[str, Any]:
     if isinstance(arguments, str):
         try:
@@ -517,76 +345,6 @@ def _as_mapping(arguments: Mapping[str, Any] | str) -> Mapping[str, Any]:
     if not isinstance(arguments, Mapping):
         raise DialectError(f"arguments must be a JSON object, got {arguments!r}")
     return arguments
-
-
-_FIELD_RE = re.compile(r"\{\{|\}\}|\{(\w+)\}")
-
-
-def format_template(template: str, **values: Any) -> str:
-    """``str.format``-like substitution that leaves unknown ``{fields}`` untouched."""
-
-    def sub(m: re.Match[str]) -> str:
-        token = m.group(0)
-        if token in ("{{", "}}"):
-            return token[0]
-        key = m.group(1)
-        return str(values[key]) if key in values else token
-
-    return _FIELD_RE.sub(sub, template)
-
-
-def _literal_prefix(template: str) -> str:
-    """The literal text of a template before its first ``{field}``."""
-    m = _FIELD_RE.search(template)
-    while m and m.group(0) in ("{{", "}}"):
-        m = _FIELD_RE.search(template, m.end())
-    prefix = template[: m.start()] if m else template
-    return prefix.replace("{{", "{").replace("}}", "}")
-
-
-def _body_head(body: Body) -> str:
-    if isinstance(body, (TaggedBody, ElementBody)):
-        return body.head
-    if isinstance(body, PythonBody):
-        return body.call_open
-    return ""
-
-
-def encode_python_value(value: Any) -> str:
-    """A Python literal for a JSON value (double-quoted strings, ``True``/``None``)."""
-    if value is None:
-        return "None"
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if isinstance(value, float) and not math.isfinite(value):
-        raise DialectError(f"non-finite number {value!r} cannot be written as an argument")
-    if isinstance(value, (int, float, str)):
-        return _dumps(value)
-    if isinstance(value, Mapping):
-        inner = ", ".join(f"{_dumps(str(k))}: {encode_python_value(v)}" for k, v in value.items())
-        return "{" + inner + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(encode_python_value(v) for v in value) + "]"
-    raise DialectError(f"cannot encode {value!r} as a Python literal")
-
-
-GEMMA4_QUOTE = '<|"|>'
-
-
-def encode_gemma4_value(value: Any, *, quote: str = GEMMA4_QUOTE) -> str:
-    """Gemma 4's value syntax: strings between ``quote`` tokens, bare keys, JSON-ish scalars."""
-    if isinstance(value, str):
-        return quote + value + quote
-    if value is None or isinstance(value, (bool, int, float)):
-        return _dumps(value)
-    if isinstance(value, Mapping):
-        items = (f"{k}:{encode_gemma4_value(v, quote=quote)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(encode_gemma4_value(v, quote=quote) for v in value) + "]"
-    raise DialectError(f"cannot encode {value!r} in Gemma 4 syntax")
 
 
 _ALNUM = string.ascii_letters + string.digits

@@ -436,10 +436,8 @@ def _tool_body(
     if isinstance(body, ElementBody):
         return _element_body(b, body, tool, head_fields, hint=hint, layout=layout, exact=exact)
     assert isinstance(body, PythonBody)
-    codec: CodecName = "gemma4" if body.value_codec == "gemma4" else "python"
-    conv = SchemaConverter(
-        b, schema, codec=codec_for(codec, layout, string_quote=body.string_quote)
-    )
+    codec = codec_for(body.value_codec, layout, string_quote=body.string_quote)
+    conv = SchemaConverter(b, schema, codec=codec)
     items = []
     for key, sub in _properties(schema).items():
         value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")

@@ -1,23 +1,46 @@
-"""Value syntaxes ("codecs") a schema can be compiled into: JSON, Python literals, Gemma 4, and
-JSON embedded inside a JSON string (``arguments_as_string``).
+"""Value syntaxes ("codecs") a schema can be compiled into: one class per codec (JSON, Python
+literals, bare keys with token-quoted strings, JSON embedded inside a JSON string for
+``arguments_as_string``), chosen by name through ``codec_for``.
 
-The schema converter is written once against this interface; a codec only says how scalars,
+The schema converter is written once against ``Codec``; a codec only says how scalars,
 strings, keys and separators are spelled. Constants are spelled with the same encoders
-``DialectSpec.render_call`` uses, so the grammar and the renderer cannot disagree.
+``DialectSpec.render_call`` uses, so the grammar and the renderer cannot disagree. A ``python``
+body's codec has the name of its ``PythonBody.value_codec`` (``dialect/value_codecs``).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from ..dialect.spec import GEMMA4_QUOTE, encode_gemma4_value, encode_python_value
+from ..dialect.value_codecs import TOKEN_QUOTE, encode_python_value
+from ..dialect.value_codecs.bare_key import encode_bare_key_value
 from .gbnf import GbnfBuilder, literal, until
+from .schema_keys import (
+    JSON_PLAIN,
+    PY_PLAIN_DQ,
+    PY_PLAIN_SQ,
+    KeySyntax,
+    json_key_escapes,
+    no_key_escapes,
+)
 
-__all__ = ["CODECS", "DEFAULT_ARGUMENT_LAYOUT", "ArgumentLayout", "Codec", "CodecName", "codec_for"]
+__all__ = [
+    "DEFAULT_ARGUMENT_LAYOUT",
+    "ArgumentLayout",
+    "BareKeyCodec",
+    "Codec",
+    "CodecName",
+    "JsonCodec",
+    "JsonInStringCodec",
+    "PythonCodec",
+    "codec_for",
+    "register_codec",
+]
 
-CodecName = Literal["json", "python", "gemma4", "json-in-string"]
+CodecName = str
+"""A registered codec's name (``json``, ``json-in-string``, ``python``, ``bare-key``...)."""
 ArgumentLayout = Literal["free", "canonical"]
 """Whitespace inside argument values: ``"free"`` lets the model choose it between tokens (within
 ``WS``); ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": [1, 2]}``)."""
@@ -39,46 +62,47 @@ PY_CHAR_SQ = '[^\'\\\\\\x00-\\x1F] | "\\\\" [^\\x00-\\x1F]'
 
 @dataclass(frozen=True)
 class Codec:
-    """How one value syntax spells things. Methods return GBNF expressions or rule names."""
+    """How one value syntax spells things (JSON by default). Methods return GBNF expressions or
+    rule names."""
 
-    name: CodecName
+    name: ClassVar[str] = "json"
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Older names ``codec_for`` still accepts."""
+    bare_keys: ClassVar[bool] = False
+    """Keys are unquoted identifiers (``{k:v}``)."""
+    canonical_space: ClassVar[str] = " "
+    """What the encoder writes after ``,`` and ``:`` (``", "``, ``": "``)."""
+
     layout: ArgumentLayout = "free"
     """``"canonical"``: separators are ``", "`` and ``": "``, nothing pads a bracket, as the
     encoders (``json.dumps``, ``encode_python_value``) write them."""
-    string_quote: str = GEMMA4_QUOTE
-    """The token around ``gemma4`` strings (``PythonBody.string_quote``)."""
+    string_quote: str = TOKEN_QUOTE
+    """The token around strings of a token-quoted codec (``PythonBody.string_quote``)."""
 
     def text(self, s: str) -> str:
         """A literal piece of structure (``{``, ``,`` ...) in this codec."""
-        if self.name == "json-in-string":
-            return literal(json.dumps(s, ensure_ascii=False)[1:-1])
         return literal(s)
 
     def encode(self, value: Any) -> str:
         """The exact text of a constant value."""
-        if self.name == "python":
-            return encode_python_value(value)
-        if self.name == "gemma4":
-            return encode_gemma4_value(value, quote=self.string_quote)
-        dumped = json.dumps(value, ensure_ascii=False)
-        if self.name == "json-in-string":
-            return json.dumps(dumped, ensure_ascii=False)[1:-1]
-        return dumped
+        return json.dumps(value, ensure_ascii=False)
 
     def const(self, value: Any) -> str:
         return literal(self.encode(value))
 
     def key(self, key: str) -> str:
-        if self.name == "gemma4":
-            return literal(key)
         return self.const(key)
 
+    def quote_key(self, content: str) -> str:
+        """A key whose content is the expression ``content``."""
+        return self.quote(content)
+
+    def content_text(self, s: str) -> str:
+        """A literal piece of string content, as this codec writes it inside a string."""
+        return literal(self.encode(s)[1:-1])
+
     def ws(self, b: GbnfBuilder) -> str:
-        if self.name == "gemma4":
-            return '""'
-        if self.name == "json-in-string":
-            return _shared(b, "ws-str", '" "?')
-        return _shared(b, "ws", WS)
+        return shared_rule(b, "ws", WS)
 
     def pad(self, b: GbnfBuilder) -> str:
         """Whitespace just inside ``{ }`` / ``[ ]``."""
@@ -94,64 +118,186 @@ class Codec:
 
     def _around(self, b: GbnfBuilder, mark: str) -> str:
         if self.layout == "canonical":
-            # gemma4 writes no space (``{k:v,k2:w}``); the other encoders write one after
-            return self.text(mark if self.name == "gemma4" else mark + " ")
+            return self.text(mark + self.canonical_space)
         ws = self.ws(b)
         return f"{ws} {self.text(mark)} {ws}"
 
+    def char_body(self) -> str:
+        """One character of string content, as a GBNF expression."""
+        return JSON_CHAR
+
     def char(self, b: GbnfBuilder) -> str:
         """One character of string content (for length-bounded strings)."""
-        body = {
-            "json": JSON_CHAR,
-            "json-in-string": EMBEDDED_CHAR,
-            "python": PY_CHAR_DQ,
-            "gemma4": f"[^{_class_char(self.string_quote[0])}]",
-        }[self.name]
-        return _shared(b, f"{self.name}-char", body)
+        return shared_rule(b, f"{self.name}-char", self.char_body())
+
+    def quote_token(self) -> str:
+        """The text around a string."""
+        return '"'
 
     def quote(self, content: str) -> str:
         """A string whose content is the expression ``content``."""
-        q = {"json": '"', "python": '"', "json-in-string": '\\"', "gemma4": self.string_quote}[
-            self.name
-        ]
-        return f"{literal(q)} {content} {literal(q)}"
+        q = literal(self.quote_token())
+        return f"{q} {content} {q}"
 
     def any_string(self, b: GbnfBuilder) -> str:
-        key = f"{self.name}-string"
-        if self.name == "gemma4":
-            return _shared(
-                b,
-                key,
-                f"{literal(self.string_quote)} {until(b, self.string_quote, hint='g4str')}",
-            )
-        if self.name == "python":
-            dq = _shared(b, "py-char-dq", PY_CHAR_DQ)
-            sq = _shared(b, "py-char-sq", PY_CHAR_SQ)
-            return _shared(b, key, f'{literal(chr(34))} {dq}* {literal(chr(34))} | "\'" {sq}* "\'"')
-        return _shared(b, key, self.quote(f"{self.char(b)}*"))
+        return shared_rule(b, f"{self.name}-string", self.quote(f"{self.char(b)}*"))
 
     def scalar(self, b: GbnfBuilder, kind: Literal["true", "false", "null"]) -> str:
         value = {"true": True, "false": False, "null": None}[kind]
         return self.const(value)
 
+    def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
+        """How a quoted key is spelled, per quote (``schema_keys``; bare keys have none)."""
+        char = self.char(b)
+        unit = _json_unit
+        return [KeySyntax('"', '"', unit, JSON_PLAIN, f'({char})* "\\""', char, json_key_escapes)]
 
-def _shared(b: GbnfBuilder, name: str, body: str) -> str:
+
+class JsonCodec(Codec):
+    """JSON, as ``json.dumps`` writes it."""
+
+
+@dataclass(frozen=True)
+class JsonInStringCodec(Codec):
+    """JSON text that is itself the content of a JSON string (``arguments_as_string``)."""
+
+    name: ClassVar[str] = "json-in-string"
+
+    def text(self, s: str) -> str:
+        return literal(json.dumps(s, ensure_ascii=False)[1:-1])
+
+    def encode(self, value: Any) -> str:
+        dumped = json.dumps(value, ensure_ascii=False)
+        return json.dumps(dumped, ensure_ascii=False)[1:-1]
+
+    def ws(self, b: GbnfBuilder) -> str:
+        return shared_rule(b, "ws-str", '" "?')
+
+    def char_body(self) -> str:
+        return EMBEDDED_CHAR
+
+    def quote_token(self) -> str:
+        return '\\"'
+
+    def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
+        char = self.char(b)
+        return [
+            KeySyntax(
+                '\\"',
+                '\\"',
+                lambda ch: self.encode(ch)[2:-2],
+                JSON_PLAIN,
+                f'({char})* "\\\\\\""',
+                char,
+                no_key_escapes,
+            )
+        ]
+
+
+@dataclass(frozen=True)
+class PythonCodec(Codec):
+    """Python literals: either quote, ``True``/``False``/``None``."""
+
+    name: ClassVar[str] = "python"
+
+    def encode(self, value: Any) -> str:
+        return encode_python_value(value)
+
+    def char_body(self) -> str:
+        return PY_CHAR_DQ
+
+    def any_string(self, b: GbnfBuilder) -> str:
+        dq = shared_rule(b, "py-char-dq", PY_CHAR_DQ)
+        sq = shared_rule(b, "py-char-sq", PY_CHAR_SQ)
+        body = f'{literal(chr(34))} {dq}* {literal(chr(34))} | "\'" {sq}* "\'"'
+        return shared_rule(b, f"{self.name}-string", body)
+
+    def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
+        char = self.char(b)
+        sq = PY_CHAR_SQ
+        return [
+            KeySyntax('"', '"', _json_unit, PY_PLAIN_DQ, f'({char})* "\\""', char, no_key_escapes),
+            KeySyntax("'", "'", lambda ch: ch, PY_PLAIN_SQ, f'({sq})* "\'"', sq, no_key_escapes),
+        ]
+
+
+@dataclass(frozen=True)
+class BareKeyCodec(Codec):
+    """Bare keys, strings between ``string_quote`` tokens, no spaces (``{k:<|"|>v<|"|>,n:1}``);
+    ``gemma4`` was its name before."""
+
+    name: ClassVar[str] = "bare-key"
+    aliases: ClassVar[tuple[str, ...]] = ("gemma4",)
+    bare_keys: ClassVar[bool] = True
+    canonical_space: ClassVar[str] = ""
+
+    def encode(self, value: Any) -> str:
+        return encode_bare_key_value(value, quote=self.string_quote)
+
+    def key(self, key: str) -> str:
+        return literal(key)
+
+    def quote_key(self, content: str) -> str:
+        return content
+
+    def content_text(self, s: str) -> str:
+        return literal(s)
+
+    def ws(self, b: GbnfBuilder) -> str:
+        return '""'
+
+    def char_body(self) -> str:
+        return f"[^{_class_char(self.string_quote[0])}]"
+
+    def quote_token(self) -> str:
+        return self.string_quote
+
+    def any_string(self, b: GbnfBuilder) -> str:
+        body = f"{literal(self.string_quote)} {until(b, self.string_quote, hint='g4str')}"
+        return shared_rule(b, f"{self.name}-string", body)
+
+    def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
+        return []
+
+
+def shared_rule(b: GbnfBuilder, name: str, body: str) -> str:
+    """The rule ``name`` defined once per grammar."""
     key = ("shared", name)
     if key not in b.memo:
         b.memo[key] = b.add(name, body)
     return b.memo[key]
 
 
-CODECS: dict[str, Codec] = {n: Codec(n) for n in ("json", "python", "gemma4", "json-in-string")}
+_REGISTRY: dict[str, type[Codec]] = {}
+_ALIASES: dict[str, str] = {}
+_DEFAULT: dict[str, Codec] = {}
+
+
+def register_codec(cls: type[Codec]) -> type[Codec]:
+    """Make ``cls`` available to ``codec_for`` under its name and aliases."""
+    _REGISTRY[cls.name] = cls
+    _DEFAULT[cls.name] = cls()
+    for alias in cls.aliases:
+        _ALIASES[alias] = cls.name
+    return cls
+
+
+for _cls in (JsonCodec, JsonInStringCodec, PythonCodec, BareKeyCodec):
+    register_codec(_cls)
 
 
 def codec_for(
-    name: CodecName, layout: ArgumentLayout = "free", *, string_quote: str = GEMMA4_QUOTE
+    name: CodecName, layout: ArgumentLayout = "free", *, string_quote: str = TOKEN_QUOTE
 ) -> Codec:
-    """The codec ``name`` with argument layout ``layout`` (and ``gemma4`` string quote)."""
-    if layout == "free" and string_quote == GEMMA4_QUOTE:
-        return CODECS[name]
-    return Codec(name, layout, string_quote)
+    """The codec ``name`` with argument layout ``layout`` (and string quote token)."""
+    name = _ALIASES.get(name, name)
+    if layout == "free" and string_quote == TOKEN_QUOTE:
+        return _DEFAULT[name]
+    return _REGISTRY[name](layout, string_quote)
+
+
+def _json_unit(ch: str) -> str:
+    return json.dumps(ch, ensure_ascii=False)[1:-1]
 
 
 def _class_char(c: str) -> str:

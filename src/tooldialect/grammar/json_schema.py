@@ -22,9 +22,8 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote
 
-from ..dialect.spec import encode_python_value
 from ..errors import UnsupportedSchemaError
-from .codec import CODECS, ArgumentLayout, Codec, CodecName, codec_for
+from .codec import ArgumentLayout, Codec, CodecName, codec_for
 from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until, without
 from .schema_arrays import array_expr
 from .schema_checks import (
@@ -80,7 +79,7 @@ class SchemaConverter:
     ) -> None:
         self.b = builder
         self.doc = document
-        self.codec = CODECS[codec] if isinstance(codec, str) else codec
+        self.codec = codec_for(codec) if isinstance(codec, str) else codec
         self.strict = strict
         """Refuse (``UnsupportedSchemaError``) instead of compiling a superset of the schema."""
         self.loose: list[tuple[str, str]] = []
@@ -271,11 +270,7 @@ class SchemaConverter:
 
     def content_text(self, s: str) -> str:
         """A literal piece of string content, escaped as this codec writes string content."""
-        if self._raw_mode or self.codec.name == "gemma4":
-            return literal(s)
-        if self.codec.name == "python":
-            return literal(encode_python_value(s)[1:-1])
-        return literal(self.codec.encode(s)[1:-1])
+        return literal(s) if self._raw_mode else self.codec.content_text(s)
 
     # -- internals ----------------------------------------------------------------------------
 

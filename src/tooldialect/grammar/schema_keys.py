@@ -15,7 +15,6 @@ context-free grammar excludes that); the parser keeps the last, as ``json.loads`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,17 +24,30 @@ from .gbnf import GbnfBuilder, char_class, literal
 if TYPE_CHECKING:
     from .codec import Codec
 
-__all__ = ["GEMMA4_KEY", "any_key", "key_other_than"]
+__all__ = [
+    "BARE_KEY",
+    "JSON_PLAIN",
+    "PY_PLAIN_DQ",
+    "PY_PLAIN_SQ",
+    "KeySyntax",
+    "any_key",
+    "json_key_escapes",
+    "key_other_than",
+    "no_key_escapes",
+]
 
-GEMMA4_KEY = "[a-zA-Z_] [a-zA-Z0-9_]*"
+BARE_KEY = "[a-zA-Z_] [a-zA-Z0-9_]*"
+"""A key written without quotes: an identifier."""
 _IDENT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-_JSON_PLAIN = '"\\\\\\x7F\\x00-\\x1F'  # what a plain JSON string character is not
-_PY_PLAIN_DQ = '"\\\\\\x00-\\x1F'
-_PY_PLAIN_SQ = "'\\\\\\x00-\\x1F"
+JSON_PLAIN = '"\\\\\\x7F\\x00-\\x1F'  # what a plain JSON string character is not
+PY_PLAIN_DQ = '"\\\\\\x00-\\x1F'
+PY_PLAIN_SQ = "'\\\\\\x00-\\x1F"
 
 
 @dataclass(frozen=True)
-class _Syntax:
+class KeySyntax:
+    """One way a codec quotes a key (a codec may have several: Python's two quotes)."""
+
     open: str
     close: str
     unit: Callable[[str], str]
@@ -50,7 +62,7 @@ class _Syntax:
     """Escape alternatives that leave the trie at a node whose next units are the given set."""
 
 
-def _json_escapes(children: set[str]) -> list[str]:
+def json_key_escapes(children: set[str]) -> list[str]:
     # \" \\ \b ... spell characters that appear in a declared key only as those same escapes
     simple = [e for e in '"\\bfnrt' if "\\" + e not in children]
     if "/" not in children:
@@ -61,56 +73,13 @@ def _json_escapes(children: set[str]) -> list[str]:
     return alts
 
 
-def _no_escapes(children: set[str]) -> list[str]:
+def no_key_escapes(children: set[str]) -> list[str]:
     return []
-
-
-def _syntaxes(c: Codec, b: GbnfBuilder) -> list[_Syntax]:
-    char = c.char(b)
-    if c.name == "json":
-        return [
-            _Syntax(
-                '"',
-                '"',
-                lambda ch: json.dumps(ch, ensure_ascii=False)[1:-1],
-                _JSON_PLAIN,
-                f'({char})* "\\""',
-                char,
-                _json_escapes,
-            )
-        ]
-    if c.name == "json-in-string":
-        return [
-            _Syntax(
-                '\\"',
-                '\\"',
-                lambda ch: c.encode(ch)[2:-2],
-                _JSON_PLAIN,
-                f'({char})* "\\\\\\""',
-                char,
-                _no_escapes,
-            )
-        ]
-    if c.name == "python":
-        sq = '[^\'\\\\\\x00-\\x1F] | "\\\\" [^\\x00-\\x1F]'
-        return [
-            _Syntax(
-                '"',
-                '"',
-                lambda ch: json.dumps(ch, ensure_ascii=False)[1:-1],
-                _PY_PLAIN_DQ,
-                f'({char})* "\\""',
-                char,
-                _no_escapes,
-            ),
-            _Syntax("'", "'", lambda ch: ch, _PY_PLAIN_SQ, f'({sq})* "\'"', sq, _no_escapes),
-        ]
-    raise AssertionError(c.name)  # gemma4 keys are identifiers: _ident_other_than
 
 
 def any_key(c: Codec, b: GbnfBuilder) -> str:
     """Any key in codec ``c``."""
-    return c.any_string(b) if c.name != "gemma4" else GEMMA4_KEY
+    return BARE_KEY if c.bare_keys else c.any_string(b)
 
 
 def key_other_than(c: Codec, b: GbnfBuilder, keys: Iterable[str]) -> str:
@@ -121,16 +90,16 @@ def key_other_than(c: Codec, b: GbnfBuilder, keys: Iterable[str]) -> str:
     memo_key = ("key-other-than", c.name, tuple(words))
     if memo_key in b.memo:
         return b.memo[memo_key]
-    if c.name == "gemma4":
+    if c.bare_keys:
         alts = [_ident_other_than(b, words)]
     else:
-        alts = [_trie_complement(b, s, words) for s in _syntaxes(c, b)]
+        alts = [_trie_complement(b, s, words) for s in c.key_syntaxes(b)]
     name = b.add("other-key", " | ".join(alts))
     b.memo[memo_key] = name
     return name
 
 
-def _trie_complement(b: GbnfBuilder, s: _Syntax, words: list[str]) -> str:
+def _trie_complement(b: GbnfBuilder, s: KeySyntax, words: list[str]) -> str:
     spelled = [[s.unit(ch) for ch in w] for w in words]
     rest = b.add("key-rest", s.rest)
 

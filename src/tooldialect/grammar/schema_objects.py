@@ -145,7 +145,7 @@ def _extra_member(
         if not isinstance(pat, str):
             continue
         content = regex_to_gbnf(pat, pointer=at, any_char=c.char(b), text=conv.content_text)
-        key = c.quote(content) if c.name != "gemma4" else content
+        key = c.quote_key(content)
         value = conv.visit(sub, at, hint=f"{hint}-pat{i}")
         alts.append(f"{key} {colon} {value}")
     if len(patterns) > 1:

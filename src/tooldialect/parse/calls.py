@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..dialect.spec import (
-    GEMMA4_QUOTE,
+    TOKEN_QUOTE,
     CallFormat,
     DialectSpec,
     ElementBody,
@@ -43,6 +43,7 @@ from ..dialect.spec import (
     TaggedBody,
     format_template,
 )
+from ..dialect.value_codecs import value_codec
 from .escaped import read_element_call
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Text, Wait, certain
 from .json_body import end_event, json_head_patterns, read_json_body, stream_args
@@ -63,7 +64,6 @@ from .markers import (
 from .pycall import KwargsSyntax, More, ScanMemo, read_kwargs, retype_strings
 from .pydict import python_object_end
 from .raw_args import read_raw_call
-from .values import parse_gemma4_kwargs
 
 __all__ = [
     "BROKEN",
@@ -273,14 +273,14 @@ _GO, _WAIT, _BAD = -1, -2, -3
 
 @dataclass
 class _CallScan:
-    """Where a Gemma-4-style call's closer comes, outside ``string_quote`` strings and
+    """Where a whole-call codec's closer comes, outside ``string_quote`` strings and
     brackets."""
 
     close: str
     i: int
     depth: int = 0
     quote: str = ""
-    string_quote: str = GEMMA4_QUOTE
+    string_quote: str = TOKEN_QUOTE
     """The token around strings."""
 
     def run(self, buf: str, lim: int, final: bool) -> int:
@@ -382,7 +382,8 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: C
     p, fields = yield from match_template(src, p, plan.head, names=ctx.names)
     if p < 0 or not plan.tail:
         return p, FAIL
-    if body.value_codec != "gemma4":
+    codec = value_codec(body.value_codec)
+    if codec.incremental:
         return (yield from _python_kwargs(src, p, plan, body, ctx, fields))
     scan = _CallScan(plan.tail, p, string_quote=body.string_quote)
     stops = _stops(plan)
@@ -393,7 +394,7 @@ def _python_body(src: Source, p: int, plan: FormatPlan, body: PythonBody, ctx: C
         if k == _BAD:
             return scan.i, FAIL
         if k >= 0:
-            args = parse_gemma4_kwargs(
+            args = codec.decode_arguments(
                 buf[p:k], assign=body.assign, separator=body.arg_separator, quote=body.string_quote
             )
             if args is None:

@@ -1,4 +1,5 @@
-"""Argument values written as text: schema-typed coercion, Python literals, Gemma 4 values.
+"""Argument values written as text: schema-typed coercion, Python literals (a bare-key codec's
+values are read by ``dialect/value_codecs/bare_key.py``).
 
 Nothing here evaluates code: Python arguments go through ``ast.parse`` and a walk that accepts only
 literal nodes.
@@ -12,12 +13,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..dialect.spec import GEMMA4_QUOTE
-
 __all__ = [
     "coerce_value",
     "literal_value",
-    "parse_gemma4_kwargs",
     "parse_python_kwargs",
     "schema_types",
     "untyped_value",
@@ -242,125 +240,3 @@ def parse_python_kwargs(inner: str) -> dict[str, Any] | None:
     except _NotLiteral:
         return None
     return out
-
-
-class _Gemma4Reader:
-    """Gemma 4 values: ``<|"|>``-quoted strings, bare keys, JSON-ish scalars."""
-
-    _STOP = frozenset(",}]")
-
-    def __init__(self, text: str, quote: str = GEMMA4_QUOTE) -> None:
-        self.text = text
-        self.pos = 0
-        self.quote = quote
-
-    def ws(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
-
-    def eat(self, s: str) -> bool:
-        self.ws()
-        if s and self.text.startswith(s, self.pos):
-            self.pos += len(s)
-            return True
-        return False
-
-    def key(self, assign: str) -> str:
-        self.ws()
-        if self.text.startswith(self.quote, self.pos):
-            value = self.value()
-            if not isinstance(value, str):
-                raise _NotLiteral
-            return value
-        end = self.text.find(assign, self.pos)
-        if end < 0:
-            raise _NotLiteral
-        key = self.text[self.pos : end].strip()
-        if not key or any(c in key for c in "{}[],"):
-            raise _NotLiteral
-        self.pos = end
-        return key
-
-    def value(self) -> Any:
-        self.ws()
-        if self.text.startswith(self.quote, self.pos):
-            return self._string()
-        if self.eat("{"):
-            return self._object()
-        if self.eat("["):
-            return self._array()
-        return self._scalar()
-
-    def _string(self) -> str:
-        start = self.pos + len(self.quote)
-        end = self.text.find(self.quote, start)
-        if end < 0:
-            raise _NotLiteral
-        self.pos = end + len(self.quote)
-        return self.text[start:end]
-
-    def _object(self) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        if self.eat("}"):
-            return obj
-        while True:
-            k = self.key(":")
-            if not self.eat(":"):
-                raise _NotLiteral
-            obj[k] = self.value()
-            if self.eat("}"):
-                return obj
-            if not self.eat(","):
-                raise _NotLiteral
-
-    def _array(self) -> list[Any]:
-        arr: list[Any] = []
-        if self.eat("]"):
-            return arr
-        while True:
-            arr.append(self.value())
-            if self.eat("]"):
-                return arr
-            if not self.eat(","):
-                raise _NotLiteral
-
-    def _scalar(self) -> Any:
-        text = self.text
-        start = self.pos
-        while self.pos < len(text) and text[self.pos] not in self._STOP:
-            self.pos += 1
-        scalar = text[start : self.pos].strip()
-        if not scalar:
-            raise _NotLiteral
-        if scalar in _SPELLED:  # strings are quoted here: a bare None is Python's null
-            return _SPELLED[scalar]
-        try:
-            return json.loads(scalar)
-        except ValueError:
-            return scalar
-
-
-def parse_gemma4_kwargs(
-    inner: str, *, assign: str, separator: str, quote: str = GEMMA4_QUOTE
-) -> dict[str, Any] | None:
-    """Gemma 4's ``k:<|"|>v<|"|>,n:1`` (strings between ``quote`` tokens) as a dict, or
-    ``None`` when it does not read."""
-    reader = _Gemma4Reader(inner, quote)
-    assign, separator = assign.strip() or assign, separator.strip() or separator
-    out: dict[str, Any] = {}
-    try:
-        reader.ws()
-        if reader.pos == len(inner):
-            return out
-        while True:
-            k = reader.key(assign)
-            if not reader.eat(assign):
-                return None
-            out[k] = reader.value()
-            reader.ws()
-            if reader.pos == len(inner):
-                return out
-            if not reader.eat(separator):
-                return None
-    except _NotLiteral:
-        return None

@@ -157,7 +157,7 @@ def gemma4() -> DialectSpec:
                     call_close="}",
                     assign=":",
                     arg_separator=",",
-                    value_codec="gemma4",
+                    value_codec="bare-key",
                 ),
             )
         ],
