@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..dialect.spec import ElementBody, format_template
+from ..dialect.spec import CallFormat, ElementBody, format_template
 from .element_nested import read_value
 from .element_scan import (
     cut_short,
@@ -22,13 +22,19 @@ from .element_scan import (
 )
 from .element_text import attribute_unescape, element_value, trim_value
 from .events import FAIL, OK, Reader, certain
-from .markers import Segment, Source, match_template, probe_closer, probe_literal, skip_ws
+from .markers import (
+    Segment,
+    Source,
+    compile_template,
+    match_template,
+    probe_closer,
+    probe_literal,
+    skip_ws,
+)
+from .plan import BodyPlan, Context, FormatPlan
 from .values import schema_types
 
-if TYPE_CHECKING:
-    from .calls import Context, FormatPlan
-
-__all__ = ["read_element_body"]
+__all__ = ["plan_element_body", "read_element_body"]
 
 _NESTED_TYPES = frozenset({"object", "array"})
 
@@ -251,3 +257,45 @@ def _closes_call(src: Source, p: int, plan: FormatPlan) -> Generator[None, None,
         if core and (yield from probe_literal(src, p, core)) >= 0:
             return True
     return False
+
+
+def plan_element_body(fmt: CallFormat, body: ElementBody) -> BodyPlan:
+    """An element body's head, param template (split at its value) and tail, compiled."""
+    head = compile_template(body.head, optional=fmt.optional_markers)
+    param = compile_template(body.param, optional=fmt.optional_markers)
+    param_pre, param_post, value_ends = _element_ends(fmt, body, param, head)
+    return BodyPlan(
+        head=head,
+        param=param,
+        tail=body.tail.strip(),
+        param_pre=param_pre,
+        param_post=param_post,
+        value_ends=value_ends,
+    )
+
+
+def _element_ends(
+    fmt: CallFormat, body: ElementBody, param: tuple[Segment, ...], head: tuple[Segment, ...]
+) -> tuple[tuple[Segment, ...], tuple[Segment, ...], tuple[str, ...]]:
+    """An element body's param template split at ``{value}`` (``param_pre``, ``param_post``) and
+    the literals that may end a value (``FormatPlan.value_ends``); empty where the value is
+    read otherwise (to the end of its line)."""
+    at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
+    closed = at > 0 and at + 1 < len(param) and not param[at + 1].field and param[at + 1].core
+    # ``{key}: {value}`` joined by a separator: a value ends at the separator before a next
+    # parameter, or at a closer (element_scan.delimited_end)
+    delimited = at > 0 and at + 1 == len(param) and bool(body.param_separator)
+    if not (closed or delimited):
+        return (), (), ()
+    param_pre, param_post = param[:at], param[at + 1 :]
+    ends = []
+    if closed:
+        ends.append(param_post[0].core)
+        if not param_pre[0].field and param_pre[0].core:
+            ends.append(param_pre[0].core)
+    ends += [body.tail.strip(), fmt.call_close.strip(), fmt.section_close.strip()]
+    # a new call beginning: this one's closers were cut (its text stays content)
+    ends += [fmt.call_open.strip(), fmt.section_open.strip()]
+    if head and not head[0].field:
+        ends.append(head[0].core)
+    return param_pre, param_post, tuple(dict.fromkeys(e for e in ends if e))

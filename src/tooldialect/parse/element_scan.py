@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..dialect.spec import ElementBody, format_template
 from .element_text import CDATA_CLOSE, CDATA_OPEN, attribute_unescape
 from .markers import Segment, Source, find_literal, match_template, split_literal
-
-if TYPE_CHECKING:
-    from .calls import FormatPlan
+from .plan import FormatPlan
 
 __all__ = [
     "cut_short",

@@ -10,16 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..dialect.spec import ElementBody
 from .element_body import read_element_body
 from .events import FAIL, OK, Event, Reader
 from .jsonscan import JsonScanner
 from .markers import Source, find_literal, probe_closers, split_literal
-
-if TYPE_CHECKING:
-    from .calls import Context, FormatPlan
+from .plan import Context, FormatPlan
 
 __all__ = ["read_element_call"]
 

@@ -8,22 +8,25 @@ import json
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ..dialect.spec import JsonBody
+from ..dialect.spec import CallFormat, JsonBody
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
 from .markers import Source, probe_literal, skip_ws
+from .plan import BodyPlan, Context, FormatPlan
 from .pydict import read_python_dict
 
-if TYPE_CHECKING:
-    from .calls import Context, FormatPlan
-
-__all__ = ["json_head_patterns", "read_json_body", "stream_args"]
+__all__ = ["json_head_patterns", "plan_json_body", "read_json_body", "stream_args"]
 
 
 _JSON_WS = r"\s*"  # what ``skip_ws`` skips between tokens
 _PLAIN_NAME = r'[^"\\\x00-\x1f]*'  # a JSON string body that decodes to itself
+
+
+def plan_json_body(fmt: CallFormat, body: JsonBody) -> BodyPlan:
+    """A JSON body's head patterns (the rest is read generically)."""
+    json_head, json_head_prefix = json_head_patterns(body)
+    return BodyPlan(json_head=json_head, json_head_prefix=json_head_prefix)
 
 
 def json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Generator
-from typing import TYPE_CHECKING
 
 from ..dialect.spec import JsonBody
 from .events import FAIL, OK, Reader, certain
 from .markers import Source
+from .plan import Context, FormatPlan
 from .values import literal_value
-
-if TYPE_CHECKING:
-    from .calls import Context, FormatPlan
 
 __all__ = ["python_object_end", "read_python_call", "read_python_dict"]
 

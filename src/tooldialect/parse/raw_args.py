@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..dialect.spec import TaggedBody
 from .events import FAIL, OK, Reader, certain
 from .markers import Source, find_literal, probe_closer
-
-if TYPE_CHECKING:
-    from .calls import Context, FormatPlan
+from .plan import Context, FormatPlan
 
 __all__ = ["read_raw_args", "read_raw_call"]
 

@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass
 
 from ..dialect.spec import DialectSpec, ElementBody, JsonBody
-from .calls import FormatPlan
+from .body_kinds import plan_format
 from .markers import split_literal
+from .plan import FormatPlan
 from .variants import (
     joined_json_format,
     listed_formats,
@@ -112,7 +113,7 @@ def _call_formats(
     # a markerless dialect (Llama 3 JSON): its markerless calls must name an offered tool
     markerless = not spec.primary.opener().strip()
     formats = [
-        FormatPlan.build(f, known_names_only=markerless and not f.opener().strip())
+        plan_format(f, known_names_only=markerless and not f.opener().strip())
         for f in spec.formats
     ]
     start: list[int] = []
@@ -138,7 +139,7 @@ def _call_formats(
                 start.append(len(formats))
             else:
                 _add_call(content, split_literal(v.opener())[0], len(formats))
-            formats.append(FormatPlan.build(v, known_names_only=markerless and v.at_start_only))
+            formats.append(plan_format(v, known_names_only=markerless and v.at_start_only))
     whole: list[int] = []
     prose = list(spec.formats) if markerless else []
     if isinstance(spec.primary.body, ElementBody):
@@ -147,7 +148,7 @@ def _call_formats(
         if not f.opener().strip() and isinstance(f.body, JsonBody) and f.body.name_key:
             whole.append(len(formats))
             _add_call(content, "{", len(formats))
-            formats.append(FormatPlan.build(f, known_names_only=True))
+            formats.append(plan_format(f, known_names_only=True))
     return formats, start, whole, written
 
 
