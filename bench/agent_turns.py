@@ -204,7 +204,7 @@ def _ours_step(
     return ttft, {
         "prompt_tokens": result.prompt_tokens,
         "prompt_decoded": result.last_prompt_eval_tokens,
-        "checkpoint": result.checkpoint,
+        "checkpoint": result.stats.checkpoint,
     }
 
 
@@ -275,7 +275,7 @@ def agent_loop(
             )
             engine = llm.chat_handler.setup(llm).engine
             tokens = engine.tokenize_prompt(prepared.prompt)
-            prefix_tokens = engine.prefix_length(prepared.prefix, tokens)
+            prefix_tokens = engine.decoder.prefix_length(prepared.prefix, tokens)
         counter.reset()
         started = time.perf_counter()
         ttft, figures = step(llm, messages, choice, tools, max_tokens)

@@ -100,14 +100,14 @@ def capture_generations(llm: Any) -> list[Any]:
     """
     engine = llm.chat_handler.setup(llm).engine
     generations: list[Any] = []
-    original = engine.generate
+    original = engine.run
 
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        generation = original(*args, **kwargs)
+    def recording(request: Any) -> Any:
+        generation = original(request)
         generations.append(generation)
         return generation
 
-    engine.generate = recording
+    engine.run = recording
     return generations
 
 

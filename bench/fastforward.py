@@ -57,7 +57,7 @@ def _call(
         opened: float | None = None
         calls: dict[int, dict[str, str]] = {}
         content = ""
-        for chunk in handler(
+        done = handler.complete(
             llama=llm,
             messages=[{"role": "user", "content": QUESTION}],
             tools=tools,
@@ -65,7 +65,8 @@ def _call(
             temperature=0,
             max_tokens=max_tokens,
             stream=True,
-        ):
+        )
+        for chunk in done.response:
             delta = chunk["choices"][0]["delta"]
             now = time.perf_counter()
             if delta.get("tool_calls"):
@@ -78,7 +79,7 @@ def _call(
                     slot["arguments"] += fn.get("arguments") or ""
             content += delta.get("content") or ""
         end = time.perf_counter()
-    res = handler.last_result
+    res, stats = done.result, done.result.stats
     return {
         "wall_s": end - start,
         # decoding, from the first decode (the warm prompt's last token) to the end: the reply
@@ -86,11 +87,11 @@ def _call(
         "call_s": end - (clock.first or end),
         "from_first_delta_s": end - (opened if opened is not None else end),
         "tokens": int(res.completion_tokens),
-        "forced": int(res.forced_tokens),
+        "forced": int(stats.forced_tokens),
         "parsed": (content, [calls[k] for k in sorted(calls)]),
         "prompt_tokens": int(res.prompt_tokens),
-        "draft_proposed": int(res.draft_proposed),
-        "draft_accepted": list(res.draft_accepted),
+        "draft_proposed": int(stats.draft_proposed),
+        "draft_accepted": list(stats.draft_accepted),
     }
 
 
@@ -107,7 +108,8 @@ def _plain(llm: Any, prompt: list[int], n: int) -> float:
 
 THREADS: list[int] = []
 DRAFTS: list[bool] = []
-"""``--drafts``: prompt-lookup drafts inside calls (``Engine.drafts``) for every variant."""
+"""``--drafts``: prompt-lookup drafts inside calls (``LlamaCppEngine(drafts=)``) for every
+variant."""
 
 Variant = tuple[str, bool, bool, bool]
 """(argument_layout, fast_forward, strict calls, drafts)."""
@@ -150,8 +152,8 @@ def measure(
     reps: int,
     variants: list[Variant] = VARIANTS,
 ) -> dict[str, Any]:
+    from tooldialect.engine.in_process import LlamaCppEngine
     from tooldialect.engine.in_process.drafts import DraftOptions
-    from tooldialect.engine.in_process.generate import engine_for
     from tooldialect.handler import ToolChatHandler
 
     with quiet_stderr():
@@ -161,15 +163,23 @@ def measure(
         import llama_cpp
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, THREADS[0], THREADS[0])
-    engine = engine_for(llm)
     handlers = {
         v: ToolChatHandler(fast_forward=v[1], argument_layout=v[0])  # type: ignore[arg-type]
         for v in variants
     }
+    for v, handler in handlers.items():  # each variant's engine on the one Llama
+        handler.setup(
+            llm,
+            engine=LlamaCppEngine(
+                llm,
+                fast_forward=v[1],
+                checkpoints=handler.checkpoints(llm),
+                strict_calls=v[2],
+                drafts=DraftOptions() if v[3] or DRAFTS else None,
+            ),
+        )
 
     def call(v: Variant, **kw: Any) -> dict[str, Any]:
-        engine.strict_calls = v[2]
-        engine.drafts = DraftOptions() if v[3] or DRAFTS else None
         return _call(handlers[v], llm, tools, choice, **kw)
 
     tools = workload.make_tools(n_tools)

@@ -38,9 +38,9 @@ VARIANTS = {
     "canonical+ff+drafts": ("canonical", True, True, True),
 }
 """name -> (argument_layout, fast_forward, strict calls, drafts). ``+lenient``: an ``auto`` call
-keeps the lazy grammar's lenient envelope after its trigger (``Engine.strict_calls = False``).
-``+drafts``: prompt-lookup drafts inside calls (``Engine.drafts = DraftOptions()``); without it
-``Engine.drafts = None``."""
+keeps the lazy grammar's lenient envelope after its trigger
+(``LlamaCppEngine(strict_calls=False)``). ``+drafts``: prompt-lookup drafts inside calls
+(``LlamaCppEngine(drafts=DraftOptions())``); without it ``drafts=None``."""
 
 
 def run(
@@ -64,26 +64,33 @@ def run(
         import llama_cpp
 
         llama_cpp.llama_set_n_threads(llm._ctx.ctx, threads, threads)
+    from tooldialect.engine.in_process import LlamaCppEngine
     from tooldialect.engine.in_process.drafts import DraftOptions
-    from tooldialect.engine.in_process.generate import engine_for
 
-    engine = engine_for(llm)
     built = {
         name: ToolChatHandler(argument_layout=layout, fast_forward=ff)  # type: ignore[arg-type]
         for name, (layout, ff, _, _) in VARIANTS.items()
         if name in variants
     }
+    engines: dict[str, LlamaCppEngine] = {}
+    for name, handler in built.items():  # each variant's engine on the one Llama
+        engine = handler.setup(llm).engine
+        assert isinstance(engine, LlamaCppEngine)
+        engine.strict_calls = VARIANTS[name][2]
+        engines[name] = engine
 
     one_by_one = [False]
 
     def variant(name: str) -> Any:
-        engine.strict_calls = VARIANTS[name][2]
         # decoded token by token, a verified draft is exactly what sampling one at a time
         # keeps, so the explaining rerun needs no drafts
-        engine.drafts = DraftOptions() if VARIANTS[name][3] and not one_by_one[0] else None
+        on = VARIANTS[name][3] and not one_by_one[0]
+        engines[name].drafts = DraftOptions() if on else None
         return built[name]
 
-    handlers = {name: functools.partial(lambda n, **kw: variant(n)(**kw), name) for name in built}
+    handlers = {
+        name: functools.partial(lambda n, **kw: variant(n).complete(**kw), name) for name in built
+    }
     base = variants[0]
     records = []
     for choice in choices:
@@ -102,7 +109,7 @@ def run(
             )
             for name, handler in handlers.items():
                 start = time.perf_counter()
-                out = handler(
+                done = handler(
                     llama=llm,
                     messages=case.messages,
                     tools=case.tools(),
@@ -111,20 +118,21 @@ def run(
                     max_tokens=max_tokens,
                 )
                 seconds = time.perf_counter() - start
-                message = out["choices"][0]["message"]  # type: ignore[index]
+                out, res = done.response, done.result
+                message = out["choices"][0]["message"]
                 calls = calls_of_message(message)
                 verdict = bfcl_score.score(
                     case.category, case.functions, case.answer, calls, case.name_map()
                 )
-                res = built[name].last_result
+                stats = res.stats
                 row[name] = {
                     "content": message.get("content") or "",
                     "calls": calls,
                     "valid": verdict.valid,
-                    "tokens": int(res.completion_tokens) if res else 0,
-                    "forced": int(res.forced_tokens) if res else 0,
-                    "drafted": int(res.draft_proposed) if res else 0,
-                    "draft_accepted": sum(res.draft_accepted) if res else 0,
+                    "tokens": int(res.completion_tokens),
+                    "forced": int(stats.forced_tokens),
+                    "drafted": int(stats.draft_proposed),
+                    "draft_accepted": sum(stats.draft_accepted),
                     "seconds": round(seconds, 3),
                 }
             row["agree"] = all(_same_answer(row[base], row[v]) for v in variants[1:])
@@ -143,8 +151,8 @@ def run(
                             tool_choice=choice,
                             temperature=0.0,
                             max_tokens=max_tokens,
-                        )
-                        message = out["choices"][0]["message"]  # type: ignore[index]
+                        ).response
+                        message = out["choices"][0]["message"]
                         again = {
                             "content": message.get("content") or "",
                             "calls": calls_of_message(message),

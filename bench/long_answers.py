@@ -94,7 +94,8 @@ def armed_request(
         del engine.run
     seconds = time.perf_counter() - start
     request = seen[-1]
-    eog = [t for t in range(llm.n_vocab()) if engine._lib.llama_vocab_is_eog(engine.vocab, t)]
+    decoder = engine.decoder
+    eog = [t for t in range(llm.n_vocab()) if decoder._lib.llama_vocab_is_eog(decoder.vocab, t)]
     sampling = dataclasses.replace(request.sampling, logit_bias={t: -1e9 for t in eog})
     armed = dataclasses.replace(request, sampling=sampling, max_tokens=length, stop=())
     return engine, armed, seconds
@@ -216,7 +217,7 @@ def measure(
 
 
 def _trigger_arguments(llama: Any, grammar: Any) -> tuple[list[int], list[str]]:
-    """``Engine.trigger_arguments`` without a context: single-token words become tokens."""
+    """``LlamaDecoder.trigger_arguments`` without a context: single-token words become tokens."""
     from tooldialect.grammar.build import word_pattern
 
     tokens, patterns = [], list(grammar.trigger_patterns)

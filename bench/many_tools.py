@@ -160,7 +160,7 @@ def measure(
         "cold_s": round(cold_s, 3),
         "cold_prompt_tokens_decoded": int(cold.last_prompt_eval_tokens),
         # "saved", or "" where the prefix's state did not fit the store (the return re-decodes)
-        "cold_checkpoint": cold.checkpoint,
+        "cold_checkpoint": cold.stats.checkpoint,
         "armed": {
             "tokens": tokens,
             "ratio": balanced_ratio(rows),
@@ -175,7 +175,7 @@ def measure(
             "ratio_vs_cold": round(return_s / cold_s, 4),
             "prompt_tokens": int(back.prompt_tokens),
             "prompt_tokens_decoded": int(back.last_prompt_eval_tokens),
-            "checkpoint": back.checkpoint,
+            "checkpoint": back.stats.checkpoint,
             "target": f"<= {RETURN_TARGET}",
         },
         "memory": {

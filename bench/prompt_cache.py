@@ -126,7 +126,7 @@ def measure_checkpoints(model: str, *, n_tools: int, reps: int) -> dict[str, Any
         _request(ours, llm, b, "Hello!")
         back, back_n = _request(ours, llm, a, "Save a note about lunch.")
         assert ours.last_result is not None
-        loaded = ours.last_result.checkpoint
+        loaded = ours.last_result.stats.checkpoint
         # reference: the same return without checkpoints (the live KV holds tool set B)
         _request(plain, llm, b, "Hello again!")
         uncached, uncached_n = _request(plain, llm, a, "Save a note about dinner.")

@@ -33,17 +33,17 @@ QUESTION = "Save a note titled Lunch saying that we meet at noon, tagged food an
 
 def _call(client: ServerClient, tools: list[Any], max_tokens: int) -> tuple[float, str, int]:
     start = time.perf_counter()
-    for _ in client.create_chat_completion(
+    done = client.complete(
         messages=[{"role": "user", "content": QUESTION}],
         tools=tools,
         tool_choice="auto",
         temperature=0,
         max_tokens=max_tokens,
         stream=True,
-    ):
+    )
+    for _ in done.response:
         pass
-    res = client.last_result
-    assert res is not None
+    res = done.result
     return time.perf_counter() - start, res.text, res.completion_tokens
 
 

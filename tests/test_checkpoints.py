@@ -235,7 +235,7 @@ class KVLlama:
         self.kv += tokens
 
 
-class KVEngine(generate.Engine):
+class KVEngine(generate.LlamaDecoder):
     def __init__(self, llama: KVLlama, *, lazy: bool = False) -> None:
         self._fake = llama  # no vocab: only the prompt decode runs
         self._live = None
@@ -273,10 +273,10 @@ PREFIX = list(range(1000, 1000 + MIN_PREFIX_TOKENS + 36))  # system + tools: 100
 
 
 def point(store: PrefixCheckpoints, tokens: list[int]) -> Any:
-    from tooldialect.engine.base import GenerationResult
+    from tooldialect.engine.in_process.stats import LlamaCppStats
 
     n = len(PREFIX)
-    return PrefixPoint(n, prefix_key(tokens[:n]), store, GenerationResult())
+    return PrefixPoint(n, prefix_key(tokens[:n]), store, LlamaCppStats())
 
 
 def test_first_prompt_saves_at_the_prefix_then_a_growing_history_reuses_the_kv(
@@ -302,7 +302,7 @@ def test_a_history_cut_before_the_prefix_end_loads_the_checkpoint(states: list[s
     p = point(store, again)
     assert engine._decode_prompt(again, p) == 3
     assert llama.decoded[-1] == [1, 2, 9] and llama.kv == again
-    assert states == ["save", "load"] and p.result.checkpoint == "loaded" and store.hits == 1
+    assert states == ["save", "load"] and p.stats.checkpoint == "loaded" and store.hits == 1
 
 
 def test_a_context_that_cannot_cut_its_memory_loads_the_checkpoint(states: list[str]) -> None:
@@ -333,7 +333,7 @@ def test_a_prefix_too_large_to_keep_is_captured_once(states: list[str]) -> None:
     first = [*PREFIX, 1]
     p = point(store, first)
     engine._decode_prompt(first, p)
-    assert states == ["save"] and p.result.checkpoint == "" and len(store) == 0
+    assert states == ["save"] and p.stats.checkpoint == "" and len(store) == 0
     engine._decode_prompt([*PREFIX[:5], 7], None)
     again = [*PREFIX, 2]
     engine._decode_prompt(again, point(store, again))
@@ -351,14 +351,14 @@ def test_a_lazy_prefix_is_saved_only_when_a_prompt_would_overwrite_it(states: li
     engine._decode_prompt(first, p)
     grown = [*first, 4, 5]
     engine._decode_prompt(grown, point(store, grown))
-    assert states == [] and p.result.checkpoint == "kept" and len(store) == 0
+    assert states == [] and p.stats.checkpoint == "kept" and len(store) == 0
     # a step without tools leaves the prefix: it is saved first, from the KV cut back to it
     assert engine._decode_prompt([*PREFIX[:5], 7, 8], None) == 2
     assert states == ["save"] and llama.kv == [*PREFIX[:5], 7, 8] and store.saves == 1
     again = [*PREFIX, 1, 9]
     p = point(store, again)
     assert engine._decode_prompt(again, p) == 2
-    assert states == ["save", "load"] and p.result.checkpoint == "loaded" and llama.kv == again
+    assert states == ["save", "load"] and p.stats.checkpoint == "loaded" and llama.kv == again
 
 
 def test_a_lazy_prefix_another_prompt_overwrote_is_not_saved(states: list[str]) -> None:
@@ -382,7 +382,7 @@ def test_a_lazy_save_whose_cut_is_refused_saves_eagerly_from_then_on(states: lis
     back = [*PREFIX, 2]
     p = point(store, back)
     engine._decode_prompt(back, p)
-    assert states == ["save"] and p.result.checkpoint == "saved"
+    assert states == ["save"] and p.stats.checkpoint == "saved"
 
 
 def test_a_stand_in_llama_is_not_known_to_cut_its_memory() -> None:

@@ -56,19 +56,22 @@ def test_a_step_without_tools_does_not_make_the_next_one_decode_the_tools(
     llm = load(qwen_path, handler)
     first_turn = [SYSTEM, {"role": "user", "content": "Weather in Paris?"}]
     _, first = ask(llm, first_turn, tools=TOOLS)
-    assert first.checkpoint == "kept" and first.prefix_tokens > 100
+    assert first.stats.checkpoint == "kept" and first.stats.prefix_tokens > 100
     assert first.last_prompt_eval_tokens == first.prompt_tokens
     store = handler.checkpoints(llm)
     assert store is not None and store.saves == 0  # live in the KV cache: no copy yet
     # the agent's answer step: no tools in the prompt, the KV cache now ends after the system
     _, bare = ask(llm, first_turn, tools=TOOLS, tool_choice="none")
-    assert bare.prompt_tokens < first.prefix_tokens
+    assert bare.prompt_tokens < first.stats.prefix_tokens
     assert store.saves == 1  # saved before this prompt overwrote it
     # back to the tools, with a new question: only what follows the tool prefix is decoded
     again_turn = [SYSTEM, {"role": "user", "content": "Convert 5 USD to EUR."}]
     out, again = ask(llm, again_turn, tools=TOOLS)
-    assert again.checkpoint == "loaded" and again.prefix_tokens == first.prefix_tokens
-    assert again.last_prompt_eval_tokens == again.prompt_tokens - again.prefix_tokens
+    assert (
+        again.stats.checkpoint == "loaded"
+        and again.stats.prefix_tokens == first.stats.prefix_tokens
+    )
+    assert again.last_prompt_eval_tokens == again.prompt_tokens - again.stats.prefix_tokens
     # llama-cpp-python's bookkeeping goes on from the loaded state (the last token may be unread)
     assert again.prompt_tokens <= llm.n_tokens <= again.prompt_tokens + again.completion_tokens
     assert (store.saves, store.hits, len(store)) == (1, 1, 1)
@@ -76,7 +79,7 @@ def test_a_step_without_tools_does_not_make_the_next_one_decode_the_tools(
     # the same request on a fresh model without checkpoints writes the same reply
     plain = load(qwen_path, ToolChatHandler(prefix_checkpoints=False))
     reference, full = ask(plain, again_turn, tools=TOOLS)
-    assert full.last_prompt_eval_tokens == full.prompt_tokens and full.checkpoint == ""
+    assert full.last_prompt_eval_tokens == full.prompt_tokens and full.stats.checkpoint == ""
     assert out["choices"][0]["message"] == reference["choices"][0]["message"]
 
 
@@ -107,7 +110,7 @@ def test_a_reasoning_templates_reshaped_history_re_decodes_only_what_it_changed(
         result,
     ]
     _, first = ask(llm, history, tools=TOOLS)
-    assert first.checkpoint == "kept"
+    assert first.stats.checkpoint == "kept"
     # a new user turn: the template drops the earlier turn's reasoning from the history
     follow = [
         *history,
@@ -118,7 +121,7 @@ def test_a_reasoning_templates_reshaped_history_re_decodes_only_what_it_changed(
     engine: Any = handler.setup(llm).engine
     tokens = engine.tokenize_prompt(handler.prepare(llama=llm, messages=follow, tools=TOOLS).prompt)
     changed_at = common_prefix(live, tokens)
-    assert first.prefix_tokens < changed_at < first.prompt_tokens  # the template re-rendered
+    assert first.stats.prefix_tokens < changed_at < first.prompt_tokens  # the template re-rendered
     _, second = ask(llm, follow, tools=TOOLS)
     assert second.last_prompt_eval_tokens == len(tokens) - changed_at
-    assert second.checkpoint == ""  # the KV cache held the tool prefix: nothing to load
+    assert second.stats.checkpoint == ""  # the KV cache held the tool prefix: nothing to load

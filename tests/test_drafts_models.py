@@ -12,8 +12,9 @@ import pytest
 from bench.workload import NOTE_TOOL
 
 from tooldialect import ToolChatHandler
+from tooldialect.engine.in_process import LlamaCppEngine
 from tooldialect.engine.in_process.drafts import DraftOptions
-from tooldialect.engine.in_process.generate import Engine, engine_for
+from tooldialect.engine.in_process.generate import DEFAULT_DRAFTS
 
 pytestmark = pytest.mark.model
 
@@ -52,10 +53,18 @@ def smollm2(smollm2_path: Path) -> Any:
     return load(smollm2_path)
 
 
-def complete(llm: Any, tool: dict[str, Any], question: str, **extra: Any) -> tuple[Any, Any]:
-    """One ``auto`` request through a fresh fast-forward handler: its output and last result."""
+def complete(
+    llm: Any,
+    tool: dict[str, Any],
+    question: str,
+    drafts: DraftOptions | None = DEFAULT_DRAFTS,
+    **extra: Any,
+) -> tuple[Any, Any]:
+    """One ``auto`` request through a fresh fast-forward handler whose engine takes ``drafts``:
+    its output and the engine's stats."""
     handler = ToolChatHandler(fast_forward=True)
-    out: Any = handler(
+    handler.setup(llm, engine=LlamaCppEngine(llm, drafts=drafts))
+    done = handler.complete(
         llama=llm,
         messages=[{"role": "user", "content": question}],
         tools=[tool],
@@ -63,12 +72,11 @@ def complete(llm: Any, tool: dict[str, Any], question: str, **extra: Any) -> tup
         temperature=0,
         **extra,
     )
-    return out, handler.last_result
+    return done.response, done.result
 
 
 def ask(llm: Any, tool: dict[str, Any], question: str, drafts: DraftOptions | None) -> Any:
-    engine_for(llm).drafts = drafts
-    out, last = complete(llm, tool, question, max_tokens=80)
+    out, last = complete(llm, tool, question, drafts, max_tokens=80)
     message = out["choices"][0]["message"]
     calls = [c["function"] for c in message.get("tool_calls") or []]
     return calls, last
@@ -85,31 +93,28 @@ def test_an_auto_call_is_the_same_with_and_without_drafts(
     request: pytest.FixtureRequest, model: str, tool: dict[str, Any], question: str, quoted: str
 ) -> None:
     llm = request.getfixturevalue(model)
-    try:
-        plain, plain_result = ask(llm, tool, question, None)
-        drafted, result = ask(llm, tool, question, DraftOptions())
-    finally:
-        engine_for(llm).drafts = DraftOptions()  # the default
+    plain, plain_result = ask(llm, tool, question, None)
+    drafted, result = ask(llm, tool, question, DraftOptions())
     assert plain and quoted in plain[0]["arguments"]
     assert drafted == plain
-    assert plain_result.draft_proposed == 0
-    assert result.draft_proposed > 0 and sum(result.draft_accepted) > 0
+    assert plain_result.stats.draft_proposed == 0
+    assert result.stats.draft_proposed > 0 and sum(result.stats.draft_accepted) > 0
     assert result.completion_tokens == plain_result.completion_tokens
 
 
 def test_a_new_engine_drafts_by_default(qwen: Any) -> None:
-    default = Engine(qwen).drafts  # a new engine, not the cached one the tests here set
+    default = LlamaCppEngine(qwen).drafts
     assert default == DraftOptions()
     calls, result = ask(qwen, READ, PATH_QUESTION, default)
-    assert calls and result.draft_proposed > 0
+    assert calls and result.stats.draft_proposed > 0
 
 
 def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:
     whole, result = ask(qwen, READ, PATH_QUESTION, DraftOptions())
-    assert sum(result.draft_accepted) > 0
+    assert sum(result.stats.draft_accepted) > 0
     args = ""
-    handler = ToolChatHandler(fast_forward=True)
-    stream: Any = handler(
+    handler = ToolChatHandler(fast_forward=True)  # drafts by default
+    done = handler.complete(
         llama=qwen,
         messages=[{"role": "user", "content": PATH_QUESTION}],
         tools=[READ],
@@ -118,16 +123,15 @@ def test_streaming_a_drafted_call_returns_the_whole_reply(qwen: Any) -> None:
         max_tokens=64,
         stream=True,
     )
-    for chunk in stream:  # the stream runs lazily: last_result is read after it
+    stream: Any = done.response
+    for chunk in stream:  # the stream runs lazily: its result is read after it
         for d in chunk["choices"][0]["delta"].get("tool_calls") or []:
             args += (d.get("function") or {}).get("arguments") or ""
     assert args == whole[0]["arguments"]
-    last: Any = handler.last_result
-    assert last.draft_proposed == result.draft_proposed
+    assert done.result.stats.draft_proposed == result.stats.draft_proposed
 
 
 def test_no_drafts_when_logprobs_are_asked(qwen: Any) -> None:
-    engine_for(qwen).drafts = DraftOptions()
     out, last = complete(qwen, READ, PATH_QUESTION, max_tokens=64, logprobs=True, top_logprobs=2)
     assert out["choices"][0]["logprobs"] is not None
-    assert last.draft_proposed == 0
+    assert last.stats.draft_proposed == 0

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tooldialect.engine.in_process import Engine, SamplingParams, engine_for
+from tooldialect.engine.base import SamplingParams
+from tooldialect.engine.in_process.generate import LlamaDecoder, decoder_for
 from tooldialect.engine.text import find_stop, safe_emit
 from tooldialect.errors import ContextOverflowError, GrammarError
 from tooldialect.grammar.build import word_pattern
@@ -74,12 +75,12 @@ def qwen(qwen_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-def engine(qwen: Any) -> Engine:
-    return engine_for(qwen)
+def engine(qwen: Any) -> LlamaDecoder:
+    return decoder_for(qwen)
 
 
 @pytest.mark.model
-def test_matches_create_completion_and_reuses_kv(qwen: Any, engine: Engine) -> None:
+def test_matches_create_completion_and_reuses_kv(qwen: Any, engine: LlamaDecoder) -> None:
     expected = qwen.create_completion(PROMPT, temperature=0, max_tokens=24)
     gen = engine.generate(PROMPT, sampling=GREEDY, max_tokens=24)
     text = gen.text()
@@ -95,7 +96,7 @@ def test_matches_create_completion_and_reuses_kv(qwen: Any, engine: Engine) -> N
 
 
 @pytest.mark.model
-def test_special_and_long_tokens_are_visible(engine: Engine, qwen: Any) -> None:
+def test_special_and_long_tokens_are_visible(engine: LlamaDecoder, qwen: Any) -> None:
     (im_end,) = qwen.tokenize(b"<|im_end|>", add_bos=False, special=True)
     assert engine.piece(im_end) == b"<|im_end|>"
     (spaces,) = qwen.tokenize(b" " * 128, add_bos=False, special=True)
@@ -103,7 +104,7 @@ def test_special_and_long_tokens_are_visible(engine: Engine, qwen: Any) -> None:
 
 
 @pytest.mark.model
-def test_trigger_words_become_tokens_when_one_token(engine: Engine) -> None:
+def test_trigger_words_become_tokens_when_one_token(engine: LlamaDecoder) -> None:
     from tooldialect.frontend.frontend import resolve_triggers
 
     g = Grammar(gbnf='root ::= "x"', lazy=True, trigger_words=("<tool_call>", "functools["))
@@ -113,7 +114,7 @@ def test_trigger_words_become_tokens_when_one_token(engine: Engine) -> None:
 
 
 @pytest.mark.model
-def test_stop_string_cuts_text(engine: Engine) -> None:
+def test_stop_string_cuts_text(engine: LlamaDecoder) -> None:
     full = engine.generate(PROMPT, sampling=GREEDY, max_tokens=30).text()
     word = full.split()[3]
     gen = engine.generate(PROMPT, sampling=GREEDY, max_tokens=30, stop=[word])
@@ -128,15 +129,15 @@ def test_stop_string_cuts_text(engine: Engine) -> None:
     [('root ::= "yes" | "no"', {"yes", "no"}), ('root ::= "🙂日本"', {"🙂日本"})],
     ids=["choice", "multibyte"],
 )
-def test_forced_grammar_constrains(engine: Engine, gbnf: str, allowed: set[str]) -> None:
+def test_forced_grammar_constrains(engine: LlamaDecoder, gbnf: str, allowed: set[str]) -> None:
     gen = engine.generate(PROMPT, sampling=GREEDY, max_tokens=20, grammar=Grammar(gbnf=gbnf))
     assert gen.text() in allowed
     assert gen.result.finish_reason == "stop"  # the grammar ended, so only EOG was left
-    assert gen.result.grammar_resamples >= 1
+    assert gen.result.stats.grammar_resamples >= 1
 
 
 @pytest.mark.model
-def test_lazy_grammar_constrains_after_trigger(engine: Engine) -> None:
+def test_lazy_grammar_constrains_after_trigger(engine: LlamaDecoder) -> None:
     # the story mentions "dragon"; once " dragon" is written the grammar forces "!!" and the end
     g = Grammar(gbnf='root ::= " dragon!!"', lazy=True, trigger_patterns=(word_pattern(" dragon"),))
     text = engine.generate(PROMPT, sampling=GREEDY, max_tokens=60, grammar=g).text()
@@ -145,7 +146,7 @@ def test_lazy_grammar_constrains_after_trigger(engine: Engine) -> None:
 
 
 @pytest.mark.model
-def test_penalties_and_sampling_run(engine: Engine) -> None:
+def test_penalties_and_sampling_run(engine: LlamaDecoder) -> None:
     params = SamplingParams(temperature=0.8, repeat_penalty=1.3, seed=7, logit_bias={0: -5.0})
     one = engine.generate(
         PROMPT, sampling=params, max_tokens=12, grammar=Grammar(gbnf="root ::= [a-zA-Z ]+")
@@ -158,7 +159,7 @@ def test_penalties_and_sampling_run(engine: Engine) -> None:
 
 
 @pytest.mark.model
-def test_errors_leave_the_process_running(engine: Engine, qwen: Any) -> None:
+def test_errors_leave_the_process_running(engine: LlamaDecoder, qwen: Any) -> None:
     with pytest.raises(GrammarError):
         engine.generate(PROMPT, grammar=Grammar(gbnf="root ::= undefined-rule"))
     with pytest.raises(GrammarError):
@@ -170,7 +171,7 @@ def test_errors_leave_the_process_running(engine: Engine, qwen: Any) -> None:
 
 
 @pytest.mark.model
-def test_triggers_the_front_end_resolved_become_tokens_or_patterns(engine: Engine) -> None:
+def test_triggers_the_front_end_resolved_become_tokens_or_patterns(engine: LlamaDecoder) -> None:
     from tooldialect.engine.base import Triggers
 
     words = ("<tool_call>", "[[call]]")  # one token in Qwen's vocab, and several

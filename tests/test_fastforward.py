@@ -16,7 +16,7 @@ import pytest
 
 from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import ToolChatHandler
-from tooldialect.engine.in_process.generate import engine_for
+from tooldialect.engine.in_process import LlamaCppEngine, LlamaCppStats
 
 NOTE: dict[str, Any] = {
     "type": "function",
@@ -58,11 +58,21 @@ def single_token_evals(llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llm, "eval", eval_one_by_one)
 
 
-def run(llm: Any, *, fast_forward: bool, **request: Any) -> tuple[str, int, Any]:
+def stats_of(result: Any) -> LlamaCppStats:
+    assert isinstance(result.stats, LlamaCppStats)
+    return result.stats
+
+
+def run(
+    llm: Any, *, fast_forward: bool, drafts: bool = True, **request: Any
+) -> tuple[str, int, Any]:
     handler = ToolChatHandler(fast_forward=fast_forward)
-    out = handler(llama=llm, messages=MESSAGES, temperature=0, max_tokens=40, **request)
-    assert handler.last_result is not None
-    return handler.last_result.text, handler.last_result.forced_tokens, out
+    engine = handler.setup(llm).engine
+    assert isinstance(engine, LlamaCppEngine)
+    if not drafts:
+        engine.drafts = None
+    done = handler.complete(llama=llm, messages=MESSAGES, temperature=0, max_tokens=40, **request)
+    return done.result.text, stats_of(done.result).forced_tokens, done.response
 
 
 @pytest.mark.model
@@ -84,8 +94,7 @@ def test_forced_tokens_are_the_models_own(
     plain, plain_forced, _ = run(llm, fast_forward=False, **request_options)
     single_token_evals(llm, monkeypatch)
     # drafts decode with llama_decode itself, in batches: off, so every token is one eval
-    monkeypatch.setattr(engine_for(llm), "drafts", None)
-    fast, forced, _ = run(llm, fast_forward=True, **request_options)
+    fast, forced, _ = run(llm, fast_forward=True, drafts=False, **request_options)
     assert plain_forced == 0
     assert fast == plain
     if "<tool_call>" in plain:
@@ -100,10 +109,11 @@ def test_batched_fast_forward_streams_what_it_returns(llm: Any) -> None:
     calls = response["choices"][0]["message"]["tool_calls"]
     assert calls and calls[0]["function"]["name"] == "save_note"
     handler = ToolChatHandler(fast_forward=True)
-    chunks: list[Any] = list(
-        handler(llama=llm, messages=MESSAGES, temperature=0, max_tokens=40, stream=True, **request)
+    done = handler.complete(
+        llama=llm, messages=MESSAGES, temperature=0, max_tokens=40, stream=True, **request
     )
-    assert handler.last_result is not None and handler.last_result.text == text
+    chunks: list[Any] = list(done.response)
+    assert done.result.text == text
     names = "".join(
         (d.get("function") or {}).get("name") or ""
         for c in chunks
@@ -116,7 +126,7 @@ def test_batched_fast_forward_streams_what_it_returns(llm: Any) -> None:
 def test_a_forced_call_is_fast_forwarded_from_its_first_token(llm: Any) -> None:
     """SmolLM2's polyfilled opener holds no added token: it is decoded with the prompt."""
     handler = ToolChatHandler(fast_forward=True)
-    out: Any = handler(
+    done = handler.complete(
         llama=llm,
         messages=MESSAGES,
         tools=[NOTE],
@@ -124,9 +134,9 @@ def test_a_forced_call_is_fast_forwarded_from_its_first_token(llm: Any) -> None:
         temperature=0,
         max_tokens=40,
     )
-    res = handler.last_result
-    assert res is not None
-    assert res.forced_positions[:3] == [1, 2, 3]
+    out: Any = done.response
+    res = done.result
+    assert stats_of(res).forced_positions[:3] == [1, 2, 3]
     assert res.text.startswith('<tool_call>\n{"name": "save_note", "arguments": {"title": "')
     # the forced opener goes into the prompt's batch but is not booked as prompt
     assert res.last_prompt_eval_tokens <= res.prompt_tokens
@@ -142,7 +152,7 @@ def test_an_added_token_is_left_to_the_model(qwen_path: Path) -> None:
     qwen = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False)
     added = {int(t) for t in qwen.tokenize(b"<tool_call></tool_call>", add_bos=False, special=True)}
     handler = ToolChatHandler(fast_forward=True)
-    out: Any = handler(
+    done = handler.complete(
         llama=qwen,
         messages=MESSAGES,
         tools=[NOTE],
@@ -150,11 +160,12 @@ def test_an_added_token_is_left_to_the_model(qwen_path: Path) -> None:
         temperature=0,
         max_tokens=60,
     )
-    res = handler.last_result
-    assert res is not None and res.forced_tokens > 0
-    assert 1 not in res.forced_positions
+    out: Any = done.response
+    res, stats = done.result, stats_of(done.result)
+    assert stats.forced_tokens > 0
+    assert 1 not in stats.forced_positions
     completion = [int(t) for t in qwen.input_ids[res.prompt_tokens : qwen.n_tokens]]
-    forced = {completion[p - 1] for p in res.forced_positions if p <= len(completion)}
+    forced = {completion[p - 1] for p in stats.forced_positions if p <= len(completion)}
     assert not forced & added
     assert out["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "save_note"
 
@@ -170,10 +181,11 @@ def test_a_request_with_logprobs_samples_every_token(llm: Any) -> None:
         "max_tokens": 30,
     }
     handler = ToolChatHandler()
-    handler(llama=llm, messages=MESSAGES, **request)
-    assert handler.last_result is not None and handler.last_result.forced_tokens > 0
-    out: Any = handler(llama=llm, messages=MESSAGES, logprobs=True, top_logprobs=1, **request)
-    res = handler.last_result
-    assert res is not None and res.forced_tokens == 0
+    first = handler.complete(llama=llm, messages=MESSAGES, **request)
+    assert stats_of(first.result).forced_tokens > 0
+    done = handler.complete(llama=llm, messages=MESSAGES, logprobs=True, top_logprobs=1, **request)
+    out: Any = done.response
+    res = done.result
+    assert stats_of(res).forced_tokens == 0
     entries = out["choices"][0]["logprobs"]["content"]
     assert len(entries) == res.completion_tokens

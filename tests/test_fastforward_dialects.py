@@ -18,7 +18,7 @@ import pytest
 from conftest import model_path
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
 from tooldialect.engine.in_process.fastforward import FastForward
-from tooldialect.engine.in_process.generate import engine_for
+from tooldialect.engine.in_process.generate import decoder_for
 from tooldialect.grammar.build import build_grammar
 
 NOTE = {
@@ -59,7 +59,7 @@ _PIECES: dict[int, dict[bytes, int]] = {}
 
 def short_pieces(llm: Any) -> dict[bytes, int]:
     """Tokens of at most 4 bytes by their bytes (byte-fallback and byte-level pieces)."""
-    engine = engine_for(llm)
+    engine = decoder_for(llm)
     key = id(llm)
     if key not in _PIECES:
         table: dict[bytes, int] = {}
@@ -92,7 +92,7 @@ def replay(llm: Any, spec_id: str) -> tuple[str, int, int]:
         argument_layout="canonical",
     )
     assert grammar is not None
-    engine = engine_for(llm)
+    engine = decoder_for(llm)
     sampler = engine.grammar_sampler(grammar)
     ff = FastForward.create(engine, grammar)
     assert ff is not None, spec_id

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import model_path
 from tooldialect import EngineBusyError, ToolChatHandler
-from tooldialect.engine.in_process.generate import engine_for
+from tooldialect.engine.in_process.generate import decoder_for
 
 pytestmark = pytest.mark.model
 
@@ -95,7 +95,7 @@ def consumer_raises_mid_stream(llm: Any) -> None:
 
 
 def keyboard_interrupt_in_piece(llm: Any) -> None:
-    engine = engine_for(llm)
+    engine = decoder_for(llm)
     real = engine.piece
     calls = [0]
 
@@ -141,7 +141,7 @@ def max_tokens_inside_a_call(llm: Any) -> None:
 def context_fills_up(llm: Any) -> None:
     handler = llm.chat_handler
     base = handler.prepare(llama=llm, messages=REFERENCE["messages"], tools=TOOLS)
-    used = len(engine_for(llm).tokenize_prompt(base.prompt))
+    used = len(decoder_for(llm).tokenize_prompt(base.prompt))
     words = " ".join(["go"] * (N_CTX - used - 12))
     messages = [{"role": "user", "content": f"Repeat forever: {words}"}]
     _, _, finish = answer(llm, messages=messages, max_tokens=None, tool_choice="none")

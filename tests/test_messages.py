@@ -5,7 +5,7 @@ Anthropic's own SDK where it is installed."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
@@ -23,6 +23,7 @@ from tooldialect.apps.messages import (
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.engine.base import GenerationResult
 from tooldialect.errors import ToolSpecError
+from tooldialect.frontend.frontend import Completed
 from tooldialect.parse import StreamParser
 
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"
@@ -374,28 +375,27 @@ def test_reassemble_refuses_events_before_message_start() -> None:
 
 
 class FakeHandler:
-    """Answers like ``ToolChatHandler(stream=True)``: refuses what the library refuses, records
-    what it was called with, keeps a ``last_result`` and counts a prompt's words as tokens."""
+    """Answers like ``ToolChatHandler.complete(stream=True)``: refuses what the library refuses,
+    records what it was called with, returns each reply with its own result and counts a
+    prompt's words as tokens."""
 
     def __init__(self, reply: str) -> None:
         self.reply = reply
         self.calls: list[dict[str, Any]] = []
-        self.last_result: GenerationResult | None = None
         self.engine = SimpleNamespace(tokenize_prompt=lambda prompt: prompt.split())
 
-    def __call__(
-        self, *, llama: Any, messages: list[dict[str, Any]], **kw: Any
-    ) -> Iterator[dict[str, Any]]:
+    def complete(self, *, llama: Any, messages: list[dict[str, Any]], **kw: Any) -> Completed:
         self.calls.append({"messages": messages, **kw})
         if kw.get("tool_choice") == {"type": "function", "function": {"name": "nope"}}:
             raise ToolSpecError("tool_choice names unknown function 'nope'")
         if any("\udcff" in str(m.get("content")) for m in messages):
             raise UnicodeEncodeError("utf-8", "\udcff", 0, 1, "surrogates not allowed")
-        self.last_result = GenerationResult(
+        result = GenerationResult(
             prompt_tokens=10, completion_tokens=5, last_prompt_eval_tokens=6, stopped_by=None
         )
         finish = "tool_calls" if "<tool_call>" in self.reply else "stop"
-        return iter(chunks_for(self.reply, 4, finish=finish))
+        chunks: Any = iter(chunks_for(self.reply, 4, finish=finish))
+        return Completed(chunks, result)
 
     def prepare(self, *, llama: Any, messages: list[dict[str, Any]], **kw: Any) -> Any:
         return SimpleNamespace(prompt=" ".join(str(m.get("content")) for m in messages))

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tooldialect import ToolChatHandler
-from tooldialect.engine.in_process import triggers
-from tooldialect.engine.in_process.generate import engine_for
+from tooldialect.engine.in_process import LlamaCppEngine, triggers
+from tooldialect.engine.in_process.generate import decoder_for
 from tooldialect.engine.in_process.strict import seed_strict, strict_of
 
 pytestmark = pytest.mark.model
@@ -44,7 +44,7 @@ def vocab_llama(smollm2_path: Path) -> Any:
 
 
 def watched(llama: Any, grammar: Any) -> Any:
-    engine = engine_for(llama)
+    engine = decoder_for(llama)
     return triggers.WatchedGrammar.create(
         llama._model.vocab,
         grammar,
@@ -145,9 +145,12 @@ def test_seeding_is_checked_by_llama_cpp(vocab_llama: Any) -> None:
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris for the next 3 days?"}]
 
 
-def _auto(llm: Any, *, stream: bool = False) -> tuple[Any, Any]:
+def _auto(llm: Any, *, stream: bool = False, strict_calls: bool = True) -> tuple[Any, Any]:
     handler = ToolChatHandler()
-    out: Any = handler(
+    engine = handler.setup(llm).engine
+    assert isinstance(engine, LlamaCppEngine)
+    engine.strict_calls = strict_calls
+    done = handler.complete(
         llama=llm,
         messages=MESSAGES,
         tools=[WEATHER],
@@ -156,6 +159,7 @@ def _auto(llm: Any, *, stream: bool = False) -> tuple[Any, Any]:
         max_tokens=64,
         stream=stream,
     )
+    out: Any = done.response
     if stream:
         chunks = list(out)
         calls: dict[int, dict[str, str]] = {}
@@ -165,13 +169,13 @@ def _auto(llm: Any, *, stream: bool = False) -> tuple[Any, Any]:
                 fn = d.get("function") or {}
                 slot["name"] += fn.get("name") or ""
                 slot["arguments"] += fn.get("arguments") or ""
-        return [calls[k] for k in sorted(calls)], handler.last_result
+        return [calls[k] for k in sorted(calls)], done.result
     message = out["choices"][0]["message"]
     parsed = [
         {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
         for c in message.get("tool_calls") or []
     ]
-    return parsed, handler.last_result
+    return parsed, done.result
 
 
 def test_an_auto_call_is_the_same_with_the_strict_form_and_more_of_it_forced(
@@ -180,13 +184,10 @@ def test_an_auto_call_is_the_same_with_the_strict_form_and_more_of_it_forced(
     from llama_cpp import Llama
 
     qwen = Llama(str(qwen_path), n_threads=2, n_ctx=2048, verbose=False)
-    engine = engine_for(qwen)
-    engine.strict_calls = False
-    lenient, lenient_result = _auto(qwen)
-    engine.strict_calls = True
+    lenient, lenient_result = _auto(qwen, strict_calls=False)
     strict, strict_result = _auto(qwen)
     assert lenient and lenient[0]["name"] == "get_weather"
     assert strict == lenient
-    assert strict_result.forced_tokens > lenient_result.forced_tokens
+    assert strict_result.stats.forced_tokens > lenient_result.stats.forced_tokens
     streamed, _ = _auto(qwen, stream=True)
     assert streamed == strict

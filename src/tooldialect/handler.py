@@ -2,8 +2,8 @@
 
 A thin adapter: the shared ``frontend.FrontEnd`` does everything above the engine (template and
 dialect resolved once per ``Llama``, request preparation, the completion tail); this class says
-where the model comes from (a ``Llama``) and what decodes (the in-process engine, with this
-handler's prompt cache and fast-forward).
+where the model comes from (a ``Llama``) and what decodes (a ``LlamaCppEngine`` per ``Llama``,
+with this handler's prompt cache, checkpoints and fast-forward as its options).
 
 Template resolution, in order: the handler's ``chat_template=``, the GGUF's own template, a
 fallback shipped for the GGUF's architecture (with a warning naming it), else
@@ -21,10 +21,10 @@ from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
 from .engine.base import Engine, GenerationResult
 from .engine.in_process.checkpoints import CheckpointOption, CheckpointStores, PrefixCheckpoints
-from .engine.in_process.generate import engine_for
+from .engine.in_process.engine import LlamaCppEngine
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .errors import ToolSpecError
-from .frontend.frontend import FrontEnd, model_name
+from .frontend.frontend import Completed, FrontEnd, model_name
 from .frontend.options import ChatOptions
 from .frontend.request import ModelSetup, Request
 from .frontend.validation import InvalidArguments
@@ -81,6 +81,10 @@ class ToolChatHandler:
     does (docs/parsing.md): ``"report"`` keeps it in ``tool_calls``, lists it in the message's
     ``invalid_tool_calls`` (the last chunk's delta when streaming) and logs a warning;
     ``"raise"`` raises ``InvalidToolCallError``.
+
+    ``prompt_cache``, ``prefix_checkpoints`` and ``fast_forward`` are the options of the
+    ``LlamaCppEngine`` it makes for each ``Llama``; ``setup(llama, engine=...)`` gives a model an
+    engine of your own instead (``LlamaCppEngine(llama, drafts=None)``, a test double).
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class ToolChatHandler:
         self.fast_forward = fast_forward
         self._setups: weakref.WeakKeyDictionary[Any, ModelSetup] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        self._latest = threading.local()
 
     @property
     def dialect(self) -> DialectSpec | None:
@@ -124,8 +129,11 @@ class ToolChatHandler:
 
     @property
     def last_result(self) -> GenerationResult | None:
-        """The engine's account of the latest request (complete once it has been consumed)."""
-        return self.frontend.last_result
+        """The engine's account of the latest request this thread made (complete once it has
+        been consumed): for llama-cpp-python's ``create_chat_completion``, which returns only
+        the response. :meth:`complete` returns it with the response."""
+        result: GenerationResult | None = getattr(self._latest, "result", None)
+        return result
 
     def __repr__(self) -> str:
         name = self.dialect.id if self.dialect else "auto"
@@ -135,18 +143,29 @@ class ToolChatHandler:
 
     def setup(self, llama: Any, *, engine: Engine | None = None) -> ModelSetup:
         """Template, dialect and engine for ``llama``, resolved once. ``engine`` replaces the
-        in-process engine on first resolution (an engine of your own, or a test double)."""
+        ``LlamaCppEngine`` with this handler's options on first resolution (an engine of your
+        own, or a test double)."""
         with self._lock:
             cached = self._setups.get(llama)
             if cached is not None:
                 return cached
             made = self.frontend.resolve(
                 ModelInfo.from_llama(llama),
-                engine if engine is not None else engine_for(llama),
+                engine if engine is not None else self._engine(llama),
                 vocabulary=Vocabulary.of_llama(llama),
             )
             self._setups[llama] = made
             return made
+
+    def _engine(self, llama: Any) -> LlamaCppEngine:
+        option = self._prompt_caches.option
+        return LlamaCppEngine(
+            llama,
+            fast_forward=self.fast_forward,
+            # None: the engine reads Llama.cache at each request, as create_completion does
+            prompt_cache=None if option is None else self._prompt_caches.for_llama(llama) or False,
+            checkpoints=self._checkpoints.for_llama(llama),
+        )
 
     # ---- the protocol ------------------------------------------------------------------------
 
@@ -163,21 +182,28 @@ class ToolChatHandler:
         response types; what is returned is a superset of them (``reasoning_content``, usage
         details), which their closed TypedDicts cannot state, hence the cast.
         """
+        response = self.complete(llama=llama, messages=messages, **request).response
+        if isinstance(response, dict):
+            return cast("CreateChatCompletionResponse", response)
+        return cast("Iterator[CreateChatCompletionStreamResponse]", response)
+
+    def complete(
+        self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
+    ) -> Completed:
+        """What ``__call__`` does, returning the response with the engine's account of it
+        (``Completed.result``: usage, the stop string, the engine's ``stats``), so that
+        concurrent requests each read their own."""
         options = ChatOptions.build(
             request, where="ToolChatHandler", penalty_last_n=int(llama.last_n_tokens_size)
         )
-        result = self.frontend.complete(
+        done = self.frontend.complete(
             self.setup(llama),
             messages=messages,
             options=options,
             model=options.model or model_name(getattr(llama, "model_path", None)),
-            fast_forward=self.fast_forward,
-            prompt_cache=_cache_argument(self._prompt_caches.for_llama(llama)),
-            checkpoints=self._checkpoints.for_llama(llama),
         )
-        if options.stream:
-            return cast("Iterator[CreateChatCompletionStreamResponse]", result)
-        return cast("CreateChatCompletionResponse", result)
+        self._latest.result = done.result
+        return done
 
     def prepare(
         self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
@@ -190,11 +216,6 @@ class ToolChatHandler:
         """The tool-prefix checkpoints kept for ``llama`` (``None`` when they are off): their
         ``size`` in bytes, ``hits`` and ``saves``."""
         return self._checkpoints.for_llama(llama)
-
-
-def _cache_argument(cache: Any) -> Any:
-    """The engine reads ``None`` as "use ``Llama.cache``"; a resolved absence is ``False``."""
-    return False if cache is None else cache
 
 
 def create_chat_completion(

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
-from .engine.base import GenerationResult
-from .engine.llama_server.engine import RemoteEngine, server_adds_bos
+from .engine.llama_server.engine import LlamaServerEngine, server_adds_bos
 from .engine.llama_server.launch import LlamaServer
 from .engine.llama_server.pool import Backend, ServerPool
 from .engine.llama_server.vocab import server_vocabulary
 from .errors import ServerError
-from .frontend.frontend import FrontEnd, model_name
+from .frontend.frontend import Completed, FrontEnd, model_name
 from .frontend.options import ChatOptions
 from .frontend.request import ModelSetup, Request
 from .frontend.validation import InvalidArguments
@@ -100,17 +99,12 @@ class ServerClient:
             cooldown=cooldown,
             probe_timeout=probe_timeout,
         )
-        self.engine = RemoteEngine(
+        self.engine = LlamaServerEngine(
             self.pool, timeout=timeout, retry_window=retry_window, strict_switch=strict_switch
         )
         self.model = model
         self._setup: ModelSetup | None = None
         self._lock = threading.Lock()
-
-    @property
-    def last_result(self) -> GenerationResult | None:
-        """The engine's account of the latest request (complete once it has been consumed)."""
-        return self.frontend.last_result
 
     def __repr__(self) -> str:
         return f"ServerClient({[b.url for b in self.pool.backends]!r})"
@@ -168,6 +162,14 @@ class ServerClient:
         ``tooldialect.create_chat_completion`` (``chat_template_kwargs``, ...): the
         ``RequestOptions`` keys, an unknown one refused with a ``ToolSpecError`` naming the
         nearest. ``logits_processor`` cannot cross HTTP and raises ``ToolSpecError``."""
+        return self.complete(messages=messages, **request).response
+
+    def complete(
+        self, *, messages: Sequence[Mapping[str, Any]], **request: Unpack[RequestOptions]
+    ) -> Completed:
+        """What :meth:`create_chat_completion` does, returning the response with the engine's
+        account of it (``Completed.result``: usage, the stop string), so that concurrent
+        requests each read their own."""
         options = ChatOptions.build(request, where="ServerClient.create_chat_completion")
         setup = self.setup()
         return self.frontend.complete(

@@ -13,7 +13,7 @@ from grammar_check import grammar_accepts
 from server.fake import FakeServer
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, Triggers
-from tooldialect.engine.llama_server.engine import RemoteEngine, completion_body
+from tooldialect.engine.llama_server.engine import LlamaServerEngine, completion_body
 from tooldialect.engine.llama_server.pool import ServerPool
 from tooldialect.engine.llama_server.strict import SwitchWatch
 from tooldialect.grammar import build_grammar
@@ -143,8 +143,8 @@ def test_nothing_is_watched_without_a_strict_form_or_with_logprobs() -> None:
     assert SwitchWatch.create(with_probs, completion_body(with_probs)) is None
 
 
-def _engine(srv: FakeServer) -> RemoteEngine:
-    return RemoteEngine(ServerPool([srv.url]), strict_switch=True, retry_window=2.0)
+def _engine(srv: FakeServer) -> LlamaServerEngine:
+    return LlamaServerEngine(ServerPool([srv.url]), strict_switch=True, retry_window=2.0)
 
 
 def test_a_switched_reply_goes_on_in_a_second_request_counted_as_one() -> None:

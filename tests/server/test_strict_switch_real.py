@@ -51,13 +51,15 @@ def _without_ids(out: Any) -> Any:
     return choices
 
 
-def _reply(client: ServerClient, messages: Any, **kw: Any) -> Any:
+def _complete(client: ServerClient, messages: Any, **kw: Any) -> Any:
     request: dict[str, Any] = {"temperature": 0, "max_tokens": 80, **kw}
-    out = client.create_chat_completion(
-        messages=messages, tools=TOOLS, tool_choice="auto", **request
-    )
-    assert isinstance(out, dict)
-    return out
+    done = client.complete(messages=messages, tools=TOOLS, tool_choice="auto", **request)
+    assert isinstance(done.response, dict)
+    return done
+
+
+def _reply(client: ServerClient, messages: Any, **kw: Any) -> Any:
+    return _complete(client, messages, **kw).response
 
 
 @pytest.mark.parametrize("ask", range(len(ASKS)))
@@ -66,14 +68,14 @@ def test_a_switched_reply_equals_the_unswitched_one(server: LlamaServer, ask: in
     switched = ServerClient(server.url, strict_switch=True)
     messages = ASKS[ask]
     _reply(plain, messages)  # both from a slot that holds the prompt (cold prefill logits differ)
-    expected = _reply(plain, messages)
-    got = _reply(switched, messages)
+    plain_done = _complete(plain, messages)
+    switched_done = _complete(switched, messages)
+    expected, got = plain_done.response, switched_done.response
     assert switched.engine.switches == 1, "the trigger fired and the strict form took over"
     assert expected["choices"][0]["message"].get("tool_calls"), "Qwen calls here"
     assert _without_ids(got) == _without_ids(expected)
     assert got["usage"] == expected["usage"]
-    assert switched.last_result is not None and plain.last_result is not None
-    assert switched.last_result.text == plain.last_result.text
+    assert switched_done.result.text == plain_done.result.text
 
 
 def test_max_tokens_is_shared_across_the_two_requests(server: LlamaServer) -> None:

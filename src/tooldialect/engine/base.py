@@ -1,15 +1,44 @@
 """What every engine takes and yields: the ``Engine`` protocol and its engine-neutral types.
 
-The front end (``tooldialect.frontend``) prepares a ``GenerationRequest`` (the rendered prompt,
-the grammar with its triggers resolved, sampling, stops); an engine decodes it and returns a
-``Generation``: an iterator of text pieces whose ``GenerationResult`` is complete once it has
-been consumed. The in-process engine (``in_process``) and the llama-server engine
-(``llama_server``) implement it, and so does the scripted engine the tests use.
+This module is the whole contract between the front end and an engine; an engine's author needs
+nothing else.
+
+**The flow.** The front end (``tooldialect.frontend``) renders the prompt, builds the grammar and
+resolves its lazy triggers, and hands one ``GenerationRequest`` to :meth:`Engine.run`. The engine
+returns a ``Generation``: an iterator of text pieces whose ``GenerationResult`` is complete once
+the iterator is exhausted (the front end parses the pieces as they come, and reads the result
+for usage and the finish reason).
+
+**Writing an engine.** Implement ``run(request) -> Generation``:
+
+- Everything that can fail before the first token (a prompt longer than the context, a grammar
+  the backend rejects, no backend answering) raises in ``run`` (an ``EngineError`` subclass, or
+  ``ToolSpecError`` for a request the engine cannot honour); the iterator then only generates.
+- Decode ``request.prompt`` as text with special tokens parsed (``request.bos``: strip a leading
+  BOS if your tokenizer adds one itself). Constrain with ``request.grammar`` (GBNF, start rule
+  ``root``): from the first token, or, where ``grammar.lazy``, from the first match of
+  ``request.triggers`` on. Sample with ``request.sampling`` (llama.cpp's meanings).
+- Yield the text with special tokens written out (``request.markers`` must reach the caller
+  even where they are special tokens), never an end-of-generation token; stop before the first
+  of ``request.stop`` and after ``request.max_tokens`` tokens (``None`` or <= 0: until the context
+  is full).
+- Fill the neutral fields of the result (``text``, ``finish_reason``, ``prompt_tokens``,
+  ``completion_tokens``, ``last_prompt_eval_tokens``, ``stopped_by``; ``logprobs`` when
+  ``request.logprobs`` is not ``None``). What only your engine measures goes in
+  ``result.stats``, an object of your own.
+- Options of the engine itself (caches, speed-ups, timeouts) are its constructor's keywords, as
+  httpx puts ``verify`` and ``retries`` on its transport: the request stays the same for every
+  engine. What a caller passes per request to one engine travels in ``request.extensions``;
+  read the keys you know, refuse one you know you cannot honour, ignore the rest.
+
+Implementations: ``in_process.LlamaCppEngine`` (llama-cpp-python in this process),
+``llama_server.engine.LlamaServerEngine`` (llama.cpp's server over HTTP), and the scripted engine
+the tests use (tests/fake_engine.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -113,29 +142,24 @@ class GenerationRequest:
     """Stop strings (the caller's and the dialect's): generation ends before the first one."""
     logprobs: int | None = None
     """``None``: none asked; else the number of top alternatives per token (0 for none)."""
-    logits_processor: Callable[[Any, Any], Any] | None = None
-    """Rewrites the logits before each step (in-process only: it cannot cross HTTP)."""
     bos: str = ""
     """The model's BOS text: an engine whose tokenizer adds a BOS strips a leading one."""
     markers: tuple[str, ...] = ()
     """Marker texts the parser must see in the output, even where they are special tokens."""
-    fast_forward: bool = False
-    """Decode text the grammar forces in one batch where the engine can (the server engine
-    samples every token)."""
-    prompt_cache: Any = None
-    """The in-process engine's prompt-state cache (``None``: ``Llama.cache``; ``False``: none);
-    the server engine keeps its own per-slot cache."""
     prefix: str = ""
     """The head of ``prompt`` every request with these tools and system prompt shares (the
-    tool prefix, see ``frontend.prefix``); ``""`` when the front end found none."""
-    checkpoints: Any = None
-    """The in-process engine's store of tool-prefix states (``engine.in_process.checkpoints``;
-    ``None``: none); the server engine ignores it."""
+    tool prefix, see ``frontend.prefix``); ``""`` when the front end found none. An engine may
+    keep its state there for the next request (the in-process engine's checkpoints)."""
+    extensions: Mapping[str, Any] = field(default_factory=dict)
+    """What a caller passes per request to one engine, by name; an engine reads the keys it
+    knows, refuses one it knows it cannot honour, and ignores the rest. Known keys:
+    ``"logits_processor"``: ``f(input_ids, scores) -> scores`` before each step (the in-process
+    engine; llama-server refuses it: Python cannot cross HTTP)."""
 
 
 @dataclass
 class GenerationResult:
-    """What one generation did, for usage accounting, tests and benchmarks."""
+    """What one generation did, the same for every engine (usage, finish reason, logprobs)."""
 
     text: str = ""
     """The full generated text (stop string excluded, special tokens visible)."""
@@ -144,31 +168,17 @@ class GenerationResult:
     prompt_tokens: int = 0
     """Length of the whole prompt in tokens."""
     completion_tokens: int = 0
-    """Tokens sampled (the end-of-generation token not counted)."""
+    """Tokens generated (the end-of-generation token not counted)."""
     last_prompt_eval_tokens: int = 0
-    """Prompt tokens actually decoded; the rest came from the KV cache."""
-    prefix_tokens: int = 0
-    """Tokens of the prompt's tool prefix (0: none, or the engine keeps no checkpoints)."""
-    checkpoint: str = ""
-    """What the tool-prefix checkpoint did: ``"loaded"`` (the prefix was not decoded),
-    ``"kept"`` (it was decoded and stays live, saved once a later prompt would overwrite it),
-    ``"saved"`` (it was decoded and saved at once: memory that cannot be cut back), ``""``
-    (neither: the KV cache already held it, or no store wants it)."""
-    grammar_resamples: int = 0
-    """Steps where the grammar rejected the freely sampled token and the step was resampled."""
+    """Prompt tokens actually decoded; the rest came from a cache (usage's ``cached_tokens``)."""
     stopped_by: str | None = None
     """The stop string that ended generation, if one did."""
-    forced_tokens: int = 0
-    """Completion tokens fast-forwarded (appended because the grammar forced them), not sampled."""
-    forced_positions: list[int] = field(default_factory=list)
-    """1-based completion-token positions that were forced (for per-token records: logprobs)."""
-    draft_proposed: int = 0
-    """Prompt-lookup draft tokens decoded (``engine.in_process.drafts``)."""
-    draft_accepted: list[int] = field(default_factory=list)
-    """Draft tokens the sampler chain agreed with, per drafted batch (their sum is the tokens
-    that took no step of their own)."""
     logprobs: list[dict[str, Any]] | None = None
     """OpenAI ``logprobs.content`` entries, one per sampled token, when they were asked for."""
+    stats: Any = None
+    """The engine's own account, in its own type (``in_process.LlamaCppStats``: forced and
+    drafted tokens, the tool-prefix checkpoint); ``None`` where the engine keeps none. Nothing
+    above the engine reads it: it is for tests, benchmarks and the engine's users."""
 
 
 class Generation:
@@ -198,10 +208,12 @@ class Generation:
 
 
 class Engine(Protocol):
-    """What decodes. Everything that can fail before the first token (a context overflow, a
-    grammar llama.cpp would reject, no server answering) raises in :meth:`run`; the returned
-    ``Generation`` then only generates."""
+    """What decodes (see the module docstring for what an implementation owes). Everything
+    that can fail before the first token (a context overflow, a grammar the backend would
+    reject, no server answering) raises in :meth:`run`; the returned ``Generation`` then only
+    generates. Several threads may call :meth:`run` at once: an engine serializes what its
+    backend cannot run concurrently."""
 
     def run(self, request: GenerationRequest) -> Generation:
-        """Start one generation."""
+        """Start one generation of ``request``."""
         ...

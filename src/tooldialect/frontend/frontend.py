@@ -7,6 +7,9 @@ its dialect (detection bounded by the render budget), prepares each request
 grammar, resolved triggers, sampling, stops) and shapes what the engine returns into OpenAI
 dicts (``response``), batch or stream, feeding the reply memory on both paths. The two adapters
 only say where the model and the engine come from.
+
+``FrontEnd.complete`` returns the reply with the engine's account of it (``Completed``), so
+that concurrent requests each read their own.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..dialect.builtins import get_builtin
@@ -42,9 +46,27 @@ from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
 from .validation import InvalidArguments, check_invalid_arguments
 
-__all__ = ["FrontEnd", "check_encodable", "model_name", "resolve_triggers", "spec_markers"]
+__all__ = [
+    "Completed",
+    "FrontEnd",
+    "check_encodable",
+    "model_name",
+    "resolve_triggers",
+    "spec_markers",
+]
 
 Completion = ChatCompletion | Iterator[ChatCompletionChunk]
+
+
+@dataclass(frozen=True)
+class Completed:
+    """One chat completion and the engine's account of it."""
+
+    response: Completion
+    """A ``chat.completion`` dict, or an iterator of chunks when the request streams."""
+    result: GenerationResult
+    """What the engine did (usage, the stop string, its own ``stats``); complete once
+    ``response`` has been consumed."""
 
 
 def spec_markers(spec: DialectSpec, vocabulary: Vocabulary | None = None) -> list[str]:
@@ -156,8 +178,6 @@ class FrontEnd:
         self.render_budget = render_budget
         self.argument_layout: ArgumentLayout = argument_layout
         self.invalid_arguments = check_invalid_arguments(invalid_arguments, adapter=adapter)
-        self.last_result: GenerationResult | None = None
-        """The engine's account of the latest request (complete once it has been consumed)."""
 
     # ---- per model ---------------------------------------------------------------------------
 
@@ -253,11 +273,9 @@ class FrontEnd:
         logprobs: bool | None = None,
         top_logprobs: int | None = None,
         logits_processor: Any = None,
-        fast_forward: bool = False,
-        prompt_cache: Any = None,
-        checkpoints: Any = None,
     ) -> GenerationRequest:
-        """What the engine decodes for ``request``: the same for every engine."""
+        """What the engine decodes for ``request``: the same for every engine (a
+        ``logits_processor`` travels as the extension of that name)."""
         spec = request.setup.spec
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         return GenerationRequest(
@@ -269,13 +287,10 @@ class FrontEnd:
             stop=(*stops, *spec.stop, *request.stop),  # + the template's end-of-turn markers
             # OpenAI: top_logprobs needs logprobs=True; llama-cpp-python reads it the same way
             logprobs=(top_logprobs or 0) if logprobs else None,
-            logits_processor=logits_processor,
             bos=request.setup.info.bos_token,
             markers=_markers(request.setup),
-            fast_forward=fast_forward,
-            prompt_cache=prompt_cache,
             prefix=request.prefix,
-            checkpoints=checkpoints,
+            extensions={} if logits_processor is None else {"logits_processor": logits_processor},
         )
 
     def complete(
@@ -285,13 +300,10 @@ class FrontEnd:
         messages: Sequence[Mapping[str, Any]],
         options: ChatOptions,
         model: str,
-        fast_forward: bool = False,
-        prompt_cache: Any = None,
-        checkpoints: Any = None,
-    ) -> Completion:
+    ) -> Completed:
         """One chat completion on ``setup``'s engine: a ``chat.completion`` dict, or an iterator
-        of chunks when ``options.stream``. ``model`` names the model in the reply; the rest are
-        the engine's own options."""
+        of chunks when ``options.stream``, with the engine's account of it. ``model`` names the
+        model in the reply."""
         check_encodable(messages, options.prepare.get("tools"))
         prepared = self.prepare(setup, messages=messages, **options.prepare)
         job = self.generation_request(
@@ -302,13 +314,9 @@ class FrontEnd:
             logprobs=options.logprobs,
             top_logprobs=options.top_logprobs,
             logits_processor=options.logits_processor,
-            fast_forward=fast_forward,
-            prompt_cache=prompt_cache,
-            checkpoints=checkpoints,
         )
         gen = setup.engine.run(job)
-        self.last_result = gen.result
-        return self.reply(prepared, gen, model=model, stream=options.stream)
+        return Completed(self.reply(prepared, gen, model=model, stream=options.stream), gen.result)
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:
         """The completion tail: the OpenAI shapes of ``gen`` (calls checked against their full

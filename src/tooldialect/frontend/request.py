@@ -54,8 +54,8 @@ class ModelSetup:
     """``user``, ``gguf`` or ``fallback:<file>``."""
     spec: DialectSpec
     engine: Engine
-    """What generates (``engine.base.Engine``): the in-process engine of the ``Llama``, or the
-    server engine's ``RemoteEngine``."""
+    """What generates (``engine.base.Engine``): a ``LlamaCppEngine`` on the ``Llama``, a
+    ``LlamaServerEngine``, or an engine of the caller's."""
     grammars: GrammarCache = field(default_factory=GrammarCache)
     """Grammars by request shape (``grammar_for``), least recently used dropped first."""
     replies: ReplyMemory = field(default_factory=ReplyMemory)

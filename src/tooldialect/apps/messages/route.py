@@ -17,6 +17,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
+from ...engine.base import GenerationResult
 from ...errors import ToolDialectError
 from ...frontend.response import usage as chat_usage
 from ...handler import ToolChatHandler
@@ -79,11 +80,6 @@ def _server_api_key() -> str | None:
     settings = next(getattr(app, "get_server_settings")())  # noqa: B009  (untyped upstream)
     key = getattr(settings, "api_key", None)
     return str(key) if key else None
-
-
-def _result(handler: Any) -> Any:
-    """The handler's account of the running generation (``GenerationResult``), if it keeps one."""
-    return getattr(handler, "last_result", None)
 
 
 class MessagesEndpoint:
@@ -149,26 +145,29 @@ class MessagesEndpoint:
             llama = proxy(request.model)
             handler = self.handler_for(llama)
             try:
-                chunks: Iterator[dict[str, Any]] = await run_in_threadpool(
-                    handler, llama=llama, messages=request.messages, stream=True, **request.kwargs
+                # the engine's account of this request comes with it (usage, the stop string)
+                done = await run_in_threadpool(
+                    lambda: handler.complete(
+                        llama=llama, messages=request.messages, stream=True, **request.kwargs
+                    )
                 )
             except REFUSALS as exc:  # the library's refusal names the bad value
                 raise refusal(exc) from exc
+            chunks: Iterator[dict[str, Any]] = done.response
+            result: GenerationResult = done.result
             builder = MessageStream(
                 model=request.model,
                 stop_sequences=request.stop_sequences,
-                live_usage=lambda: _live_usage(handler),
+                live_usage=lambda: dict(chat_usage(result)),
             )
             if request.stream:
-                events = _events(builder, iterate_in_threadpool(chunks), handler)
+                events = _events(builder, iterate_in_threadpool(chunks), result)
                 await _send_sse(send, events)
                 return
             # a batch response is the stream drained: both are the same object by construction
             try:
                 await run_in_threadpool(
-                    lambda: builder.run(
-                        chunks, stopped_by=lambda: getattr(_result(handler), "stopped_by", None)
-                    )
+                    lambda: builder.run(chunks, stopped_by=lambda: result.stopped_by)
                 )
             except REFUSALS as exc:
                 raise refusal(exc) from exc
@@ -185,18 +184,13 @@ def _count(handler: Any, llama: Any, request: ChatRequest) -> int:
     return len(llama.tokenize(prepared.prompt.encode("utf-8"), add_bos=True, special=True))
 
 
-def _live_usage(handler: Any) -> dict[str, Any] | None:
-    result = _result(handler)
-    return dict(chat_usage(result)) if result is not None else None
-
-
 async def _events(
-    builder: MessageStream, chunks: AsyncIterator[dict[str, Any]], handler: Any
+    builder: MessageStream, chunks: AsyncIterator[dict[str, Any]], result: GenerationResult
 ) -> AsyncIterator[dict[str, Any]]:
     async for chunk in chunks:
         for event in builder.feed(chunk):
             yield event
-    for event in builder.finish(stopped_by=getattr(_result(handler), "stopped_by", None)):
+    for event in builder.finish(stopped_by=result.stopped_by):
         yield event
 
 

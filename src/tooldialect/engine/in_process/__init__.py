@@ -1,7 +1,8 @@
 """The in-process engine: one-pass decoding on llama-cpp-python with llama.cpp's own (lazy)
-grammar sampler, the prompt cache, fast-forward and the logprobs hooks."""
+grammar sampler, the prompt cache, fast-forward, drafts, tool-prefix checkpoints and the
+logprobs hooks. ``LlamaCppEngine`` is the engine; ``LlamaCppStats`` its results' ``stats``."""
 
-from ..base import Generation, GenerationResult, SamplingParams
-from .generate import Engine, engine_for
+from .engine import LlamaCppEngine
+from .stats import LlamaCppStats
 
-__all__ = ["Engine", "Generation", "GenerationResult", "SamplingParams", "engine_for"]
+__all__ = ["LlamaCppEngine", "LlamaCppStats"]

@@ -93,8 +93,8 @@ class PrefixPoint:
     key: bytes
     """``prefix_key`` of those tokens."""
     store: PrefixCheckpoints
-    result: Any
-    """The request's ``GenerationResult``, told what the checkpoint did."""
+    stats: Any
+    """The request's ``LlamaCppStats``, told what the checkpoint did."""
 
 
 class PrefixCheckpoints:

@@ -38,7 +38,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class DraftOptions:
-    """How prompt-lookup drafts are proposed (``Engine.drafts``; ``None`` there: none)."""
+    """How prompt-lookup drafts are proposed (``LlamaCppEngine(drafts=...)``; ``None`` there:
+    none)."""
 
     min_match: int = 3
     """Generated tokens that must match a span of the prompt before its sequel is proposed."""
@@ -172,7 +173,7 @@ def decode_with_logits(llama: Any, tokens: Sequence[int], *, n_logits: int) -> b
     if rc != 0:
         raise EngineError(
             f"llama_decode returned {rc} while verifying a draft; the context may be full "
-            "(raise n_ctx) or turn drafts off (Engine.drafts = None)"
+            "(raise n_ctx) or turn drafts off (LlamaCppEngine(llama, drafts=None))"
         )
     llama.input_ids[n_past : n_past + n] = tokens
     llama.n_tokens = n_past + n

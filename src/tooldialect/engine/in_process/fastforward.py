@@ -33,7 +33,7 @@ from .triggers import TriggerWatch
 
 if TYPE_CHECKING:
     from ..base import GrammarLike
-    from .generate import Engine
+    from .generate import LlamaDecoder
     from .sampling import GrammarSampler
 
 __all__ = ["FastForward"]
@@ -44,7 +44,7 @@ class FastForward:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: LlamaDecoder,
         grammar: GrammarLike,
         triggers: tuple[list[int], list[str]] | None = None,
         *,
@@ -78,17 +78,17 @@ class FastForward:
     @classmethod
     def create(
         cls,
-        engine: Engine,
+        engine: LlamaDecoder,
         grammar: GrammarLike | None,
         triggers: tuple[list[int], list[str]] | None = None,
         *,
         sampler: GrammarSampler | None = None,
     ) -> FastForward | None:
         """A fast-forward for ``grammar``, or ``None`` where it cannot follow it safely.
-        ``triggers``: the generation's trigger tokens and patterns (``Engine.trigger_arguments``;
-        ``None`` asks the engine for the grammar's own). ``sampler``: the generation's grammar
-        sampler; where it switches to the grammar's strict form (``strict``), the forced text
-        is read from that form from then on."""
+        ``triggers``: the generation's trigger tokens and patterns
+        (``LlamaDecoder.trigger_arguments``; ``None`` asks the engine for the grammar's own).
+        ``sampler``: the generation's grammar sampler; where it switches to the grammar's strict
+        form (``strict``), the forced text is read from that form from then on."""
         if grammar is None:
             return None
         try:

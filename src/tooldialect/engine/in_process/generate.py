@@ -7,7 +7,12 @@ interleaved and each reuses the other's prefix.
 Output text is detokenized with special tokens *visible* (control markers such as ``[TOOL_CALLS]``
 reach the parser) with a buffer that grows for long tokens, through ``engine.text.TextStream``
 (incremental UTF-8 with replacement, stop strings). End-of-generation tokens stop and are never
-emitted. ``Engine`` implements ``engine.base.Engine`` (:meth:`Engine.run`).
+emitted.
+
+``LlamaDecoder`` is the state of one ``Llama`` (its vocabulary's pieces, what its KV cache holds,
+whose generation runs on it), one per ``Llama`` (``decoder_for``): every engine on that
+``Llama`` shares it. ``engine.LlamaCppEngine`` is the ``engine.base.Engine`` over it, with the
+engine's options.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ContextOverflowError, EngineBusyError, EngineError, GrammarError
-from ..base import Generation, GenerationRequest, GenerationResult, Triggers
+from ..base import Generation, GenerationResult, Triggers
 from ..text import TextStream
 from .added import AddedTokens, read_added_tokens
 from .checkpoints import PrefixCheckpoints, PrefixPoint, prefix_key
@@ -38,18 +43,23 @@ from .sampling import (
     SamplingParams,
     draw_seed,
 )
+from .stats import LlamaCppStats
 from .strict import strict_of
 from .triggers import WatchedGrammar
 
-__all__ = ["AddedTokens", "Engine", "Generation", "GenerationResult", "engine_for"]
-# (Generation and GenerationResult live in engine.base; they are named here for old imports)
+__all__ = ["DEFAULT_DRAFTS", "AddedTokens", "LlamaDecoder", "decoder_for"]
+
+DEFAULT_DRAFTS = DraftOptions()
+"""Prompt-lookup drafts inside calls, on by default with fast-forward (measured in
+docs/fast-forward.md)."""
 
 _GREEDY_PROBE = 64
 """Candidates tried one by one after a greedy rejection before the full-vocabulary mask."""
 
 
-class Engine(PromptDecoder):
-    """Per-``Llama`` state: vocab handles, a token-piece cache, the slow-path candidate buffer."""
+class LlamaDecoder(PromptDecoder):
+    """Per-``Llama`` state: vocab handles, a token-piece cache, the slow-path candidate buffer,
+    the live tool prefix, and whose generation runs (see ``decoder_for``)."""
 
     def __init__(self, llama: Any) -> None:
         import llama_cpp
@@ -67,12 +77,6 @@ class Engine(PromptDecoder):
         self._turn = threading.Condition()
         self._owner: tuple[int, object] | None = None
         self._superseded: weakref.WeakSet[Any] = weakref.WeakSet()
-        self.strict_calls = True
-        """With fast-forward, switch a lazy grammar to its strict form once its trigger fired
-        (``strict``); ``False`` keeps the lenient envelope throughout (for A/B measurements)."""
-        self.drafts: DraftOptions | None = DraftOptions()
-        """With fast-forward, inside a call, prompt-lookup drafts verified by the sampler chain
-        (``drafts``; on by default, measured in docs/fast-forward.md); ``None``: none."""
         self._prefixes = OrderedDict()
         self._live = None
         self._cuts = None
@@ -159,23 +163,6 @@ class Engine(PromptDecoder):
 
     # ---- generation --------------------------------------------------------------------------
 
-    def run(self, request: GenerationRequest) -> Generation:
-        """``engine.base.Engine``: one generation of a request the front end prepared."""
-        return self.generate(
-            request.prompt,
-            grammar=request.grammar,
-            triggers=request.triggers,
-            sampling=request.sampling,
-            max_tokens=request.max_tokens,
-            stop=request.stop,
-            prompt_cache=request.prompt_cache,
-            fast_forward=request.fast_forward,
-            logprobs=request.logprobs,
-            logits_processor=request.logits_processor,
-            prefix=request.prefix,
-            checkpoints=request.checkpoints,
-        )
-
     def generate(
         self,
         prompt: str | Sequence[int],
@@ -191,6 +178,8 @@ class Engine(PromptDecoder):
         logits_processor: Callable[[Any, Any], Any] | None = None,
         prefix: str = "",
         checkpoints: PrefixCheckpoints | None = None,
+        strict_calls: bool = True,
+        drafts: DraftOptions | None = DEFAULT_DRAFTS,
     ) -> Generation:
         """Start a generation. Everything that can fail (context overflow, a bad grammar) fails
         here, before the first token is decoded; the returned iterator then only generates.
@@ -201,7 +190,9 @@ class Engine(PromptDecoder):
         the final state to (``None``: ``Llama.cache`` as ``create_completion``; ``False``: none).
         ``fast_forward``: decode the text the grammar forces in one batch (see ``fastforward``);
         with it a lazy grammar switches to its strict form once its trigger fired, where that
-        accepts the capture (``strict``; ``Engine.strict_calls``). Both are off for a request
+        accepts the capture (``strict``; ``strict_calls=False`` keeps the lenient envelope, for
+        A/B measurements), and prompt-lookup ``drafts`` are verified inside calls (``drafts``;
+        ``None``: none). Both are off for a request
         that asks for ``logprobs`` or a ``logits_processor``: forced tokens are appended, not
         sampled, so they have no distribution to report or rewrite.
 
@@ -222,7 +213,7 @@ class Engine(PromptDecoder):
         gsampler = (
             # the strict form only pays where fast-forward forces its text
             self.grammar_sampler(
-                grammar, arguments, strict=fast_forward and not observed and self.strict_calls
+                grammar, arguments, strict=fast_forward and not observed and strict_calls
             )
             if grammar is not None and arguments is not None
             else None
@@ -235,22 +226,23 @@ class Engine(PromptDecoder):
         seed = draw_seed(int(llama._seed), params.seed)
         llama.set_seed(seed)
         chain = SamplerChain(n_vocab=self.n_vocab, params=params, seed=seed)
-        result = GenerationResult(prompt_tokens=len(tokens))
+        stats = LlamaCppStats()
+        result = GenerationResult(prompt_tokens=len(tokens), stats=stats)
         sample = self._observed(result, logprobs, logits_processor)
         ff = (
             FastForward.create(self, grammar, arguments, sampler=gsampler)
             if fast_forward and gsampler is not None and not observed
             else None
         )
-        run = _Run(tokens, chain, gsampler, limit, result, sample, cache, ff)
-        if ff is not None and self.drafts is not None:
+        run = _Run(tokens, chain, gsampler, limit, result, stats, sample, cache, ff)
+        if ff is not None and drafts is not None:
             ends = self.added_tokens().ids | {int(llama.token_eos())}
-            run.lookup = PromptLookup(tokens, options=self.drafts, stop_tokens=ends)
+            run.lookup = PromptLookup(tokens, options=drafts, stop_tokens=ends)
         if checkpoints is not None:
-            result.prefix_tokens = self.prefix_length(prefix, tokens)
-            if result.prefix_tokens:
-                key = prefix_key(tokens[: result.prefix_tokens])
-                run.point = PrefixPoint(result.prefix_tokens, key, checkpoints, result)
+            stats.prefix_tokens = self.prefix_length(prefix, tokens)
+            if stats.prefix_tokens:
+                key = prefix_key(tokens[: stats.prefix_tokens])
+                run.point = PrefixPoint(stats.prefix_tokens, key, checkpoints, stats)
         return Generation(self._run(run, TextStream(stops)), result)
 
     def _token_limit(self, tokens: Sequence[int], max_tokens: int | None) -> int:
@@ -304,7 +296,7 @@ class Engine(PromptDecoder):
         chain: SamplerChain,
         grammar: GrammarSampler | None,
         ctx: Any,
-        result: GenerationResult,
+        stats: LlamaCppStats,
         idx: int = -1,
     ) -> int:
         """Sample from the logits at batch index ``idx`` (a draft's position; -1: the last)."""
@@ -325,7 +317,7 @@ class Engine(PromptDecoder):
                 return token
         # slow path, taken only when the grammar rejected the free choice
         assert grammar is not None
-        result.grammar_resamples += 1
+        stats.grammar_resamples += 1
         buf = self._candidates()
         if chain.greedy_only:
             # greedy = best allowed token: walk the top candidates with 1-token checks (cheap)
@@ -383,7 +375,7 @@ class Engine(PromptDecoder):
         same."""
         ff, grammar = run.ff, run.grammar
         batch = ff.start(grammar, room=run.limit) if ff is not None and grammar is not None else []
-        self._accept_forced(run.chain, batch, run.result, 0)
+        self._accept_forced(run.chain, batch, run.stats, 0)
         # (a KV cache that already holds the forced tokens too decodes fewer than them)
         n_decoded = self._decode_prompt(run.tokens + batch, run.point)
         run.result.last_prompt_eval_tokens = max(n_decoded - len(batch), 0)
@@ -418,7 +410,7 @@ class Engine(PromptDecoder):
             # input_ids / n_tokens exactly as Llama.generate would after decoding them)
             self.llama.eval(pending)
         grammar, ff = run.grammar, run.ff
-        token = run.sample(run.chain, grammar, self.llama._ctx.ctx, run.result)
+        token = run.sample(run.chain, grammar, self.llama._ctx.ctx, run.stats)
         if self._lib.llama_vocab_is_eog(self.vocab, token):
             run.result.finish_reason = "stop"
             return None
@@ -429,13 +421,13 @@ class Engine(PromptDecoder):
             return [token], [token]
         ff.observe(token)
         forced = ff.extend(token, grammar, room=run.limit - run.n - 1)
-        self._accept_forced(run.chain, forced, run.result, run.n + 1)
+        self._accept_forced(run.chain, forced, run.stats, run.n + 1)
         return [token, *forced], [token, *forced]
 
     def _drafted(self, run: _Run, pending: list[int]) -> tuple[list[int], list[int]] | None:
         """Inside a call, decode ``pending`` with a prompt-lookup draft after it (``drafts``);
         ``None`` where nothing is drafted (``pending`` is then still to decode)."""
-        ff, grammar, lookup, result = run.ff, run.grammar, run.lookup, run.result
+        ff, grammar, lookup, stats = run.ff, run.grammar, run.lookup, run.stats
         if lookup is None or ff is None or grammar is None or len(pending) > 1:
             return None  # (after forced text the grammar writes, not the prompt: no draft)
         if not (ff.active or lookup.options.anywhere):
@@ -450,35 +442,35 @@ class Engine(PromptDecoder):
             grammar.accept(token)
             ff.observe(token)
             forced = ff.extend(token, grammar, room=left - accepted - 1)
-            self._accept_forced(run.chain, forced, result, run.n + accepted + 1)
+            self._accept_forced(run.chain, forced, stats, run.n + accepted + 1)
             return forced
 
         verdict = verify_draft(
             self.llama,
             pending,
             draft,
-            sample=lambda idx: self._sample(run.chain, grammar, ctx, result, idx),
+            sample=lambda idx: self._sample(run.chain, grammar, ctx, stats, idx),
             is_eog=lambda token: bool(self._lib.llama_vocab_is_eog(self.vocab, token)),
             take=take,
         )
         if verdict is None:
             return None
-        result.draft_proposed += len(draft)
-        result.draft_accepted.append(verdict.accepted)
+        stats.draft_proposed += len(draft)
+        stats.draft_accepted.append(verdict.accepted)
         lookup.record(len(draft), verdict.accepted)
         if verdict.ended:
-            result.finish_reason = "stop"
+            run.result.finish_reason = "stop"
         return verdict.emit, verdict.pending
 
     def _accept_forced(
-        self, chain: SamplerChain, forced: list[int], result: GenerationResult, after: int
+        self, chain: SamplerChain, forced: list[int], stats: LlamaCppStats, after: int
     ) -> None:
         """Record ``forced`` tokens that follow completion position ``after``."""
         if forced and chain.stateful:
             for t in forced:  # penalties see forced tokens as written text
                 self._lib.llama_sampler_accept(chain.ptr, t)
-        result.forced_tokens += len(forced)
-        result.forced_positions.extend(range(after + 1, after + 1 + len(forced)))
+        stats.forced_tokens += len(forced)
+        stats.forced_positions.extend(range(after + 1, after + 1 + len(forced)))
 
     # ---- one generation at a time ------------------------------------------------------------
 
@@ -506,7 +498,7 @@ class Engine(PromptDecoder):
 
 
 class _Turn:
-    """Identity of one running generation (weakly referenced by ``Engine._superseded``)."""
+    """Identity of one running generation (weakly referenced by ``LlamaDecoder._superseded``)."""
 
 
 @dataclass
@@ -518,6 +510,7 @@ class _Run:
     grammar: GrammarSampler | None
     limit: int
     result: GenerationResult
+    stats: LlamaCppStats
     sample: SampleFn
     cache: Any = None
     ff: FastForward | None = None
@@ -531,13 +524,17 @@ class _Run:
     """Prompt-lookup drafts (``None``: none for this generation)."""
 
 
-_ENGINES: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()
+_DECODERS: weakref.WeakKeyDictionary[Any, LlamaDecoder] = weakref.WeakKeyDictionary()
+"""One decoder per ``Llama``: a llama.cpp context is one state, so every engine and handler on
+it must share the record of what its KV cache holds and whose generation runs."""
+_DECODERS_LOCK = threading.Lock()
 
 
-def engine_for(llama: Any) -> Engine:
-    """The (cached) engine of a ``Llama``."""
-    engine = _ENGINES.get(llama)
-    if engine is None:
-        engine = Engine(llama)
-        _ENGINES[llama] = engine
-    return engine
+def decoder_for(llama: Any) -> LlamaDecoder:
+    """The decoder of a ``Llama`` (made on first use, shared by every engine on it)."""
+    with _DECODERS_LOCK:
+        decoder = _DECODERS.get(llama)
+        if decoder is None:
+            decoder = LlamaDecoder(llama)
+            _DECODERS[llama] = decoder
+        return decoder

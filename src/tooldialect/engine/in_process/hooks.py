@@ -21,7 +21,7 @@ import numpy as np
 __all__ = ["LogprobRecorder", "SampleFn", "with_logits_processor", "with_logprobs"]
 
 SampleFn = Callable[[Any, Any, Any, Any], int]
-"""``Engine._sample(chain, grammar, ctx, result) -> token``."""
+"""``LlamaDecoder._sample(chain, grammar, ctx, stats) -> token``."""
 
 
 def _logits(lib: Any, ctx: Any, n_vocab: int) -> np.ndarray[Any, np.dtype[np.float32]]:
@@ -69,8 +69,8 @@ def with_logprobs(
     """``sample`` that also records the sampled token's logprobs (not an end-of-generation
     token's: it ends the reply and is never part of it, as ``completion_tokens`` counts)."""
 
-    def sample_recorded(chain: Any, grammar: Any, ctx: Any, result: Any) -> int:
-        token = sample(chain, grammar, ctx, result)
+    def sample_recorded(chain: Any, grammar: Any, ctx: Any, stats: Any) -> int:
+        token = sample(chain, grammar, ctx, stats)
         if not is_eog(token):
             recorder.record(ctx, token)
         return token
@@ -89,11 +89,11 @@ def with_logits_processor(
     """``sample`` after ``processor(input_ids, scores)`` rewrote the logits, as
     llama-cpp-python's ``LogitsProcessorList`` is applied (before any sampler or grammar)."""
 
-    def sample_processed(chain: Any, grammar: Any, ctx: Any, result: Any) -> int:
+    def sample_processed(chain: Any, grammar: Any, ctx: Any, stats: Any) -> int:
         logits = _logits(lib, ctx, n_vocab)
         out = processor(input_ids(), logits)
         if out is not None and out is not logits:
             logits[:] = np.asarray(out, dtype=np.float32)
-        return sample(chain, grammar, ctx, result)
+        return sample(chain, grammar, ctx, stats)
 
     return sample_processed

@@ -18,7 +18,8 @@ PREFIXES_KEPT = 8
 
 
 class PromptDecoder:
-    """The engine's prompt decode (a base of ``generate.Engine``, which sets these attributes)."""
+    """The engine's prompt decode (a base of ``generate.LlamaDecoder``, which sets these
+    attributes)."""
 
     llama: Any
     _prefixes: OrderedDict[str, list[int]]
@@ -111,12 +112,12 @@ class PromptDecoder:
         if decoded and not self._memory_cuts():
             llama.eval(list(tokens[reuse : point.length]))
             if point.store.put(point.key, capture_state(llama)):
-                point.result.checkpoint = "saved"
+                point.stats.checkpoint = "saved"
             llama.eval(list(tokens[point.length :]))
         else:
             llama.eval(list(tokens[reuse:]))
             if decoded:
-                point.result.checkpoint = "kept"
+                point.stats.checkpoint = "kept"
         self._live = point
         return len(tokens) - reuse
 
@@ -125,5 +126,5 @@ class PromptDecoder:
         if state is None:
             return False
         load_captured(self.llama, state)
-        point.result.checkpoint = "loaded"
+        point.stats.checkpoint = "loaded"
         return True

@@ -22,7 +22,7 @@ from .http import HttpStatusError, Unreachable, open_post, read_json, read_sse
 from .pool import Backend, ServerPool
 from .strict import Continuation, SwitchWatch
 
-__all__ = ["RemoteEngine", "completion_body", "server_adds_bos"]
+__all__ = ["LlamaServerEngine", "completion_body", "server_adds_bos"]
 
 _WORD, _PATTERN_FULL = 1, 3
 """llama.cpp's ``common_grammar_trigger_type`` values."""
@@ -95,8 +95,9 @@ def server_adds_bos(url: str) -> bool:
         return False
 
 
-class RemoteEngine:
-    """Generations on the servers of a ``ServerPool``."""
+class LlamaServerEngine:
+    """``engine.base.Engine`` on the llama-servers of a ``ServerPool``; ``result.stats`` is
+    ``None`` (the servers' own timings are in their logs)."""
 
     def __init__(
         self,
@@ -122,7 +123,7 @@ class RemoteEngine:
 
     def run(self, request: GenerationRequest) -> Generation:
         """``engine.base.Engine``: one generation of a request the front end prepared."""
-        if request.logits_processor is not None:
+        if request.extensions.get("logits_processor") is not None:
             raise ToolSpecError(
                 "logits_processor runs Python on every token and cannot be sent to llama-server; "
                 "use the in-process ToolChatHandler for it, or logit_bias= here"

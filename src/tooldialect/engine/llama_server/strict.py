@@ -21,7 +21,7 @@ prefix) and the second request's end is the reply's (its prompt evaluation is th
 switched (the first stream goes on), so they keep the single request's meaning. Under sampling
 the continuation is drawn with a new RNG stream; greedy replies equal the unswitched ones where
 the model writes the strict form's layout. Without fast-forward on the server the switch saves
-no decoding: it is an option (``RemoteEngine(strict_switch=True)``), off by default
+no decoding: it is an option (``LlamaServerEngine(strict_switch=True)``), off by default
 (docs/benchmarks.md).
 """
 
