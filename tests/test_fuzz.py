@@ -184,6 +184,14 @@ FOUND_OUTPUTS = [
     ),
     ("derived:recipient-reasoning.jinja", "<|im_end|>w1q<|body|>hi<|eom|>", ["w1q", "hi"]),
     ("derived:recipient-constrain.jinja", "<|im_end|>w1q<|body|>hi<|eom|>", ["w1q", "hi"]),
+    # a recipient that is neither offered nor known (a built-in's message, reasoning) keeps its
+    # name, also where its body is empty
+    (
+        "derived:recipient-constrain.jinja",
+        " to=w1qw2qw3qw4qw5qw6q<|lane|>final<|txt|>",
+        ["w1q", "w2q", "w3q", "w4q", "w5q", "w6q"],
+    ),
+    ("gpt-oss", " to=w1q<|channel|>final<|message|>w2q<|end|>", ["w1q", "w2q"]),
 ]
 
 

@@ -99,12 +99,12 @@ ROWS: list[tuple[str, str, _Calls, str | None, str | None]] = [
         '{"city": Paris}',
         None,
     ),
-    (  # a recipient that is no offered tool: the model's own tool use, reasoning
+    (  # a recipient that is no offered tool: the model's own tool use, reasoning, named
         "recipient-reasoning.jinja",
         " to=python<|body|>print(1)<|eom|><|begin|>assistant to=user<|body|>1<|eot|>",
         [],
         "1",
-        "print(1)",
+        "to=python print(1)",
     ),
     (  # two answer messages: one line each
         "recipient-reasoning.jinja",

@@ -140,6 +140,8 @@ class MessageParser:
         self._ws = 0
         """Where whitespace held before a channel token started (``_fallback``)."""
         self._join = False
+        self._gap = False
+        """A built-in's recipient was emitted: the next reasoning text follows it after a space."""
         self._ended = False
         self._content: list[str] = []
         self._reasoning: list[str] = []
@@ -198,6 +200,8 @@ class MessageParser:
             self._content.append(text)
             key = "content"
         else:
+            if self._gap:
+                text, self._gap = " " + text, False
             self._reasoning.append(text)
             key = "reasoning_content"
         if self._out and list(self._out[-1]) == [key]:
@@ -312,6 +316,12 @@ class MessageParser:
 
     def _open(self, header: Header) -> None:
         self._kind, self._name = route(header, self._m, self._names)
+        if self._kind == "builtin":
+            # the recipient token, as written, says which tool the body is for; dropped, a word of
+            # the reply was lost (the fuzz found `` to=w1q<|lane|>final<|txt|>`` vanishing whole)
+            lead = "\n" if self._reasoning else ""  # its own line after other reasoning
+            self._emit("reasoning", lead + self._m.recipient.strip() + self._name)
+            self._gap = True
         self._fallback = False
         self._fresh = True
         self.buf = self.buf[header.end :]
