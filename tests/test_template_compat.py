@@ -309,6 +309,20 @@ def test_the_first_error_is_raised_when_nothing_helps() -> None:
         render_adapted(lambda m, t: tmpl.render(m, tools=t), conversation(), TOOLS, alnum9=False)
 
 
+def test_a_refusal_the_user_turn_retry_cannot_help_stays_a_refusal() -> None:
+    """A template refusing on purpose (``raise_exception``: roles must alternate) whose retry
+    with tool results as user turns fails too raises the first error with jinja's refusal as its
+    cause: the fuzz found the retry's ``from None`` wiping it, so the refusal read as a crash."""
+    import jinja2
+
+    source = (TEMPLATES / "mistralai-Mistral-Nemo-Instruct-2407.jinja").read_text()
+    spec = detect_dialect(source)
+    messages = [{"role": "assistant", "content": "hello"}, *conversation()]
+    with pytest.raises(TemplateError, match="alternate") as err:
+        render_prompt(ChatTemplate(source), spec, messages, tools=TOOLS)
+    assert type(err.value.__cause__) is jinja2.TemplateError
+
+
 # --- tool results name the function they answer ---------------------------------------------------
 
 

@@ -106,7 +106,7 @@ def render_prompt(
                 tmpl, spec, tool_results_as_user_turns(messages, results), pipeline
             )
         except TemplateError:
-            raise exc from None
+            raise exc from exc.__cause__  # keeps a refusal a refusal (raise_exception)
         return _checked(prompt, messages, lost)
     if _tool_turns(messages, lost):
         # a tool result the template leaves out goes as a user turn naming the tool and call
