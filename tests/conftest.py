@@ -17,6 +17,18 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TEMPLATES = FIXTURES / "templates"
 
 
+def pytest_unconfigure() -> None:
+    """Close the two /dev/null files llama-cpp-python opens at import (``llama_cpp._utils``, for
+    its ``suppress_stdout_stderr``, used only while a ``Llama`` loads): left open, the interpreter
+    reports one as unclosed at exit, after pytest's filters are gone, and no filter catches a
+    warning of interpreter finalisation. No test loads a model after the session ends."""
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        held = getattr(utils, name, None)
+        if held is not None:
+            held.close()
+
+
 def model_path(key: str) -> Path:
     """Path of a test model, or skip with the command that fetches it."""
     path = model_file(key)
