@@ -262,3 +262,16 @@ def test_the_render_budget_and_missing_template_rules_hold_for_the_server_engine
             ServerClient(srv.url).setup()
         mine = ServerClient(srv.url, chat_template="{{ messages[0].content }}").setup()
         assert mine.template_origin == "user"
+
+
+def test_each_request_reads_its_own_result() -> None:
+    """Two streams open at once on one client: each ``complete`` returns its own result (a
+    shared ``last_result`` named only the latest)."""
+    with FakeServer() as srv:
+        client = ServerClient(srv.url)
+        first = client.complete(messages=HELLO, stream=True)
+        srv.behaviour.reply = ["Bye"]
+        second = client.complete(messages=HELLO, stream=True)
+        list(second.response)
+        list(first.response)
+        assert (first.result.text, second.result.text) == ("Hello there", "Bye")
