@@ -1,7 +1,8 @@
 """Tool-call grammars from a ``DialectSpec``: lazy for ``tool_choice="auto"``, forced otherwise.
 
-Generic over the spec: envelope markers come from ``CallFormat``, bodies from ``body.kind``, and
-each tool's arguments from its own JSON Schema, so a call to ``f`` must carry ``f``'s arguments.
+Generic over the spec: envelope markers come from ``CallFormat``, bodies from their body kind
+(``bodies/``), and each tool's arguments from its own JSON Schema, so a call to ``f`` must
+carry ``f``'s arguments.
 
 Choices:
 
@@ -25,7 +26,7 @@ Choices:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,20 +34,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..dialect.spec import (
     CallFormat,
     DialectSpec,
-    ElementBody,
-    JsonBody,
-    PythonBody,
     ReasoningMarkers,
-    TaggedBody,
     Trigger,
     format_template,
 )
-from ..errors import UnsupportedSchemaError, UnsupportedToolChoiceError
+from ..errors import UnsupportedToolChoiceError
 from ..tools import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
-from .codec import ArgumentLayout, CodecName, codec_for
-from .element_nested import element_param
-from .gbnf import GbnfBuilder, literal, marker_edges, optional_edges, until
-from .json_schema import SchemaConverter, props_sequence
+from .bodies import body_rule
+from .codec import ArgumentLayout
+from .gbnf import GbnfBuilder, optional_edges, until
+from .marker_rules import body_literal, marker_rule
 
 __all__ = [
     "GAP",
@@ -58,8 +55,6 @@ __all__ = [
     "word_pattern",
 ]
 
-_ID_RULES = {"openai": "[a-zA-Z0-9_-]{1,40}", "alnum9": "[a-zA-Z0-9]{9}", "numeric": "[0-9]{1,6}"}
-_INDEX_RULE = "[0-9]{1,4}"
 GAP = "[ \\t\\r\\n]{0,8}"
 """Whitespace a model may write between markers (bounded: an unbounded gap lets it ramble)."""
 
@@ -277,44 +272,9 @@ def trigger_pattern(
     return f"{start}{inner}[\\s\\S]*" if anchored else rf"{start}[\s\S]*?{inner}[\s\S]*"
 
 
-# -- bodies ------------------------------------------------------------------------------
-
-_SENTINEL = re.compile("\x00([a-z_]+)\x00")
-_FIELDS = ("name", "id", "index", "key", "is_string", "type", "value")
-
-
-def _opt(text: str, exact: bool) -> str:
-    """A literal inside a call body: exactly as written (``exact``), or with its outer whitespace
-    optional (parsers tolerate its absence)."""
-    if not exact:
-        return optional_edges(text)
-    return literal(text) if text else ""
-
-
-def _edges(text: str, exact: bool) -> str:
-    """An envelope marker: exactly as written (``exact``), or with bounded free whitespace."""
-    if not exact:
-        return marker_edges(text)
-    return literal(text) if text else ""
-
-
 def _after(marker: str, wrote: str) -> str:
     """What ``marker`` writes after its stripped text ``wrote`` (already in the prompt)."""
     return marker[marker.index(wrote) + len(wrote) :]
-
-
-def _template(template: str, fields: Mapping[str, str], *, exact: bool = False) -> str:
-    """GBNF for a marker template: literal chunks (outer whitespace optional unless ``exact``)
-    and field exprs."""
-    marked = format_template(template, **{f: f"\x00{f}\x00" for f in _FIELDS if f in fields})
-    out = []
-    pos = 0
-    for m in _SENTINEL.finditer(marked):
-        out.append(_opt(marked[pos : m.start()], exact))
-        out.append(fields[m.group(1)])
-        pos = m.end()
-    out.append(_opt(marked[pos:], exact))
-    return " ".join(p for p in out if p) or '""'
 
 
 def format_rule(
@@ -339,7 +299,7 @@ def format_rule(
     for t in tools:
         key = ("body", body_key, t.name, exact, indent)
         if key not in b.memo:  # formats sharing a body (tagged and bare JSON) share its rules
-            b.memo[key] = _body(
+            b.memo[key] = body_rule(
                 b,
                 spec,
                 fmt.body,
@@ -354,7 +314,13 @@ def format_rule(
     call = b.add(
         f"{hint}-one",
         " ".join(
-            p for p in (_edges(fmt.call_open, exact), call_body, _edges(fmt.call_close, exact)) if p
+            p
+            for p in (
+                marker_rule(fmt.call_open, exact),
+                call_body,
+                marker_rule(fmt.call_close, exact),
+            )
+            if p
         ),
     )
     section_open = fmt.section_open
@@ -368,235 +334,16 @@ def format_rule(
         rest = _after(fmt.call_open, wrote) if exact else ""
         first = b.add(
             f"{hint}-first",
-            " ".join(p for p in (_opt(rest, exact), call_body, _edges(fmt.call_close, exact)) if p),
+            " ".join(
+                p
+                for p in (body_literal(rest, exact), call_body, marker_rule(fmt.call_close, exact))
+                if p
+            ),
         )
     calls = (
-        f"{first} ({_edges(fmt.separator, exact) or chr(34) * 2} {call})*" if parallel else first
+        f"{first} ({marker_rule(fmt.separator, exact) or chr(34) * 2} {call})*"
+        if parallel
+        else first
     )
-    parts = (_edges(section_open, exact), calls, _edges(fmt.section_close, exact))
+    parts = (marker_rule(section_open, exact), calls, marker_rule(fmt.section_close, exact))
     return b.add(hint, " ".join(p for p in parts if p))
-
-
-def _id_rule(spec: DialectSpec) -> str:
-    return _ID_RULES.get(spec.id_format, _ID_RULES["openai"])
-
-
-def _body(
-    b: GbnfBuilder,
-    spec: DialectSpec,
-    body: Any,
-    tool: ToolDef,
-    *,
-    hint: str,
-    layout: ArgumentLayout = "free",
-    exact: bool = False,
-    indent: int | None = None,
-) -> str:
-    """The rule of ``tool``'s call body; a schema it cannot compile is refused naming the tool
-    (the error's pointer says where inside its parameters)."""
-    try:
-        return _tool_body(b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent)
-    except UnsupportedSchemaError as exc:
-        if str(exc).startswith("tool "):
-            raise
-        raise UnsupportedSchemaError(
-            f"tool {tool.name!r}, parameters at {exc.pointer or '/'!r}: {exc}",
-            pointer=exc.pointer,
-        ) from None
-
-
-def _tool_body(
-    b: GbnfBuilder,
-    spec: DialectSpec,
-    body: Any,
-    tool: ToolDef,
-    *,
-    hint: str,
-    layout: ArgumentLayout = "free",
-    exact: bool = False,
-    indent: int | None = None,
-) -> str:
-    schema = tool.parameters
-    name = literal(tool.name)
-    head_fields = {"name": name, "id": f"({_id_rule(spec)})", "index": f"({_INDEX_RULE})"}
-    if isinstance(body, JsonBody):
-        return _json_body(b, spec, body, tool, hint=hint, layout=layout, exact=exact, indent=indent)
-    if isinstance(body, TaggedBody):
-        args = SchemaConverter(b, schema, codec=codec_for("json", layout)).visit(
-            schema, "", hint=f"{hint}-args"
-        )
-        parts = [
-            _template(body.head, head_fields, exact=exact),
-            _opt(body.args_open, exact),
-            args,
-            _opt(body.args_close, exact),
-            _opt(format_template(body.tail, name=tool.name), exact),
-        ]
-        return b.add(hint, " ".join(p for p in parts if p))
-    if isinstance(body, ElementBody):
-        return _element_body(b, body, tool, head_fields, hint=hint, layout=layout, exact=exact)
-    assert isinstance(body, PythonBody)
-    codec = codec_for(body.value_codec, layout, string_quote=body.string_quote)
-    conv = SchemaConverter(b, schema, codec=codec)
-    items = []
-    for key, sub in _properties(schema).items():
-        value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")
-        items.append(
-            (
-                b.add(f"{hint}-{key}-kv", f"{literal(key)} {_opt(body.assign, exact)} {value}"),
-                key in _required(schema),
-            )
-        )
-    seq = props_sequence(b, items, _opt(body.arg_separator, exact) or '""', hint=f"{hint}-args")
-    close = _opt(body.call_close, exact) or '""'
-    return b.add(
-        hint,
-        f"{_template(body.call_open, head_fields, exact=exact)} {seq} {close}",
-    )
-
-
-def _json_body(
-    b: GbnfBuilder,
-    spec: DialectSpec,
-    body: JsonBody,
-    tool: ToolDef,
-    *,
-    hint: str,
-    layout: ArgumentLayout = "free",
-    exact: bool = False,
-    indent: int | None = None,
-) -> str:
-    schema = tool.parameters
-    codec: CodecName = "json-in-string" if body.arguments_as_string else "json"
-    args_key = ("args", codec, layout, tool.name)
-    if args_key not in b.memo:  # the envelope's layouts share the arguments' rules
-        conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
-        b.memo[args_key] = conv.visit(schema, "", hint=f"{hint}-args")
-    args = b.memo[args_key]
-    if body.arguments_as_string:
-        args = f'"\\"" {args} "\\""'
-    # the envelope's whitespace is free unless exact (json.dumps: '": "' and '", "'; with an
-    # indent, a newline and the indent after "{" and ",", a newline before "}")
-    ws = '""' if exact else codec_for("json").ws(b)
-    colon = literal(": ") if exact else f'{ws} ":" {ws}'
-    comma = literal(", ") if exact else f'{ws} "," {ws}'
-    opening, closing = f'"{{" {ws}', f'{ws} "}}"'
-    if exact and indent:
-        pad = "\n" + " " * indent
-        comma, opening, closing = literal("," + pad), literal("{" + pad), literal("\n}")
-
-    def kv(key: str, value: str) -> str:
-        return f"{literal(_q(key))} {colon} {value}"
-
-    if body.name_key is None:
-        pairs = [kv(tool.name, args)]
-    else:
-        pairs = []
-        id_pair = kv(body.id_key, f'"\\"" {_id_rule(spec)} "\\""') if body.id_key else None
-        if id_pair and body.id_first:
-            pairs.append(id_pair)
-        pairs += [kv(k, literal(_dumps(v))) for k, v in body.extra.items()]
-        named = [kv(body.name_key, literal(_q(tool.name))), kv(body.arguments_key, args)]
-        pairs += named[::-1] if body.arguments_first else named
-        if id_pair and not body.id_first:
-            pairs.append(id_pair)
-    inner = f" {comma} ".join(pairs)
-    return b.add(hint, f"{opening} {inner} {closing}")
-
-
-def _element_body(
-    b: GbnfBuilder,
-    body: ElementBody,
-    tool: ToolDef,
-    head_fields: Mapping[str, str],
-    *,
-    hint: str,
-    layout: ArgumentLayout = "free",
-    exact: bool = False,
-) -> str:
-    schema = tool.parameters
-    conv = SchemaConverter(b, schema, codec=codec_for("json", layout))
-    marked = format_template(body.param, value="\x00value\x00")
-    pre_t, _, post = marked.partition("\x00value\x00")
-    has_flag = "{is_string}" in pre_t
-    has_type = "{type}" in pre_t
-    stops = _delimited_stops(body, tool.name)
-    items = []
-    post_t = post
-    for key, sub in _properties(schema).items():
-        ptr = f"/properties/{key}"
-        h = f"{hint}-{key}"
-        post = format_template(post_t, key=key)  # a closing tag may name the key (``</arg:k>``)
-        if body.json_values:  # strings quoted as JSON, like every other value
-            pre = _template(pre_t, {"key": literal(key)}, exact=exact)
-            value = conv.element_value(sub, ptr, post, hint=f"{h}-v", string_only=False)
-            param = b.add(h, f"{pre} {value}")
-        elif has_type:
-            alts = []
-            for type_text, only in _written_types(body, sub):
-                pre = _template(
-                    pre_t, {"key": literal(key), "type": literal(type_text)}, exact=exact
-                )
-                alts.append(
-                    f"{pre} " + conv.element_value(sub, ptr, post, hint=f"{h}-t", string_only=only)
-                )
-            param = b.add(h, " | ".join(alts))
-        elif has_flag:
-            alts = []
-            for flag, only in (("true", True), ("false", False)):
-                pre = _template(
-                    pre_t, {"key": literal(key), "is_string": literal(flag)}, exact=exact
-                )
-                alts.append(
-                    f"{pre} "
-                    + conv.element_value(sub, ptr, post, hint=f"{h}-{flag}", string_only=only)
-                )
-            param = b.add(h, " | ".join(alts))
-        else:
-            pre = _template(pre_t, {"key": literal(key)}, exact=exact)
-            param = element_param(conv, body, pre, sub, ptr, post, key=key, hint=h, stops=stops)
-        items.append((param, key in _required(schema)))
-    seq = props_sequence(b, items, _opt(body.param_separator, exact) or '""', hint=f"{hint}-args")
-    return b.add(
-        hint,
-        f"{_template(body.head, head_fields, exact=exact)} {seq} "
-        f"{_opt(format_template(body.tail, name=tool.name), exact) or chr(34) * 2}",
-    )
-
-
-def _delimited_stops(body: ElementBody, name: str) -> list[str]:
-    """Where parameters are joined by a separator and nothing closes a value: the texts a raw
-    value never holds, the separator (its line break where it is blank) and the tail, so that
-    the parser, which ends a value at either, reads it whole."""
-    if not body.param_separator:
-        return []
-    sep = body.param_separator.strip() or body.param_separator
-    return [x for x in (sep, format_template(body.tail, name=name).strip()) if x]
-
-
-def _written_types(body: ElementBody, schema: Any) -> list[tuple[str, bool]]:
-    """``(what the template writes for {type}, whether the value is a raw string)`` per JSON
-    type the schema admits (one string alternative where it names none)."""
-    t = schema.get("type") if isinstance(schema, Mapping) else None
-    types = [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if t else []
-    return [(body.type_names.get(x, x), x == "string") for x in types or ["string"]]
-
-
-def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    props = schema.get("properties") or {}
-    return props if isinstance(props, Mapping) else {}
-
-
-def _required(schema: Mapping[str, Any]) -> list[str]:
-    req = schema.get("required") or []
-    return list(req) if isinstance(req, list) else []
-
-
-def _q(text: str) -> str:
-    return _dumps(text)
-
-
-def _dumps(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
