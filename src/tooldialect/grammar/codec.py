@@ -36,6 +36,7 @@ __all__ = [
     "JsonInStringCodec",
     "PythonCodec",
     "codec_for",
+    "codec_names",
     "register_codec",
 ]
 
@@ -284,6 +285,11 @@ def register_codec(cls: type[Codec]) -> type[Codec]:
 
 for _cls in (JsonCodec, JsonInStringCodec, PythonCodec, BareKeyCodec):
     register_codec(_cls)
+
+
+def codec_names() -> list[str]:
+    """Every registered codec name and alias."""
+    return sorted([*_REGISTRY, *_ALIASES])
 
 
 def codec_for(

@@ -24,6 +24,7 @@ __all__ = [
     "encode_python_value",
     "register_value_codec",
     "value_codec",
+    "value_codec_names",
 ]
 
 _REGISTRY: dict[str, ValueCodec] = {}
@@ -45,6 +46,11 @@ def canonical_codec_name(name: str) -> str:
     if name not in _REGISTRY:
         raise ValueError(f"unknown value codec {name!r}; known: {sorted(_REGISTRY)}")
     return name
+
+
+def value_codec_names() -> list[str]:
+    """Every registered codec name and alias."""
+    return sorted([*_REGISTRY, *_ALIASES])
 
 
 def value_codec(name: str) -> ValueCodec:

@@ -1,0 +1,117 @@
+"""Value codecs are objects chosen by the spec through a registry: a saved spec's old codec name
+still loads, and a codec registered from outside the library (here, in the test) is written by
+``render_call``, constrained by the grammar and read back by the parser, streaming or not,
+without editing any library module."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import ValidationError
+
+from tooldialect.dialect.spec import CallFormat, DialectSpec, PythonBody
+from tooldialect.dialect.value_codecs import ValueCodec, register_value_codec, value_codec
+from tooldialect.grammar.build import build_grammar
+from tooldialect.grammar.codec import Codec, register_codec
+from tooldialect.grammar.forced import GbnfAutomaton
+from tooldialect.parse import parse_output
+from tooldialect.parse.stream import StreamParser
+
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "book",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "n": {"type": "integer"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["city", "n"],
+        },
+    },
+}
+ARGS: dict[str, Any] = {"city": "Seoul (north)", "n": 3, "tags": ["a", "b"]}
+
+
+def test_a_spec_saved_with_the_old_codec_name_loads() -> None:
+    saved = {"kind": "python", "value_codec": "gemma4", "string_quote": "<escape>"}
+    body = PythonBody.model_validate(saved)
+    assert body.value_codec == "bare-key"
+    assert value_codec(body.value_codec) is value_codec("gemma4")
+
+
+def test_an_unknown_codec_is_refused() -> None:
+    with pytest.raises(ValidationError, match="unknown value codec"):
+        PythonBody(value_codec="no-such-codec")
+
+
+class _SemicolonJson(ValueCodec):
+    """A toy: JSON values, ``k=v`` joined by ``;``, read once the call's closer is found."""
+
+    name: ClassVar[str] = "toy-semicolon-json"
+
+    def encode(self, value: Any, *, quote: str) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    def string_quotes(self, quote: str) -> list[str]:
+        return ['"']
+
+    def decode_arguments(
+        self, inner: str, *, assign: str, separator: str, quote: str
+    ) -> dict[str, Any] | None:
+        decoder, out, i = json.JSONDecoder(), {}, 0
+        while i < len(inner):
+            key, _, rest = inner[i:].partition(assign)
+            try:
+                out[key.strip()], used = decoder.raw_decode(rest)
+            except ValueError:
+                return None
+            i += len(key) + len(assign) + used
+            if inner.startswith(separator, i):
+                i += len(separator)
+        return out
+
+
+@dataclass(frozen=True)
+class _SemicolonJsonGrammar(Codec):
+    name: ClassVar[str] = "toy-semicolon-json"
+
+
+def _toy_spec() -> DialectSpec:
+    register_value_codec(_SemicolonJson())
+    register_codec(_SemicolonJsonGrammar)
+    body = PythonBody(
+        call_open="<call>{name}(",
+        call_close=")</call>",
+        assign="=",
+        arg_separator=";",
+        value_codec="toy-semicolon-json",
+        string_quote='"',
+    )
+    return DialectSpec(id="toy", formats=[CallFormat(body=body)])
+
+
+def test_a_codec_registered_outside_the_library_works_end_to_end() -> None:
+    spec = _toy_spec()
+    text = spec.render_call("book", ARGS)
+    assert text == '<call>book(city="Seoul (north)";n=3;tags=["a", "b"])</call>'
+    grammar = build_grammar(spec, [TOOL], tool_choice="required", argument_layout="canonical")
+    assert grammar is not None
+    assert GbnfAutomaton(grammar.gbnf, grammar.root).feed(text)
+    assert not GbnfAutomaton(grammar.gbnf, grammar.root).feed(text.replace("=3", "='3'"))
+    batch = parse_output("Sure. " + text, spec, tools=[TOOL])
+    assert [(c.name, json.loads(c.arguments_json)) for c in batch.tool_calls] == [("book", ARGS)]
+    assert batch.content == "Sure."
+    parser = StreamParser(spec, tools=[TOOL])
+    for ch in "Sure. " + text:
+        parser.feed(ch)
+    parser.close()
+    streamed = parser.result
+    assert [(c.name, c.arguments_json) for c in streamed.tool_calls] == [
+        (c.name, c.arguments_json) for c in batch.tool_calls
+    ]
