@@ -31,7 +31,6 @@ import re
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from ..dialect.spec import JsonBody
 from .body_kinds import read_body
 from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Text, Wait
 from .markers import (
@@ -100,7 +99,7 @@ def _offered_only(reader: Reader, names: Mapping[str, Any]) -> Reader:
 def _bad_entry(src: Source, p: int, plan: FormatPlan) -> Generator[None, None, int]:
     """End of the object at ``p`` (after whitespace) that failed to read as a call, in a list of
     JSON calls, when a separator or the list's closer follows it; else -1."""
-    if not isinstance(plan.fmt.body, JsonBody) or not plan.separator:
+    if not plan.json_object or not plan.separator:
         return -1
     p = yield from skip_ws(src, p)
     if src.buf[p : p + 1] != "{":

@@ -271,6 +271,7 @@ def plan_element_body(fmt: CallFormat, body: ElementBody) -> BodyPlan:
         param_pre=param_pre,
         param_post=param_post,
         value_ends=value_ends,
+        key_unescape=attribute_unescape(body),
     )
 
 

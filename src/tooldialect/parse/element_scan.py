@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass
 
-from ..dialect.spec import ElementBody, format_template
-from .element_text import CDATA_CLOSE, CDATA_OPEN, attribute_unescape
+from ..dialect.spec import format_template
+from .element_text import CDATA_CLOSE, CDATA_OPEN
 from .markers import Segment, Source, find_literal, match_template, split_literal
 from .plan import FormatPlan
 
@@ -71,8 +71,7 @@ def _next_param(src: Source, p: int, end: int, plan: FormatPlan, keys: Collectio
     (any key where ``keys`` is empty), or -1."""
     core = plan.param_pre[0].core
     k = find_before(src, p, end, core) if core else -1
-    body = plan.fmt.body
-    unescape = attribute_unescape(body) if isinstance(body, ElementBody) else None
+    unescape = plan.key_unescape
     while k >= 0 and keys and _key_at(src.buf, k, plan.param_pre, unescape) not in keys:
         k = find_before(src, k + 1, end, core)
     return k
@@ -124,8 +123,7 @@ def _opens_param(
 ) -> bool | None:
     """Whether a parameter of one of ``keys`` (any key where empty) opens at ``p``; None where
     the text read so far ends before that can be told."""
-    body = plan.fmt.body
-    unescape = attribute_unescape(body) if isinstance(body, ElementBody) else None
+    unescape = plan.key_unescape
     gen = match_template(_Snapshot(buf, final=final), p, plan.param_pre, unescape=unescape)
     try:
         next(gen)

@@ -26,7 +26,7 @@ _PLAIN_NAME = r'[^"\\\x00-\x1f]*'  # a JSON string body that decodes to itself
 def plan_json_body(fmt: CallFormat, body: JsonBody) -> BodyPlan:
     """A JSON body's head patterns (the rest is read generically)."""
     json_head, json_head_prefix = json_head_patterns(body)
-    return BodyPlan(json_head=json_head, json_head_prefix=json_head_prefix)
+    return BodyPlan(json_head=json_head, json_head_prefix=json_head_prefix, json_object=True)
 
 
 def json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:

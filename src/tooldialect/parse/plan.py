@@ -4,7 +4,7 @@ body's part planned by the body kind, ``BodyPlan``) and the request's ``Context`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,9 @@ class BodyPlan:
     value_ends: tuple[str, ...] = ()
     json_head: re.Pattern[str] | None = None
     json_head_prefix: re.Pattern[str] | None = None
+    raw_args_key: str = ""
+    key_unescape: Callable[[str], str] | None = None
+    json_object: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,13 @@ class FormatPlan:
     known_names_only: bool = False
     """A markerless layout of a markerless dialect: a call counts only when it names an offered
     tool (when tools are known)."""
+    json_object: bool = False
+    """A call's body is one JSON object (so a list of calls is a list of objects)."""
+    raw_args_key: str = ""
+    """Where the text after the head is not JSON, the argument its raw text is the value of
+    (``TaggedBody.raw_args_key``; empty: none)."""
+    key_unescape: Callable[[str], str] | None = None
+    """How keys written in a template decode (element bodies' ``xml_escape``); None: as written."""
     closers: tuple[str, ...] = ()
     """Closers that may follow a call's arguments (``args_close``, ``tail``, ``call_close``,
     ``section_close``): JSON arguments that break right before one only miss their braces."""
@@ -99,6 +109,9 @@ class FormatPlan:
             param_post=body.param_post,
             value_ends=body.value_ends,
             known_names_only=known_names_only,
+            json_object=body.json_object,
+            raw_args_key=body.raw_args_key,
+            key_unescape=body.key_unescape,
             closers=tuple(
                 dict.fromkeys(
                     c

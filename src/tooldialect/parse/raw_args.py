@@ -9,7 +9,6 @@ import json
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from ..dialect.spec import TaggedBody
 from .events import FAIL, OK, Reader, certain
 from .markers import Source, find_literal, probe_closer
 from .plan import Context, FormatPlan
@@ -55,8 +54,7 @@ def read_raw_call(
 ) -> Reader:
     """A tagged call whose arguments are raw text (``TaggedBody.raw_args_key``), from ``p`` (after
     the head); fails where they are not."""
-    body = plan.fmt.body
-    key = body.raw_args_key if isinstance(body, TaggedBody) else ""
+    key = plan.raw_args_key
     ends = tuple(e for e in (plan.tail, plan.fmt.call_open.strip()) if e)
     end, args = yield from read_raw_args(
         src, p, key=key, ends=ends, schema=ctx.schemas.get(fields["name"])

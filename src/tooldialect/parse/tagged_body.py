@@ -23,6 +23,7 @@ def plan_tagged_body(fmt: CallFormat, body: TaggedBody) -> BodyPlan:
         tail=body.tail.strip(),
         args_open=body.args_open.strip(),
         args_close=body.args_close.strip(),
+        raw_args_key=body.raw_args_key,
     )
 
 
