@@ -26,7 +26,6 @@ ALLOWED = {
     ("tooldialect.engine.in_process.sampling", "MemoryError"),
     # invariants of the library itself (unreachable)
     ("tooldialect.apps.agent", "AssertionError"),
-    ("tooldialect.grammar.schema_keys", "AssertionError"),
     # control flow, caught where it is raised: a template mutating shared data is re-rendered on
     # copies; a garbled /slots answer sets that server aside
     ("tooldialect.prompt.template", "SharedMutation"),

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
-from pydantic import ValidationError
 
 from tooldialect.dialect.spec import CallFormat, DialectSpec, PythonBody
 from tooldialect.dialect.value_codecs import ValueCodec, register_value_codec, value_codec
+from tooldialect.errors import DialectError
 from tooldialect.grammar.build import build_grammar
 from tooldialect.grammar.codec import Codec, register_codec
 from tooldialect.grammar.forced import GbnfAutomaton
@@ -46,8 +46,12 @@ def test_a_spec_saved_with_the_old_codec_name_loads() -> None:
 
 
 def test_an_unknown_codec_is_refused() -> None:
-    with pytest.raises(ValidationError, match="unknown value codec"):
+    with pytest.raises(DialectError, match="unknown value codec"):
         PythonBody(value_codec="no-such-codec")
+    with pytest.raises(DialectError, match="unknown value codec"):
+        DialectSpec.model_validate_json(
+            '{"id": "x", "formats": [{"body": {"kind": "python", "value_codec": "nope"}}]}'
+        )
 
 
 class _SemicolonJson(ValueCodec):

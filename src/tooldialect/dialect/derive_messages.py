@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .bodies import render_body
 from .derive_checks import validate
 from .derive_probe import (
     PLAIN,
@@ -33,7 +34,6 @@ from .derive_probe import (
     render_probe,
 )
 from .derive_text import is_marker, lex
-from .bodies import render_body
 from .spec import DialectSpec, MessageHeaders
 
 __all__ = ["with_messages"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .bodies import render_body
 from .derive_body import escape
 from .derive_probe import (
     PROBE_NAME,
@@ -19,7 +20,6 @@ from .derive_probe import (
     render_probe,
 )
 from .element_values import xml_escape
-from .bodies import render_body
 from .spec import ElementBody, format_template
 
 __all__ = ["learn_values"]

@@ -113,8 +113,7 @@ def _call_formats(
     # a markerless dialect (Llama 3 JSON): its markerless calls must name an offered tool
     markerless = not spec.primary.opener().strip()
     formats = [
-        plan_format(f, known_names_only=markerless and not f.opener().strip())
-        for f in spec.formats
+        plan_format(f, known_names_only=markerless and not f.opener().strip()) for f in spec.formats
     ]
     start: list[int] = []
     bare = split_literal(spec.primary.opener()) in ((), ("[",))

@@ -11,6 +11,7 @@ one registered from outside).
 
 from __future__ import annotations
 
+from ...errors import DialectError
 from .bare_key import BareKeyCodec
 from .base import TOKEN_QUOTE, ValueCodec
 from .python import PythonCodec, encode_python_value
@@ -41,10 +42,10 @@ def register_value_codec(codec: ValueCodec) -> ValueCodec:
 
 def canonical_codec_name(name: str) -> str:
     """The registered name ``name`` stands for (an old name saved in a spec reads as the new
-    one); raises ``ValueError`` (pydantic's validation error on a spec) for an unknown one."""
+    one); raises ``DialectError`` for an unknown one (also when a spec is loaded)."""
     name = _ALIASES.get(name, name)
     if name not in _REGISTRY:
-        raise ValueError(f"unknown value codec {name!r}; known: {sorted(_REGISTRY)}")
+        raise DialectError(f"unknown value codec {name!r}; known: {sorted(_REGISTRY)}")
     return name
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 __all__ = ["TOKEN_QUOTE", "ValueCodec", "dumps"]
@@ -11,7 +12,7 @@ TOKEN_QUOTE = '<|"|>'
 """The default string-quote token of a token-quoted codec (``PythonBody.string_quote``)."""
 
 
-class ValueCodec:
+class ValueCodec(ABC):
     """How one value syntax spells argument values in a Python-style call."""
 
     name: ClassVar[str]
@@ -22,9 +23,9 @@ class ValueCodec:
     """Strings are written between ``PythonBody.string_quote`` tokens (so derivation records
     the token it found); otherwise the codec's own quotes."""
 
+    @abstractmethod
     def encode(self, value: Any, *, quote: str) -> str:
         """The exact text of ``value`` (``quote``: the body's ``string_quote``)."""
-        raise NotImplementedError
 
     def string_quotes(self, quote: str) -> list[str]:
         """Every text that may quote a string in this codec."""
