@@ -261,6 +261,12 @@ CODEC_CASES = [
         [json.dumps(json.dumps({"s": 'a "b" \\ c\n'}))[1:-1]],
         [json.dumps({"s": "x"})],
     ),
+    (
+        "json-in-string",  # a pattern's literal text inside the doubly quoted string
+        {"type": "object", "properties": {"s": {"type": "string", "pattern": "^ab-[0-9]$"}}},
+        [json.dumps(json.dumps({"s": "ab-3"}))[1:-1]],
+        [json.dumps(json.dumps({"s": "ax-3"}))[1:-1], json.dumps({"s": "ab-3"})],
+    ),
 ]
 
 

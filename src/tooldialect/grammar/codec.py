@@ -171,6 +171,12 @@ class JsonInStringCodec(Codec):
         dumped = json.dumps(value, ensure_ascii=False)
         return json.dumps(dumped, ensure_ascii=False)[1:-1]
 
+    def content_text(self, s: str) -> str:
+        # escaped for the inner string, then again for the outer one (``encode`` quotes with
+        # ``\"``, two characters, so slicing its quotes off as the base class does cuts wrong)
+        inner = json.dumps(s, ensure_ascii=False)[1:-1]
+        return literal(json.dumps(inner, ensure_ascii=False)[1:-1])
+
     def ws(self, b: GbnfBuilder) -> str:
         return shared_rule(b, "ws-str", '" "?')
 
