@@ -20,8 +20,9 @@ from typing import Any
 
 from ..dialect.spec import DialectSpec
 from ..tools import ToolDef
-from .build import GAP, ToolGrammar, format_rule
+from .build import GAP, ToolGrammar
 from .codec import ArgumentLayout
+from .formats import format_rule
 from .gbnf import GbnfBuilder, optional_edges, until
 from .json_schema import SchemaConverter
 

@@ -32,25 +32,23 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..dialect.spec import (
-    CallFormat,
     DialectSpec,
     ReasoningMarkers,
     Trigger,
     format_template,
 )
 from ..errors import UnsupportedToolChoiceError
-from ..tools import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
-from .bodies import body_rule
+from ..tools import ToolChoice, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout
+from .formats import format_rule
 from .gbnf import GbnfBuilder, optional_edges, until
-from .marker_rules import body_literal, marker_rule
+from .strict import strict_call_rules
 
 __all__ = [
     "GAP",
     "ToolGrammar",
     "build_grammar",
     "ensure_forcible",
-    "format_rule",
     "trigger_pattern",
     "word_pattern",
 ]
@@ -195,8 +193,6 @@ def build_grammar(
     if not alts:
         return None
     b.define(root, " | ".join(alts))
-    from .strict import strict_call_rules  # (it builds on format_rule, below)
-
     strict = (
         strict_call_rules(spec, selected, parallel=parallel_tool_calls)
         if argument_layout == "canonical"
@@ -270,80 +266,3 @@ def trigger_pattern(
     if trigger.kind == "pattern_full":
         return f"{start}{inner}$"
     return f"{start}{inner}[\\s\\S]*" if anchored else rf"{start}[\s\S]*?{inner}[\s\S]*"
-
-
-def _after(marker: str, wrote: str) -> str:
-    """What ``marker`` writes after its stripped text ``wrote`` (already in the prompt)."""
-    return marker[marker.index(wrote) + len(wrote) :]
-
-
-def format_rule(
-    b: GbnfBuilder,
-    spec: DialectSpec,
-    fmt: CallFormat,
-    tools: list[ToolDef],
-    *,
-    parallel: bool,
-    hint: str,
-    prefill: str = "",
-    layout: ArgumentLayout = "free",
-    exact: bool = False,
-    indent: int | None = None,
-) -> str:
-    """``exact``: markers and body structure exactly as ``render_call`` writes them (forced
-    grammars in the canonical layout; a lazy grammar's envelope stays free because its trigger
-    replays the model's own text into it). ``indent``: an exact JSON envelope pretty-printed as
-    ``json.dumps(indent=...)`` writes it (the arguments stay in ``layout``)."""
-    body_key = repr(fmt.body)
-    bodies = []
-    for t in tools:
-        key = ("body", body_key, t.name, exact, indent)
-        if key not in b.memo:  # formats sharing a body (tagged and bare JSON) share its rules
-            b.memo[key] = body_rule(
-                b,
-                spec,
-                fmt.body,
-                t,
-                hint=f"{hint}-{t.name}",
-                layout=layout,
-                exact=exact,
-                indent=indent,
-            )
-        bodies.append(b.memo[key])
-    call_body = b.add(f"{hint}-body", " | ".join(bodies))
-    call = b.add(
-        f"{hint}-one",
-        " ".join(
-            p
-            for p in (
-                marker_rule(fmt.call_open, exact),
-                call_body,
-                marker_rule(fmt.call_close, exact),
-            )
-            if p
-        ),
-    )
-    section_open = fmt.section_open
-    first = call
-    wrote = prefill.strip()
-    if wrote and section_open.strip() == wrote:
-        # the prompt already opened the section (exact: its trailing whitespace is still due)
-        section_open = _after(section_open, wrote) if exact else ""
-    elif wrote and not section_open and fmt.call_open.strip() == wrote:
-        # the prompt already wrote the first call's opener
-        rest = _after(fmt.call_open, wrote) if exact else ""
-        first = b.add(
-            f"{hint}-first",
-            " ".join(
-                p
-                for p in (body_literal(rest, exact), call_body, marker_rule(fmt.call_close, exact))
-                if p
-            ),
-        )
-    calls = (
-        f"{first} ({marker_rule(fmt.separator, exact) or chr(34) * 2} {call})*"
-        if parallel
-        else first
-    )
-    parts = (marker_rule(section_open, exact), calls, marker_rule(fmt.section_close, exact))
-    return b.add(hint, " ".join(p for p in parts if p))

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 from ..dialect.value_codecs import TOKEN_QUOTE, encode_python_value
 from ..dialect.value_codecs.bare_key import encode_bare_key_value
 from .gbnf import GbnfBuilder, literal, until
-from .schema_keys import (
+from .key_syntax import (
     JSON_PLAIN,
     PY_PLAIN_DQ,
     PY_PLAIN_SQ,
@@ -148,7 +148,7 @@ class Codec:
         return self.const(value)
 
     def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
-        """How a quoted key is spelled, per quote (``schema_keys``; bare keys have none)."""
+        """How a quoted key is spelled, per quote (``key_syntax``; bare keys have none)."""
         char = self.char(b)
         unit = _json_unit
         return [KeySyntax('"', '"', unit, JSON_PLAIN, f'({char})* "\\""', char, json_key_escapes)]

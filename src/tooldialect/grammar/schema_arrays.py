@@ -11,20 +11,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .schema_checks import ptr
 from .schema_numbers import repeat
-
-if TYPE_CHECKING:
-    from .json_schema import SchemaConverter
+from .schema_protocol import Converter
 
 __all__ = ["array_expr"]
 
 _MAX_UNIQUE = 6
 
 
-def array_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
+def array_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
     c, b = conv.codec, conv.b
     ws, sep = c.pad(b), c.sep(b)
     for kw in ("contains", "minContains", "maxContains"):
@@ -61,7 +59,7 @@ def array_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, h
     return f"{c.text('[')} {ws} {body} {ws} {c.text(']')}"
 
 
-def _finite_values(conv: SchemaConverter, items: Any, pointer: str) -> list[Any] | None:
+def _finite_values(conv: Converter, items: Any, pointer: str) -> list[Any] | None:
     s = conv.resolve(items, pointer)
     if not isinstance(s, Mapping):
         return None
@@ -83,7 +81,7 @@ def _finite_values(conv: SchemaConverter, items: Any, pointer: str) -> list[Any]
 
 
 def _unique_items(
-    conv: SchemaConverter, items: Any, lo: int, hi: Any, pointer: str, hint: str
+    conv: Converter, items: Any, lo: int, hi: Any, pointer: str, hint: str
 ) -> str | None:
     values = _finite_values(conv, items, ptr(pointer, "items"))
     if values is None or len(values) > _MAX_UNIQUE:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UnsupportedSchemaError
 from .schema_checks import (
@@ -29,9 +29,7 @@ from .schema_checks import (
     real_pointer,
     refuse_unsupported,
 )
-
-if TYPE_CHECKING:
-    from .json_schema import SchemaConverter
+from .schema_protocol import Converter
 
 __all__ = ["all_of_expr", "any_of_expr", "apply_not", "merge_all_of", "ref_expr"]
 
@@ -42,7 +40,7 @@ _SUBSCHEMA = ("items", "additionalProperties", "additionalItems", "propertyNames
 _MAX_PRODUCT = 16
 
 
-def ref_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
+def ref_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
     c, b = conv.codec, conv.b
     ref = schema["$ref"]
     rest = {k: v for k, v in schema.items() if k != "$ref" and not is_annotation(k)}
@@ -69,7 +67,7 @@ def ref_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hin
     return b.memo[key]
 
 
-def all_of_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
+def all_of_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
     c, b = conv.codec, conv.b
     text = json.dumps(schema, sort_keys=True, default=repr)
     doc = b.document_key(conv.doc) if '"$ref"' in text else None  # refs read their document
@@ -90,7 +88,7 @@ def all_of_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, 
 
 
 def any_of_expr(
-    conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hint: str, kw: str
+    conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str, kw: str
 ) -> str:
     branches = schema[kw]
     if not isinstance(branches, list) or not branches:
@@ -118,7 +116,7 @@ def any_of_expr(
     return " | ".join(dict.fromkeys(alts))
 
 
-def _kinds(conv: SchemaConverter, schema: Any, pointer: str) -> set[str] | None:
+def _kinds(conv: Converter, schema: Any, pointer: str) -> set[str] | None:
     """The JSON types a branch may have, or None when unknown."""
     s = conv.resolve(schema, pointer)
     if not isinstance(s, Mapping):
@@ -150,7 +148,7 @@ def _type_of(v: Any) -> str:
     return "array" if isinstance(v, list) else "object"
 
 
-def _values(conv: SchemaConverter, schema: Any, pointer: str) -> list[str] | None:
+def _values(conv: Converter, schema: Any, pointer: str) -> list[str] | None:
     s = conv.resolve(schema, pointer)
     if not isinstance(s, Mapping):
         return None
@@ -169,7 +167,7 @@ def _pairwise_disjoint(sets: list[set[str]]) -> bool:
     return True
 
 
-def _disjoint(conv: SchemaConverter, branches: list[Any], pointer: str) -> bool:
+def _disjoint(conv: Converter, branches: list[Any], pointer: str) -> bool:
     kinds = [_kinds(conv, br, pointer) for br in branches]
     if all(k is not None for k in kinds) and _pairwise_disjoint([k for k in kinds if k]):
         return True
@@ -188,7 +186,7 @@ def _disjoint(conv: SchemaConverter, branches: list[Any], pointer: str) -> bool:
     return False
 
 
-def apply_not(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str) -> dict[str, Any]:
+def apply_not(conv: Converter, schema: Mapping[str, Any], pointer: str) -> dict[str, Any]:
     """``schema`` with its ``not`` folded into positive keywords (or dropped, as loose)."""
     rest = {k: v for k, v in schema.items() if k != "not"}
     neg = conv.resolve(schema["not"], ptr(pointer, "not"))
@@ -210,9 +208,7 @@ def apply_not(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str) ->
     return rest
 
 
-def _without_types(
-    conv: SchemaConverter, rest: dict[str, Any], excluded: Any, at: str
-) -> dict[str, Any]:
+def _without_types(conv: Converter, rest: dict[str, Any], excluded: Any, at: str) -> dict[str, Any]:
     out = {excluded} if isinstance(excluded, str) else set(excluded or [])
     if "number" in out:
         out.add("integer")
@@ -242,7 +238,7 @@ def _forbidden_keys(body: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
-def merge_all_of(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str) -> dict[str, Any]:
+def merge_all_of(conv: Converter, schema: Mapping[str, Any], pointer: str) -> dict[str, Any]:
     merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
     parts = schema["allOf"]
     if not isinstance(parts, list):
@@ -275,7 +271,7 @@ def merge_all_of(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str)
     return merged
 
 
-def _merge_key(conv: SchemaConverter, merged: dict[str, Any], k: str, v: Any, at: str) -> None:
+def _merge_key(conv: Converter, merged: dict[str, Any], k: str, v: Any, at: str) -> None:
     if k not in merged or _strip({k: merged[k]}) == _strip({k: v}):
         merged.setdefault(k, v)
         return

@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UnsupportedSchemaError
 from .gbnf import GbnfBuilder
 from .regex import regex_to_gbnf
 from .schema_checks import EmptySchemaError, ptr
 from .schema_keys import key_other_than
-
-if TYPE_CHECKING:
-    from .json_schema import SchemaConverter
+from .schema_protocol import Converter
 
 __all__ = ["object_expr", "props_sequence"]
 
@@ -37,7 +35,7 @@ _MAX_TRIGGERS = 3
 _MAX_COUNT = 32
 
 
-def object_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
+def object_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
     variants = _dependency_variants(conv, schema, pointer)
     if variants is not None:
         alts = [conv.visit(v, pointer, hint=f"{hint}-case{i}") for i, v in enumerate(variants)]
@@ -78,7 +76,7 @@ def object_expr(conv: SchemaConverter, schema: Mapping[str, Any], pointer: str, 
 
 
 def _members(
-    conv: SchemaConverter, schema: Mapping[str, Any], pointer: str
+    conv: Converter, schema: Mapping[str, Any], pointer: str
 ) -> tuple[dict[str, Any], list[str], Any, dict[str, Any]]:
     props = schema.get("properties") or {}
     if not isinstance(props, Mapping):
@@ -129,7 +127,7 @@ def _search(pattern: Any, key: str) -> bool:
 
 
 def _extra_member(
-    conv: SchemaConverter,
+    conv: Converter,
     pointer: str,
     hint: str,
     declared: list[str],
@@ -171,7 +169,7 @@ def _extra_member(
 
 
 def _count_bounds(
-    conv: SchemaConverter,
+    conv: Converter,
     schema: Mapping[str, Any],
     pointer: str,
     items: list[tuple[str, bool]],
@@ -264,7 +262,7 @@ def _repeat(x: str, lo: int, hi: int | None) -> str:
 
 
 def _dependency_variants(
-    conv: SchemaConverter, schema: Mapping[str, Any], pointer: str
+    conv: Converter, schema: Mapping[str, Any], pointer: str
 ) -> list[dict[str, Any]] | None:
     """The schema split into dependency-free cases, or None when it has no dependencies."""
     deps: dict[str, Any] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..dialect.spec import DialectSpec, JsonBody
 from ..tools import ToolDef
-from .build import format_rule
+from .formats import format_rule
 from .gbnf import GbnfBuilder
 
 __all__ = ["STRICT_INDENTS", "strict_call_rules"]
