@@ -16,8 +16,8 @@ reasoning pieces are joined as written.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..dialect.spec import DialectSpec, MessageHeaders
 from ..errors import ToolDialectError
@@ -27,10 +27,12 @@ from .headers import read_header as _read_header
 from .jsonscan import NEED, JsonScanner
 from .result import ParsedOutput, ToolCall
 
-if TYPE_CHECKING:
-    from .stream import StreamParser
+__all__ = ["FormatReader", "MessageParser"]
 
-__all__ = ["MessageParser"]
+FormatReader = Callable[[DialectSpec, str, bool], ParsedOutput]
+"""Reads a message body by a spec's own call formats: ``(spec, body, truncated)`` -> the whole
+read. ``StreamParser`` passes its batch read (the caller above, so this module does not import
+it)."""
 
 _HEAD, _BODY, _TEXT = range(3)
 
@@ -96,12 +98,14 @@ def _key(kind: str) -> str:
 
 class MessageParser:
     """``StreamParser``'s API (``feed``, ``close``, ``result``, the same deltas) for a spec with
-    ``messages``; ``StreamParser`` hands such a spec to it."""
+    ``messages``; ``StreamParser`` hands such a spec to it, with ``read_formats``, its own read
+    of a body in the spec's call formats (an XML invoke inside a message)."""
 
     def __init__(
         self,
         spec: DialectSpec,
         *,
+        read_formats: FormatReader,
         tools: Sequence[ToolLike] | None = None,
         reasoning_open: bool = False,
         prefill: str = "",
@@ -109,8 +113,8 @@ class MessageParser:
     ) -> None:
         assert spec.messages is not None
         self._spec = spec
+        self._read_formats = read_formats
         self._m: MessageHeaders = spec.messages
-        self._tools = tools
         self._names = frozenset(t.name for t in normalize_tools(tools))
         m = self._m
         self._ends = [e.strip() for e in m.ends if e.strip()]
@@ -411,14 +415,9 @@ class MessageParser:
     def _inner_calls(self, body: str) -> bool:
         """Calls in ``body`` written in the spec's own formats (an XML invoke): added, with the
         body's other text, when there are any."""
-        from .stream import StreamParser
-
-        inner: StreamParser = StreamParser(
-            self._spec.model_copy(update={"messages": None}), tools=self._tools
+        got = self._read_formats(
+            self._spec.model_copy(update={"messages": None}), body, self._truncated
         )
-        inner.feed(body)
-        inner.close(truncated=self._truncated)
-        got = inner.result
         if not got.tool_calls or any(c.truncated for c in got.tool_calls):
             return False
         if got.reasoning_content:

@@ -36,7 +36,7 @@ from .calls import (
 )
 from .events import Text
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
-from .messages import MessageParser
+from .messages import FormatReader, MessageParser
 from .result import ParsedOutput, finished_call
 from .stream_plan import CALL as _CALL
 from .stream_plan import CLOSE as _CLOSE
@@ -106,6 +106,7 @@ class StreamParser:
         if spec.messages is not None:
             self._messages = MessageParser(
                 spec,
+                read_formats=_formats_reader(tools),
                 tools=tools,
                 reasoning_open=reasoning_open,
                 prefill=prefill,
@@ -643,3 +644,15 @@ class StreamParser:
 
 def _no_match(text: str) -> None:
     return None
+
+
+def _formats_reader(tools: Sequence[ToolLike] | None) -> FormatReader:
+    """A message body's read by the spec's own call formats: a whole ``StreamParser`` read."""
+
+    def read(spec: DialectSpec, body: str, truncated: bool) -> ParsedOutput:
+        inner = StreamParser(spec, tools=tools)
+        inner.feed(body)
+        inner.close(truncated=truncated)
+        return inner.result
+
+    return read
