@@ -25,18 +25,36 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
+from .added import AddedTokens
 from .strict import StrictSwitch
 from .triggers import TriggerWatch
 
 if TYPE_CHECKING:
     from ..base import GrammarLike
-    from .generate import LlamaDecoder
     from .sampling import GrammarSampler
 
-__all__ = ["FastForward"]
+__all__ = ["Decoder", "FastForward"]
+
+
+class Decoder(Protocol):
+    """What fast-forward asks of the decoder that runs it (``generate.LlamaDecoder``, which
+    imports this module)."""
+
+    @property
+    def llama(self) -> Any: ...
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of ``token``, special tokens rendered."""
+        ...
+
+    def added_tokens(self) -> AddedTokens: ...
+
+    def trigger_arguments(self, grammar: GrammarLike) -> tuple[list[int], list[str]]:
+        """The lazy grammar's trigger tokens and patterns, as llama.cpp takes them."""
+        ...
 
 
 class FastForward:
@@ -44,7 +62,7 @@ class FastForward:
 
     def __init__(
         self,
-        engine: LlamaDecoder,
+        engine: Decoder,
         grammar: GrammarLike,
         triggers: tuple[list[int], list[str]] | None = None,
         *,
@@ -78,7 +96,7 @@ class FastForward:
     @classmethod
     def create(
         cls,
-        engine: LlamaDecoder,
+        engine: Decoder,
         grammar: GrammarLike | None,
         triggers: tuple[list[int], list[str]] | None = None,
         *,
