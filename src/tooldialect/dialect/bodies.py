@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from .element_values import encode_element_params
+from .element_values import json_type, singular, xml_escape
 from .templates import SpecModel, format_template
 from .value_codecs import TOKEN_QUOTE, canonical_codec_name, value_codec
 
@@ -32,6 +32,8 @@ __all__ = [
     "PythonBody",
     "TaggedBody",
     "dumps",
+    "encode_element_params",
+    "encode_element_value",
     "render_body",
 ]
 
@@ -214,3 +216,60 @@ def _json_body_object(
 def dumps(value: Any) -> str:
     """``value`` as JSON, as bodies write it (non-ASCII kept)."""
     return json.dumps(value, ensure_ascii=False)
+
+
+# -- element values: raw text, JSON, XML-escaped text, or nested child elements
+
+
+def _fill(template: str, **values: str) -> str:
+    return format_template(template, **values)
+
+
+def _scalar(body: ElementBody, value: Any) -> str:
+    if isinstance(value, str) and not body.json_values:
+        return xml_escape(value) if body.xml_escape else value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def encode_element_value(body: ElementBody, key: str, value: Any) -> str:
+    """The text of one value: objects and arrays as child elements where the body nests them
+    (``None`` members left out where it omits them), other values as raw text or JSON."""
+    if isinstance(value, Mapping) and body.child:
+        return "".join(
+            _fill(body.child, key=str(k), value=encode_element_value(body, str(k), v))
+            for k, v in value.items()
+            if not (v is None and body.omit_none)
+        )
+    if isinstance(value, (list, tuple)) and body.item:
+        one = singular(key)
+        return "".join(
+            _fill(body.item, key=key, singular=one, value=encode_element_value(body, key, x))
+            for x in value
+        )
+    return _scalar(body, value)
+
+
+def _param(body: ElementBody, key: str, value: Any) -> str:
+    kind = json_type(value)
+    return _fill(
+        body.param,
+        key=key,
+        value=encode_element_value(body, key, value),
+        is_string="true" if isinstance(value, str) else "false",
+        type=body.type_names.get(kind, kind),
+    )
+
+
+def encode_element_params(body: ElementBody, args: Mapping[str, Any]) -> str:
+    """Every argument's parameter element, in order (``None`` ones left out where the body
+    omits them, an array as one parameter per element where it repeats them), joined by the
+    body's ``param_separator``."""
+    out = []
+    for key, value in args.items():
+        if value is None and body.omit_none:
+            continue
+        if isinstance(value, (list, tuple)) and body.repeat_arrays:
+            out += [_param(body, key, x) for x in value]
+        else:
+            out.append(_param(body, key, value))
+    return body.param_separator.join(out)

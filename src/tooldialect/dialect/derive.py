@@ -55,6 +55,7 @@ from .derive_text import (
     trailing_word,
 )
 from .derive_values import learn_values
+from .element_values import json_type
 from .families.common import THINK
 from .spec import (
     Body,
@@ -67,7 +68,6 @@ from .spec import (
     ReasoningMarkers,
     TaggedBody,
     Trigger,
-    json_type,
 )
 
 __all__ = [

@@ -1,25 +1,15 @@
-"""How an element body writes one argument value: raw text, JSON, XML-escaped text, or nested
-child elements (``ElementBody.child``/``item``). ``render_call`` writes values with
-:func:`encode_element_value`; the parser reads them back with the same spec fields and
-:func:`xml_unescape`."""
+"""The spellings an element body's values share between writing and reading: XML escapes
+(:func:`xml_escape`, :func:`xml_unescape`), an array's item tag (:func:`singular`) and a value's
+JSON type name (:func:`json_type`, the ``{type}`` a parameter template writes).
+``bodies.encode_element_value`` writes values with them; the parser and the grammar read them
+back with the same spec fields."""
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .bodies import ElementBody
-
-__all__ = [
-    "encode_element_params",
-    "encode_element_value",
-    "singular",
-    "xml_escape",
-    "xml_unescape",
-]
+__all__ = ["json_type", "singular", "xml_escape", "xml_unescape"]
 
 _ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&#34;"), ("'", "&#39;"))
 _ENTITY = re.compile(r"&(amp|lt|gt|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
@@ -56,59 +46,16 @@ def singular(key: str) -> str:
     return key
 
 
-def _fill(template: str, **values: str) -> str:
-    from .spec import format_template
-
-    return format_template(template, **values)
-
-
-def _scalar(body: ElementBody, value: Any) -> str:
-    if isinstance(value, str) and not body.json_values:
-        return xml_escape(value) if body.xml_escape else value
-    return json.dumps(value, ensure_ascii=False)
-
-
-def encode_element_value(body: ElementBody, key: str, value: Any) -> str:
-    """The text of one value: objects and arrays as child elements where the body nests them
-    (``None`` members left out where it omits them), other values as raw text or JSON."""
-    if isinstance(value, Mapping) and body.child:
-        return "".join(
-            _fill(body.child, key=str(k), value=encode_element_value(body, str(k), v))
-            for k, v in value.items()
-            if not (v is None and body.omit_none)
-        )
-    if isinstance(value, (list, tuple)) and body.item:
-        one = singular(key)
-        return "".join(
-            _fill(body.item, key=key, singular=one, value=encode_element_value(body, key, x))
-            for x in value
-        )
-    return _scalar(body, value)
-
-
-def _param(body: ElementBody, key: str, value: Any) -> str:
-    from .spec import json_type
-
-    kind = json_type(value)
-    return _fill(
-        body.param,
-        key=key,
-        value=encode_element_value(body, key, value),
-        is_string="true" if isinstance(value, str) else "false",
-        type=body.type_names.get(kind, kind),
-    )
-
-
-def encode_element_params(body: ElementBody, args: Mapping[str, Any]) -> str:
-    """Every argument's parameter element, in order (``None`` ones left out where the body
-    omits them, an array as one parameter per element where it repeats them), joined by the
-    body's ``param_separator``."""
-    out = []
-    for key, value in args.items():
-        if value is None and body.omit_none:
-            continue
-        if isinstance(value, (list, tuple)) and body.repeat_arrays:
-            out += [_param(body, key, x) for x in value]
-        else:
-            out.append(_param(body, key, value))
-    return body.param_separator.join(out)
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, (list, tuple)) else "object"

@@ -56,7 +56,6 @@ __all__ = [
     "Trigger",
     "encode_python_value",
     "format_template",
-    "json_type",
     "new_call_id",
 ]
 
@@ -318,21 +317,6 @@ class DialectSpec(SpecModel):
                 + fmt.call_close
             )
         return fmt.section_open + fmt.separator.join(parts) + fmt.section_close
-
-
-def json_type(value: Any) -> str:
-    """The JSON Schema type name of a JSON value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, (list, tuple)) else "object"
 
 
 def _as_mapping(arguments: Mapping[str, Any] | str) -> Mapping[str, Any]:
