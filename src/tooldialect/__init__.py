@@ -32,6 +32,7 @@ from .apps.agent import (
 from .apps.agent_policy import ask_before
 from .apps.function_tool import Tool, ToolArgumentsError, ToolResult, tool
 from .apps.mcp import MCPServerConfig, MCPTool, MCPTools, load_mcp_config
+from .apps.tool_search import ToolSearch
 from .dialect import DialectSpec, builtin_dialects, detect_dialect
 from .dialect.derive import derive_dialect
 from .dialect.polyfill import apply_polyfill
@@ -124,6 +125,7 @@ __all__ = [
     "ToolDialectError",
     "ToolGrammar",
     "ToolResult",
+    "ToolSearch",
     "ToolSpecError",
     "UnsupportedSchemaError",
     "UnsupportedToolChoiceError",

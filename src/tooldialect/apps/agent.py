@@ -60,6 +60,7 @@ from .function_tool import (
     result_text,
     run_to_completion,
 )
+from .tool_search import SEARCH_TOOL, DeferredTools, ToolSearch, search_settings
 
 __all__ = [
     "Agent",
@@ -114,7 +115,10 @@ class Agent:
     (``None``: never). ``approve``: a hook that sees each call first (see
     ``tooldialect.apps.agent_policy``). Other keywords (``temperature``, ``max_tokens``,
     ``parallel_tool_calls``, ``enable_thinking``...) go to every request; an unknown one is a
-    ``ToolSpecError`` naming the nearest request field.
+    ``ToolSpecError`` naming the nearest request field. ``tool_search``: offer one
+    ``tool_search`` tool and only the tools it finds (``True``, or a ``ToolSearch``), all tools
+    (``False``), or search when there are more than ``SEARCH_ABOVE`` tools (``None``); see
+    ``tooldialect.apps.tool_search``.
     """
 
     def __init__(
@@ -131,6 +135,7 @@ class Agent:
         max_identical_calls: int | None = 1,
         loop_limit: int | None = 3,
         approve: ApprovalHook | None = None,
+        tool_search: bool | ToolSearch | None = None,
         **request_options: Any,
     ) -> None:
         if max_steps < 1:
@@ -154,6 +159,7 @@ class Agent:
         self.max_identical_calls = max_identical_calls
         self.loop_limit = loop_limit
         self.approve = approve
+        self.tool_search = tool_search
         self.request_options = request_options
         self.mcp, self._owns_mcp = _start_mcp(mcp)
         """The ``MCPTools`` the agent draws tools from (``None`` without ``mcp=``)."""
@@ -223,12 +229,15 @@ class Agent:
         guard = RepeatGuard(
             max_identical_calls=self.max_identical_calls, loop_limit=self.loop_limit
         )
+        deferred = self._deferred(self.tools, messages)
         for number in range(1, self.max_steps + 1):
             at_limit = number == self.max_steps and self.answer_at_limit and number > 1
             last = at_limit or guard.tripped
             if last:
                 choice = "none"
-            tools = self.tools
+            every = self.tools
+            # with tool search, only the tools found so far (the grammar follows the request)
+            tools = _offered(deferred, every)
             yield StepStarted(number, tuple(tools))
             turn = Turn(number, max_identical=self.max_identical_calls)
             started = time.perf_counter()
@@ -255,12 +264,13 @@ class Agent:
                 outcome = "loop" if guard.tripped else outcome
                 reason = _reason(outcome, guard, number)
                 text: str | None = "".join(turn.content)
-                written = self._call_text(text or "", tools)
+                written = self._call_text(text or "", every)
                 if written is not None:  # a call as text (tools not offered then) answers nothing
                     text, reason = None, written
                 yield FinalAnswer(AgentResult(outcome, text, messages, steps, reason=reason))
                 return
             started = time.perf_counter()
+            tools = _offered(deferred, every, called=[c["name"] for c in turn.calls])
             for finished in self._run_calls(number, turn.calls, tools, guard):
                 step.calls.append(finished)
                 messages.append(
@@ -284,6 +294,27 @@ class Agent:
         yield FinalAnswer(AgentResult("max_steps", None, messages, steps, reason=reason))
 
     # ---- pieces ------------------------------------------------------------------------------
+
+    def _deferred(
+        self, tools: Mapping[str, Tool], messages: list[dict[str, Any]]
+    ) -> DeferredTools | None:
+        """The run's offered set under tool search, or ``None`` when every tool is offered. The
+        tools a continued conversation called, and a function ``tool_choice`` names, are offered
+        from the start."""
+        settings = search_settings(self.tool_search, tool_count=len(tools))
+        if settings is None:
+            return None
+        named = self.tool_choice.get("function", {}) if isinstance(self.tool_choice, dict) else {}
+        pinned = [
+            str((call.get("function") or {}).get("name"))
+            for m in messages
+            if m.get("role") == "assistant"
+            for call in m.get("tool_calls") or []
+        ]
+        pinned += [named["name"]] if named.get("name") else []
+        asked = [m.get("content") for m in messages if m.get("role") == "user"]
+        context = asked[-1] if asked and isinstance(asked[-1], str) else ""
+        return DeferredTools(settings, pinned=[n for n in pinned if n in tools], context=context)
 
     def _start(self, prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if isinstance(prompt, str):
@@ -443,6 +474,14 @@ class Agent:
         return _finished(step, call, started, value=value)
 
 
+def _offered(
+    deferred: DeferredTools | None, tools: Mapping[str, Tool], *, called: Sequence[str] = ()
+) -> Mapping[str, Tool]:
+    """The tools to offer (and run): all of them, or under tool search the ones found so far
+    and those ``called`` by name."""
+    return tools if deferred is None else deferred.offer(tools, called=called)
+
+
 def _start_mcp(mcp: Any) -> tuple[Any, bool]:
     """``(MCPTools or None, whether the agent owns it)``; servers are started here."""
     if mcp is None:
@@ -456,7 +495,8 @@ def _start_mcp(mcp: Any) -> tuple[Any, bool]:
 
 def _unknown(call: dict[str, Any], tools: Mapping[str, Tool]) -> Exception:
     known = ", ".join(sorted(tools)) or "none"
-    return _UnknownTool(f"there is no tool named {call['name']!r}. Available tools: {known}")
+    more = f"; {SEARCH_TOOL} finds others" if SEARCH_TOOL in tools else ""
+    return _UnknownTool(f"there is no tool named {call['name']!r}. Available tools: {known}{more}")
 
 
 def _refused(step: int, call: dict[str, Any], text: str, error: str) -> CallFinished:
