@@ -1,5 +1,6 @@
 """The layering rule, checked on the source: imports point down the pipeline (or sideways inside a
-package), no import cycle at import time, no private name imported from another module.
+package), no import cycle (at import time, nor one closed by an import inside a function or an
+``if TYPE_CHECKING:`` block), no private name imported from another module.
 
 Read with ``ast`` (nothing is imported). docs/architecture.md states the rule; this test is what
 keeps it. The allow-lists below are debts with owners: each entry names why it is there, and an
@@ -48,6 +49,17 @@ ALLOWED_UPWARD: set[tuple[str, str]] = set()
 """(importer, imported) pairs still pointing up."""
 ALLOWED_CYCLE_EDGES: set[tuple[str, str]] = set()
 """Import-time edges allowed to close a cycle."""
+ALLOWED_LAZY_CYCLE_EDGES: dict[tuple[str, str], str] = {
+    ("tooldialect.dialect.spec", "tooldialect.dialect.builtins"): (
+        "DialectSpec.builtin(name), public API (README's table), looks the name up in the "
+        "catalogue whose families build DialectSpecs. Breaking it means replacing the classmethod "
+        "by dialect.get_builtin at ~70 call sites (tests, bench, README): a public API change "
+        "left to decide (issue 30 s4)"
+    ),
+}
+"""Edges inside a function or under ``TYPE_CHECKING`` allowed to close a cycle, with why. A cycle
+hidden so is still one: a reader of either module needs the other first, and the lazy import
+only moves the failure from import time to the first call."""
 ALLOWED_PRIVATE: set[tuple[str, str, str]] = set()
 """(importer, defining module, name) of private names still crossing a module."""
 
@@ -162,11 +174,19 @@ def private(imports: Iterable[Import]) -> set[tuple[str, str, str]]:
     }
 
 
-def cycles(imports: Iterable[Import], allowed: set[tuple[str, str]]) -> list[list[str]]:
-    """Strongly connected components (more than one module) of the import-time graph."""
+def cycles(
+    imports: Iterable[Import], allowed: Iterable[tuple[str, str]], *, lazy: bool = False
+) -> list[list[str]]:
+    """Strongly connected components (more than one module) of the import-time graph; with
+    ``lazy``, of the graph of every import, in functions and under ``TYPE_CHECKING`` too."""
+    skip = set(allowed)
     graph: dict[str, set[str]] = {}
     for i in imports:
-        if i.at_import_time and (i.importer, i.target) not in allowed and i.importer != i.target:
+        if (
+            (i.at_import_time or lazy)
+            and (i.importer, i.target) not in skip
+            and i.importer != i.target
+        ):
             graph.setdefault(i.importer, set()).add(i.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -232,6 +252,17 @@ def test_no_import_cycle(src_imports: list[Import]) -> None:
         assert cycles(src_imports, set()), "no cycle left: empty ALLOWED_CYCLE_EDGES"
 
 
+def test_no_import_cycle_closed_lazily(src_imports: list[Import]) -> None:
+    """Nor one closed by an import in a function or under ``TYPE_CHECKING``: what both sides
+    need moves down (a plan or types module), or one side is typed by a small Protocol."""
+    assert cycles(src_imports, ALLOWED_LAZY_CYCLE_EDGES, lazy=True) == []
+    edges = {(i.importer, i.target) for i in src_imports if not i.at_import_time}
+    assert set(ALLOWED_LAZY_CYCLE_EDGES) - edges == set(), "fixed: delete from the allow-list"
+    for edge in ALLOWED_LAZY_CYCLE_EDGES:
+        others = set(ALLOWED_LAZY_CYCLE_EDGES) - {edge}
+        assert cycles(src_imports, others, lazy=True), f"{edge} closes no cycle now: delete it"
+
+
 def _fake_tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in {"__init__.py": "", **files}.items():
         path = tmp_path / PACKAGE / name
@@ -255,7 +286,9 @@ def test_the_checks_catch_each_kind_of_violation(tmp_path: Path) -> None:
                 "def later():\n    from ..engine import run\n"
             ),
             "dialect/__init__.py": "",
-            "dialect/spec.py": "from ..errors import Error\n",
+            "dialect/spec.py": (
+                "from ..errors import Error\ndef render():\n    from ..prompt import render\n"
+            ),
         },
     )
     imports = scan(root)
@@ -267,6 +300,11 @@ def test_the_checks_catch_each_kind_of_violation(tmp_path: Path) -> None:
     assert private(imports) == {("tooldialect.tools", "tooldialect.errors", "_secret")}
     assert cycles(imports, set()) == [["tooldialect.errors", "tooldialect.tools"]]
     assert cycles(imports, {("tooldialect.errors", "tooldialect.tools")}) == []
+    # render -> spec at import time, spec -> render only in a function: a cycle all the same
+    assert sorted(cycles(imports, set(), lazy=True)) == [
+        ["tooldialect.dialect.spec", "tooldialect.prompt.render"],
+        ["tooldialect.errors", "tooldialect.tools"],
+    ]
     lazy = {i.target: i.at_import_time for i in imports if i.importer.endswith("render")}
     assert lazy == {
         "tooldialect.dialect.spec": True,
