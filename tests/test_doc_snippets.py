@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
+
+from serve_process import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -48,50 +44,6 @@ def test_few_snippets_are_not_run_and_each_says_why() -> None:
     assert len(skipped) <= MAX_NOT_RUN, skipped
 
 
-@contextmanager
-def serving(model: Path, log: Path) -> Iterator[str]:
-    """``tooldialect serve`` of ``model`` on a free port, until the block ends; its address."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [
-        sys.executable,
-        "-m",
-        "tooldialect.apps.serve",
-        "--model",
-        str(model),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "4096",
-        "--n_threads",
-        "2",
-    ]
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5):
-                    break
-            except OSError:
-                tail = log.read_text(errors="replace")[-2000:]
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"tooldialect serve did not come up:\n{tail}") from None
-                time.sleep(0.5)
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
 @pytest.mark.model
 @pytest.mark.parametrize("path", [p for p in FILES if snippets(p)], ids=lambda p: p.name)
 def test_the_snippets_run(
@@ -107,7 +59,7 @@ def test_the_snippets_run(
             if why:
                 continue
             try:
-                code = code.replace(SERVED_AT, at)
+                code = code.replace(SERVED_AT, at.removeprefix("http://"))
                 exec(compile(code, f"{path.name}:{line}", "exec"), namespace)
             except Exception as exc:
                 raise AssertionError(f"{path.name}, the snippet at line {line}: {exc!r}") from exc

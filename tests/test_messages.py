@@ -4,14 +4,14 @@ Anthropic's own SDK where it is installed."""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from endpoint_fakes import REPLY, endpoint_client, fake_lease, handler_chunks, sse_events
 from tooldialect.apps.messages import (
     MessagesEndpoint,
     MessagesError,
@@ -20,11 +20,9 @@ from tooldialect.apps.messages import (
     messages_request,
     reassemble,
 )
-from tooldialect.dialect.builtins import get_builtin
 from tooldialect.engine.base import GenerationResult
 from tooldialect.errors import ToolSpecError
 from tooldialect.frontend.frontend import Completed
-from tooldialect.parse import StreamParser
 
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -246,37 +244,11 @@ def test_count_request_takes_no_sampling_fields() -> None:
 
 # ---- events --------------------------------------------------------------------------------------
 
-HERMES = get_builtin("hermes")
-REPLY = (
-    "<think>The user wants weather.</think>Let me check."
-    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-    '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
-)
-USAGE = {
-    "prompt_tokens": 10,
-    "completion_tokens": 5,
-    "total_tokens": 15,
-    "prompt_tokens_details": {"cached_tokens": 4},
-}
 CHAT_TOOLS = [
     {"type": "function", "function": {"name": t["name"], "parameters": t["input_schema"]}}
     for t in (WEATHER, TIME)
 ]
-
-
-def chunks_for(text: str, size: int, *, finish: str = "tool_calls") -> list[dict[str, Any]]:
-    """The handler's chunks for ``text`` arriving ``size`` characters at a time (the real
-    stream parser makes the deltas)."""
-    parser = StreamParser(HERMES, tools=CHAT_TOOLS)
-    deltas = [{"role": "assistant"}]
-    for i in range(0, len(text), size):
-        deltas += parser.feed(text[i : i + size])
-    deltas += parser.close(truncated=finish == "length")
-    chunks = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-    return [
-        *chunks,
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": USAGE},
-    ]
+chunks_for = functools.partial(handler_chunks, tools=CHAT_TOOLS)
 
 
 def run(
@@ -406,28 +378,12 @@ class FakeHandler:
 
 @pytest.fixture
 def served() -> tuple[Any, FakeHandler]:
-    testclient = pytest.importorskip("starlette.testclient")
-    from starlette.applications import Starlette
-    from starlette.routing import Route
-
     handler = FakeHandler(REPLY)
-
-    @asynccontextmanager
-    async def lease() -> AsyncIterator[Any]:
-        yield lambda model: "the-model"
-
-    endpoint = MessagesEndpoint(lease=lease, handler_for=lambda llama: handler, api_key=lambda: "k")
-    app = Starlette(
-        routes=[
-            Route("/v1/messages", endpoint, methods=["POST"]),
-            Route("/v1/messages/count_tokens", endpoint, methods=["POST"]),
-        ]
+    endpoint = MessagesEndpoint(
+        lease=fake_lease, handler_for=lambda llama: handler, api_key=lambda: "k"
     )
-    return testclient.TestClient(app, headers={"x-api-key": "k"}), handler
-
-
-def sse_events(text: str) -> list[dict[str, Any]]:
-    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    routes = {"/v1/messages": ["POST"], "/v1/messages/count_tokens": ["POST"]}
+    return endpoint_client(endpoint, routes, headers={"x-api-key": "k"}), handler
 
 
 BODY: dict[str, Any] = {**BASE, "messages": USER, "tools": [WEATHER, TIME]}

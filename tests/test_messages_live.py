@@ -4,19 +4,13 @@ streamed, a two-step tool loop, ``count_tokens`` and an error."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import tooldialect
-from test_serve_live import READY_TIMEOUT_S, free_port
+from serve_process import serving
 from tooldialect.apps.serve import INSTALL_HINT
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -54,40 +48,9 @@ GREEDY: dict[str, Any] = {
 def base_url(qwen_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A running ``python -m tooldialect.apps.serve`` on one thread (killed at the end)."""
     pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
-    port = free_port()
     log = tmp_path_factory.mktemp("serve") / "server.log"
-    src = str(Path(tooldialect.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    cmd = [
-        *(sys.executable, "-m", "tooldialect.apps.serve", "--model", str(qwen_path)),
-        *("--host", "127.0.0.1", "--port", str(port), "--n_threads", "1"),
-        *("--n_ctx", "4096", "--verbose", "false"),
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/v1/models", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"server not ready in {READY_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
+    with serving(qwen_path, log, threads=1) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")

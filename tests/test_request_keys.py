@@ -11,6 +11,7 @@ import pytest
 import tooldialect
 from conftest import read_template
 from fake_engine import fake_handler
+from tool_defs import REF_CYCLE
 from tooldialect.errors import ToolSpecError, UnsupportedSchemaError
 from tooldialect.frontend.options import (
     LLAMA_CPP_KEYWORDS,
@@ -132,21 +133,7 @@ def test_a_ref_cycle_without_structure_is_refused_naming_tool_and_pointer() -> N
     from tooldialect.grammar import build_grammar
     from tooldialect.tools import normalize_tools
 
-    tools = normalize_tools(
-        [
-            {
-                "type": "function",
-                "function": {
-                    "name": "loop",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"x": {"$ref": "#/$defs/a"}},
-                        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
-                    },
-                },
-            }
-        ]
-    )
+    tools = normalize_tools([REF_CYCLE])
     with pytest.raises(UnsupportedSchemaError, match="tool 'loop'") as caught:
         build_grammar(get_builtin("hermes"), tools)
     assert caught.value.pointer == "/properties/x"

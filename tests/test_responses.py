@@ -3,13 +3,14 @@ the store, and the endpoint on a fake handler (real ASGI, real chunk shapes from
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from endpoint_fakes import REPLY, endpoint_client, fake_lease, handler_chunks, sse_events
 from tooldialect.apps.responses import (
     ResponsesEndpoint,
     ResponsesError,
@@ -19,9 +20,7 @@ from tooldialect.apps.responses import (
     reassemble,
 )
 from tooldialect.apps.responses.convert import input_messages
-from tooldialect.dialect.builtins import get_builtin
 from tooldialect.errors import ToolSpecError
-from tooldialect.parse import StreamParser
 
 WEATHER = {
     "type": "function",
@@ -211,36 +210,10 @@ def test_unservable_requests_say_why(body: dict[str, Any], words: str) -> None:
 
 # ---- events --------------------------------------------------------------------------------------
 
-HERMES = get_builtin("hermes")
-REPLY = (
-    "<think>The user wants weather.</think>Let me check."
-    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-    '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+chunks_for = functools.partial(
+    handler_chunks,
+    tools=[{"type": "function", "function": WEATHER}, {"type": "function", "function": TIME}],
 )
-USAGE = {
-    "prompt_tokens": 10,
-    "completion_tokens": 5,
-    "total_tokens": 15,
-    "prompt_tokens_details": {"cached_tokens": 4},
-}
-
-
-def chunks_for(text: str, size: int, *, finish: str = "tool_calls") -> list[dict[str, Any]]:
-    """The handler's chunks for ``text`` arriving ``size`` characters at a time (the real
-    stream parser makes the deltas)."""
-    parser = StreamParser(
-        HERMES,
-        tools=[{"type": "function", "function": WEATHER}, {"type": "function", "function": TIME}],
-    )
-    deltas = [{"role": "assistant"}]
-    for i in range(0, len(text), size):
-        deltas += parser.feed(text[i : i + size])
-    deltas += parser.close(truncated=finish == "length")
-    chunks = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-    return [
-        *chunks,
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": USAGE},
-    ]
 
 
 def stable(response: dict[str, Any]) -> dict[str, Any]:
@@ -385,31 +358,12 @@ class FakeHandler:
 
 @pytest.fixture
 def served() -> tuple[Any, FakeHandler]:
-    testclient = pytest.importorskip("starlette.testclient")
-    from starlette.applications import Starlette
-    from starlette.routing import Route
-
     handler = FakeHandler(REPLY)
-
-    @asynccontextmanager
-    async def lease() -> AsyncIterator[Any]:
-        yield lambda model: "the-model"
-
     endpoint = ResponsesEndpoint(
-        lease=lease, handler_for=lambda llama: handler, api_key=lambda: "k"
+        lease=fake_lease, handler_for=lambda llama: handler, api_key=lambda: "k"
     )
-    app = Starlette(
-        routes=[
-            Route("/v1/responses", endpoint, methods=["POST"]),
-            Route("/v1/responses/{rid}", endpoint, methods=["GET", "DELETE"]),
-        ]
-    )
-    client = testclient.TestClient(app, headers={"Authorization": "Bearer k"})
-    return client, handler
-
-
-def sse_events(text: str) -> list[dict[str, Any]]:
-    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    routes = {"/v1/responses": ["POST"], "/v1/responses/{rid}": ["GET", "DELETE"]}
+    return endpoint_client(endpoint, routes, headers={"Authorization": "Bearer k"}), handler
 
 
 def test_endpoint_batch_stream_store_and_errors(served: tuple[Any, FakeHandler]) -> None:

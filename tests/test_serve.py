@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from serve_app import UPSTREAM_SSE_LEAK, post, served_app
 from tooldialect.apps.serve import (
     INSTALL_HINT,
     RequestExtrasHandler,
@@ -513,78 +513,7 @@ def test_a_refusal_raised_in_the_handler_is_a_400_through_the_servers_error_rout
 
 # ---- through llama-cpp-python's own server app: the streamed path too --------------------------
 
-# llama-cpp-python's streaming route never closes the receive end of its SSE channel
-UPSTREAM_SSE_LEAK = pytest.mark.filterwarnings(
-    "ignore:Unclosed <MemoryObjectReceiveStream:ResourceWarning"
-)
-
 WIZARD = {"role": "wizard", "content": "Cast a spell on the forecast."}
-
-
-def _served_app(monkeypatch: pytest.MonkeyPatch, reply: list[str]) -> Any:
-    """llama-cpp-python's real app (routes, SSE, error route) behind the layer, its one model a
-    scripted ``FakeLlama`` whose chat handler is the served ``ToolChatHandler``."""
-    pytest.importorskip("fastapi", reason=INSTALL_HINT)
-    server_app = pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
-    import llama_cpp
-    from llama_cpp.server.settings import ModelSettings, ServerSettings
-
-    from conftest import read_template
-    from fake_engine import fake_handler
-
-    handler, fake, _ = fake_handler(read_template("Qwen2.5-Coder-0.5B-Instruct.jinja"), reply)
-    llama: Any = fake  # given the attributes of a Llama the server reads
-    llama.chat_handler = RequestExtrasHandler(handler)
-    llama.chat_format = "tooldialect"
-    llama._chat_handlers = {}
-    # the server calls Llama.create_chat_completion on it (bound when batch, unbound streamed)
-    llama.create_chat_completion = functools.partial(llama_cpp.Llama.create_chat_completion, llama)
-
-    class OneModel:
-        def __init__(self, models: Any) -> None:
-            pass
-
-        def __call__(self, model: str | None = None) -> Any:
-            return llama
-
-    monkeypatch.setattr(server_app, "LlamaProxy", OneModel)
-    app = server_app.create_app(
-        server_settings=ServerSettings(), model_settings=[ModelSettings(model="fake.gguf")]
-    )
-    return RequestRewrite(app)
-
-
-def _post_raw(app: Any, body: dict[str, Any]) -> tuple[int, bytes]:
-    """(status, body bytes) of one request; the client stays connected until the app ends."""
-    sent: list[Any] = []
-    first = [{"type": "http.request", "body": json.dumps(body).encode()}]
-
-    async def receive() -> Any:
-        if first:
-            return first.pop()
-        await asyncio.sleep(3600)  # connected: the stream's disconnect watcher waits here
-        return {"type": "http.disconnect"}
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/v1/chat/completions",
-        "headers": [(b"content-type", b"application/json")],
-        "query_string": b"",
-        "http_version": "1.1",
-        "scheme": "http",
-        "server": ("test", 80),
-        "client": ("test", 1),
-        "root_path": "",
-    }
-    asyncio.run(app(scope, receive, send))
-    starts = [m for m in sent if m["type"] == "http.response.start"]
-    assert len(starts) == 1  # one answer, never a 200 that turns into something else
-    raw = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return starts[0]["status"], raw
 
 
 LOOKAHEAD_TOOL = {
@@ -606,9 +535,9 @@ def test_a_refusal_the_handler_raises_is_a_400_through_the_real_server(
 ) -> None:
     """The handler refuses the request (a tool schema no grammar expresses); streamed, the
     server has already started its 200 by then, and the layer still answers 400."""
-    app = _served_app(monkeypatch, ["never sent"])
+    app = served_app(monkeypatch, ["never sent"])
     body = {"messages": [USER], "tools": [LOOKAHEAD_TOOL], "stream": stream}
-    status, raw = _post_raw(app, body)
+    status, raw = post(app, json.dumps(body).encode())
     assert status == 400
     error = json.loads(raw)["error"]
     assert error["type"] == "invalid_request_error"
@@ -622,8 +551,9 @@ def test_a_role_the_server_does_not_take_is_a_400_naming_the_message(
 ) -> None:
     """The server's request model would refuse the role with a 500; the layer says which
     message first (the handler refuses a role its template drops: test_request_messages)."""
-    app = _served_app(monkeypatch, ["never sent"])
-    status, raw = _post_raw(app, {"messages": [USER, WIZARD], "stream": stream})
+    app = served_app(monkeypatch, ["never sent"])
+    body = {"messages": [USER, WIZARD], "stream": stream}
+    status, raw = post(app, json.dumps(body).encode())
     assert status == 400
     error = json.loads(raw)["error"]
     assert error["param"] == "messages" and "messages[1] has role 'wizard'" in error["message"]
@@ -634,8 +564,8 @@ def test_a_role_the_server_does_not_take_is_a_400_naming_the_message(
 def test_a_good_request_still_streams_through_the_real_server(
     monkeypatch: pytest.MonkeyPatch, stream: bool
 ) -> None:
-    app = _served_app(monkeypatch, ["Sunny", " in Oslo."])
-    status, raw = _post_raw(app, {"messages": [USER], "stream": stream})
+    app = served_app(monkeypatch, ["Sunny", " in Oslo."])
+    status, raw = post(app, json.dumps({"messages": [USER], "stream": stream}).encode())
     assert status == 200
     if not stream:
         assert json.loads(raw)["choices"][0]["message"]["content"] == "Sunny in Oslo."

@@ -8,8 +8,6 @@ field, on both endpoints, streamed or not, and no body names a path of the serve
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
 import logging
 from typing import Any
@@ -18,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tooldialect.apps.serve import INSTALL_HINT, RequestExtrasHandler, RequestRewrite
+from serve_app import post, served_app
+from tool_defs import REF_CYCLE
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Unclosed <MemoryObjectReceiveStream:ResourceWarning"
@@ -26,89 +25,12 @@ pytestmark = pytest.mark.filterwarnings(
 
 USER = {"role": "user", "content": "hi"}
 NAMELESS = {"type": "function", "function": {"parameters": {"type": "object"}}}
-CYCLE: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "loop",
-        "parameters": {
-            "type": "object",
-            "properties": {"x": {"$ref": "#/$defs/a"}},
-            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
-        },
-    },
-}
-RESPONSES_CYCLE = {"type": "function", **CYCLE["function"]}
-
-
-def _served_app(monkeypatch: pytest.MonkeyPatch, reply: list[str]) -> Any:
-    pytest.importorskip("fastapi", reason=INSTALL_HINT)
-    server_app = pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
-    import llama_cpp
-    from llama_cpp.server.settings import ModelSettings, ServerSettings
-
-    from conftest import read_template
-    from fake_engine import fake_handler
-    from tooldialect.apps.responses import mount_responses
-
-    handler, fake, _ = fake_handler(read_template("Qwen2.5-Coder-0.5B-Instruct.jinja"), reply)
-    llama: Any = fake
-    llama.model_path = "/srv/secret/models/fake-model.gguf"
-    llama.chat_handler = RequestExtrasHandler(handler)
-    llama.chat_format = "tooldialect"
-    llama._chat_handlers = {}
-    llama.create_chat_completion = functools.partial(llama_cpp.Llama.create_chat_completion, llama)
-
-    class OneModel:
-        def __init__(self, models: Any) -> None:
-            pass
-
-        def __call__(self, model: str | None = None) -> Any:
-            return llama
-
-    monkeypatch.setattr(server_app, "LlamaProxy", OneModel)
-    app = server_app.create_app(
-        server_settings=ServerSettings(), model_settings=[ModelSettings(model="fake.gguf")]
-    )
-    mount_responses(app)
-    return RequestRewrite(app)
-
-
-def post(app: Any, raw: bytes, *, path: str = "/v1/chat/completions") -> tuple[int, bytes]:
-    """(status, body) of one request; the client stays connected until the app ends."""
-    sent: list[Any] = []
-    first = [{"type": "http.request", "body": raw}]
-
-    async def receive() -> Any:
-        if first:
-            return first.pop()
-        await asyncio.sleep(3600)
-        return {"type": "http.disconnect"}
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": path,
-        "headers": [(b"content-type", b"application/json")],
-        "query_string": b"",
-        "http_version": "1.1",
-        "scheme": "http",
-        "server": ("test", 80),
-        "client": ("test", 1),
-        "root_path": "",
-    }
-    asyncio.run(asyncio.wait_for(app(scope, receive, send), timeout=30))
-    starts = [m for m in sent if m["type"] == "http.response.start"]
-    assert len(starts) == 1
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return starts[0]["status"], body
+RESPONSES_CYCLE = {"type": "function", **REF_CYCLE["function"]}
 
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch) -> Any:
-    return _served_app(monkeypatch, ["Sunny", " in Oslo."])
+    return served_app(monkeypatch, ["Sunny", " in Oslo."])
 
 
 def chat(**fields: Any) -> bytes:
@@ -121,7 +43,7 @@ def responses(**fields: Any) -> bytes:
 
 CHAT_BAD: list[tuple[str, bytes, str | None]] = [
     ("nameless-tool", chat(tools=[NAMELESS]), "tools"),
-    ("ref-cycle", chat(tools=[CYCLE]), "tools"),
+    ("ref-cycle", chat(tools=[REF_CYCLE]), "tools"),
     ("not-json", b'{"messages": [', None),
     ("not-utf8", b'{"messages": [{"role": "user", "content": "\xff"}]}', None),
     ("surrogate", chat(messages=[{"role": "user", "content": "\udcff"}]), "messages"),
@@ -210,7 +132,7 @@ def test_a_refused_request_is_one_log_line(
     app: Any, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="tooldialect")
-    for raw in (chat(tools=[CYCLE]), chat(tools=[NAMELESS]), chat(max_tokens=-5)):
+    for raw in (chat(tools=[REF_CYCLE]), chat(tools=[NAMELESS]), chat(max_tokens=-5)):
         status, _ = post(app, raw)
         assert status == 400
     out, err = capfd.readouterr()

@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import tooldialect
 from models.schema_check import schema_errors
+from serve_process import serving
 from tool_defs import WEATHER_UNITS as WEATHER
 from tooldialect.apps.serve import INSTALL_HINT
 from tooldialect.handler import ToolChatHandler
@@ -41,66 +35,15 @@ TOOLS = [WEATHER, TIME]
 SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
 PARIS = [{"role": "user", "content": "What's the weather in Paris?"}]
 GREEDY: dict[str, Any] = {"temperature": 0, "max_tokens": 60}
-READY_TIMEOUT_S = 300
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
 def base_url(qwen_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A running ``python -m tooldialect.apps.serve`` (killed at the end); its ``/v1`` URL."""
     pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
-    port = free_port()
     log = tmp_path_factory.mktemp("serve") / "server.log"
-    src = str(Path(tooldialect.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    cmd = [
-        sys.executable,
-        "-m",
-        "tooldialect.apps.serve",
-        "--model",
-        str(qwen_path),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_threads",
-        "2",
-        "--n_ctx",
-        "4096",
-        "--verbose",
-        "false",
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"server not ready in {READY_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serving(qwen_path, log) as url:
+        yield f"{url}/v1"
 
 
 @pytest.fixture(scope="module")

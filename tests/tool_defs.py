@@ -41,3 +41,17 @@ WEATHER_UNITS = function_tool(
     description="Get the current weather in a city",
 )
 """With an optional enum argument."""
+
+REF_CYCLE: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "loop",
+        "parameters": {
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/a"}},
+            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+        },
+    },
+}
+"""A ``$ref`` chain that loops with no structure between (``a -> b -> a``): no grammar is
+built for it, so it is refused."""

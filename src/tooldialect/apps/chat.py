@@ -68,20 +68,8 @@ def configure_parser(cmd: argparse.ArgumentParser) -> None:
         help="write stdio MCP servers' stderr here",
     )
     cmd.add_argument("--system", default=None, help="system message")
-    cmd.add_argument(
-        *spellings("max_steps"),
-        dest="max_steps",
-        type=int,
-        default=6,
-        help="model calls per user message (default: 6)",
-    )
-    cmd.add_argument(
-        *spellings("max_tokens"),
-        dest="max_tokens",
-        type=int,
-        default=512,
-        help="tokens per model reply (default: 512)",
-    )
+    _add_int_option(cmd, "max_steps", default=6, help="model calls per user message (default: 6)")
+    _add_int_option(cmd, "max_tokens", default=512, help="tokens per model reply (default: 512)")
     cmd.add_argument(
         "--temperature", type=float, default=0.2, help="sampling temperature (default: 0.2)"
     )
@@ -92,24 +80,21 @@ def configure_parser(cmd: argparse.ArgumentParser) -> None:
         choices=["auto", "required", "none"],
         help="tool_choice of each message's first step (default: auto)",
     )
-    cmd.add_argument(
-        *spellings("n_ctx"),
-        dest="n_ctx",
-        type=int,
-        default=4096,
-        help="context window in tokens (default: 4096)",
-    )
-    cmd.add_argument(
-        *spellings("n_threads"),
-        dest="n_threads",
-        type=int,
-        default=None,
-        help="CPU threads (default: llama.cpp's choice)",
+    _add_int_option(cmd, "n_ctx", default=4096, help="context window in tokens (default: 4096)")
+    _add_int_option(
+        cmd, "n_threads", default=None, help="CPU threads (default: llama.cpp's choice)"
     )
     cmd.add_argument(
         "--verbose", action="store_true", help="show llama.cpp's loading output (hidden by default)"
     )
     cmd.set_defaults(run=run_chat)
+
+
+def _add_int_option(
+    cmd: argparse.ArgumentParser, name: str, *, default: int | None, help: str
+) -> None:
+    """``--name`` (either spelling, ``-`` or ``_``), an integer stored as ``name``."""
+    cmd.add_argument(*spellings(name), dest=name, type=int, default=default, help=help)
 
 
 def load_tool(spec: str) -> Tool:

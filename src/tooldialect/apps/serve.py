@@ -44,7 +44,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
@@ -65,6 +65,7 @@ from ..handler import ToolChatHandler
 from ..prompt.messages import validate_messages
 from ..tools import normalize_tools
 from .announce import model_line, with_known_spelling
+from .asgi import AsgiMessage, Receive, Scope, Send, send_json
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import (
@@ -127,10 +128,6 @@ CLIENT_ERRORS = (
 )
 """The library's errors that say the request is wrong, not the server."""
 
-Scope = MutableMapping[str, Any]
-AsgiMessage = MutableMapping[str, Any]  # an ASGI event, not a chat message
-Receive = Callable[[], Awaitable[AsgiMessage]]
-Send = Callable[[AsgiMessage], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
@@ -379,26 +376,15 @@ def error_param(error: Exception) -> str | None:
     return None
 
 
-def _error_body(error: Exception) -> bytes:
-    param = error_param(error)
-    return json.dumps(
-        {
-            "error": {
-                "message": str(error),
-                "type": "invalid_request_error",
-                "param": param,
-                "code": None,
-            }
-        }
-    ).encode("utf-8")
-
-
 async def _send_error(send: Send, error: Exception) -> None:
     logger.warning("refused a request (400): %s", error)  # one line: the client's mistake
-    body = _error_body(error)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    payload = {
+        "message": str(error),
+        "type": "invalid_request_error",
+        "param": error_param(error),
+        "code": None,
+    }
+    await send_json(send, 400, {"error": payload})
 
 
 def _as_client_error(errors: list[Exception], send: Send) -> Send:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .values import coerce_value, literal_value, schema_types
+from .values import NAMED_CONSTANTS, coerce_value, literal_value, schema_types
 
 __all__ = [
     "KwargsSyntax",
@@ -84,14 +84,6 @@ class _Value:
 
 
 _LITERAL = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False|None|true|false|null")
-_CONSTANTS: dict[str, Any] = {
-    "True": True,
-    "False": False,
-    "None": None,
-    "true": True,
-    "false": False,
-    "null": None,
-}
 _MAX_CALL = 100_000
 _STRING = {q: re.compile(f"[^{q}\\\\]*(?:\\\\.[^{q}\\\\]*)*{q}", re.DOTALL) for q in "'\""}
 """The rest of a Python string after its opening quote, escapes skipped, through its closer."""
@@ -278,7 +270,7 @@ class _Scan:
         if nxt is None:
             return None
         word = m.group()
-        value = _CONSTANTS[word] if word in _CONSTANTS else literal_value(word)
+        value = NAMED_CONSTANTS[word] if word in NAMED_CONSTANTS else literal_value(word)
         return _Value(value, quoted=False), nxt
 
     def bare(self, i: int) -> tuple[_Value, tuple[str, int]] | None:

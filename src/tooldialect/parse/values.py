@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "NAMED_CONSTANTS",
     "coerce_value",
     "literal_value",
     "parse_python_kwargs",
@@ -183,7 +184,7 @@ class _NotLiteral(Exception):
     pass
 
 
-_NAMED_CONSTANTS: dict[str, Any] = {
+NAMED_CONSTANTS: dict[str, Any] = {
     "True": True,
     "False": False,
     "None": None,
@@ -191,6 +192,7 @@ _NAMED_CONSTANTS: dict[str, Any] = {
     "false": False,
     "null": None,
 }
+"""The bare words a value may be written as (Python's or JSON's spelling), and what they are."""
 
 
 def _literal(node: ast.expr) -> Any:
@@ -216,8 +218,8 @@ def _literal(node: ast.expr) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _NotLiteral
         return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, ast.Name) and node.id in _NAMED_CONSTANTS:
-        return _NAMED_CONSTANTS[node.id]
+    if isinstance(node, ast.Name) and node.id in NAMED_CONSTANTS:
+        return NAMED_CONSTANTS[node.id]
     raise _NotLiteral
 
 

@@ -12,15 +12,26 @@ Errors are Anthropic's shape (``convert.MessagesError``).
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from ...engine.base import GenerationResult
 from ...errors import ToolDialectError
 from ...frontend.response import usage as chat_usage
 from ...handler import ToolChatHandler
+from ..asgi import (
+    ModelLease,
+    Receive,
+    Scope,
+    Send,
+    find_handler,
+    read_json,
+    request_header,
+    send_json,
+    send_sse,
+    server_api_key,
+    server_lease,
+)
 from .convert import ChatRequest, MessagesError, count_request, messages_request
 from .events import MessageStream
 
@@ -28,13 +39,6 @@ __all__ = ["COUNT_PATH", "MESSAGES_PATH", "MessagesEndpoint", "mount_messages", 
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ModelLease = Callable[[], contextlib.AbstractAsyncContextManager[Callable[[str | None], Any]]]
-"""An async context manager yielding the server's model proxy (``model alias -> Llama``)."""
 
 REFUSALS = (ToolDialectError, ValueError)
 """What a request's own content raises: the library's refusals, and llama-cpp-python's
@@ -51,35 +55,18 @@ def refusal(exc: Exception) -> MessagesError:
 
 def served_handler(llama: Any) -> ToolChatHandler:
     """The ``ToolChatHandler`` a loaded model is served with, or a 400 saying what to do."""
-    from llama_cpp import llama_chat_format
-
-    found: Any = getattr(llama, "chat_handler", None)
-    if found is None:
-        try:
-            found = llama_chat_format.get_chat_completion_handler(llama.chat_format)
-        except ValueError:
-            found = None
-    found = getattr(found, "handler", found)  # the serve layer's RequestExtrasHandler
-    if not isinstance(found, ToolChatHandler):
-        raise MessagesError(
-            f"{MESSAGES_PATH} needs the model served with chat_format=tooldialect (the default "
-            f"of tooldialect serve); this one uses {getattr(llama, 'chat_format', None)!r}"
-        )
-    return found
+    return find_handler(llama, path=MESSAGES_PATH, error=MessagesError)
 
 
-def _server_lease() -> contextlib.AbstractAsyncContextManager[Callable[[str | None], Any]]:
-    from llama_cpp.server.app import get_llama_proxy
+def opening_refusal(exc: Exception) -> MessagesError | None:
+    """What an error before the first streamed event is answered with (``None``: a 500)."""
+    return refusal(exc) if isinstance(exc, REFUSALS) else None
 
-    return contextlib.asynccontextmanager(get_llama_proxy)()
 
-
-def _server_api_key() -> str | None:
-    from llama_cpp.server import app
-
-    settings = next(getattr(app, "get_server_settings")())  # noqa: B009  (untyped upstream)
-    key = getattr(settings, "api_key", None)
-    return str(key) if key else None
+def stream_failure(exc: Exception) -> dict[str, Any]:
+    """The last event of a stream that broke off: a refusal is a 400, anything else a 500."""
+    status = 400 if isinstance(exc, REFUSALS) else 500
+    return MessagesError(f"{type(exc).__name__}: {exc}", status=status).payload()
 
 
 class MessagesEndpoint:
@@ -94,9 +81,9 @@ class MessagesEndpoint:
     def __init__(
         self,
         *,
-        lease: ModelLease = _server_lease,
+        lease: ModelLease = server_lease,
         handler_for: Callable[[Any], Any] = served_handler,
-        api_key: Callable[[], str | None] = _server_api_key,
+        api_key: Callable[[], str | None] = server_api_key,
     ) -> None:
         self.lease = lease
         self.handler_for = handler_for
@@ -108,21 +95,20 @@ class MessagesEndpoint:
                 raise MessagesError("invalid x-api-key", status=401)
             if scope.get("method") != "POST":
                 raise MessagesError(f"{scope.get('method')} is not served here", status=405)
-            body = await _read_json(receive)
+            body = await read_json(receive, error=MessagesError)
             if str(scope.get("path", "")).rstrip("/").endswith("/count_tokens"):
-                await _send_json(send, 200, await self._count(body))
+                await send_json(send, 200, await self._count(body))
             else:
                 await self._create(body, send)
         except MessagesError as exc:
-            await _send_json(send, exc.status, exc.payload())
+            await send_json(send, exc.status, exc.payload())
 
     def _authorized(self, scope: Scope) -> bool:
         key = self.api_key()
         if not key:
             return True
-        headers: dict[bytes, bytes] = dict(scope.get("headers") or [])
-        given = headers.get(b"x-api-key", b"").decode("latin-1")
-        bearer = headers.get(b"authorization", b"").decode("latin-1")
+        given = request_header(scope, b"x-api-key")
+        bearer = request_header(scope, b"authorization")
         return key in (given, bearer.removeprefix("Bearer "))
 
     async def _count(self, body: Any) -> dict[str, int]:
@@ -162,7 +148,8 @@ class MessagesEndpoint:
             )
             if request.stream:
                 events = _events(builder, iterate_in_threadpool(chunks), result)
-                await _send_sse(send, events)
+                # the first event comes once the prompt is decoded: a refusal before it is a 4xx
+                await send_sse(send, events, failure=stream_failure, refusal=opening_refusal)
                 return
             # a batch response is the stream drained: both are the same object by construction
             try:
@@ -171,7 +158,7 @@ class MessagesEndpoint:
                 )
             except REFUSALS as exc:
                 raise refusal(exc) from exc
-        await _send_json(send, 200, builder.message)
+        await send_json(send, 200, builder.message)
 
 
 def _count(handler: Any, llama: Any, request: ChatRequest) -> int:
@@ -202,65 +189,3 @@ def mount_messages(app: Any) -> MessagesEndpoint:
     app.router.routes.append(Route(MESSAGES_PATH, endpoint, methods=["POST"]))
     app.router.routes.append(Route(COUNT_PATH, endpoint, methods=["POST"]))
     return endpoint
-
-
-async def _read_json(receive: Receive) -> Any:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            raise MessagesError("the client went away before sending the request body")
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    try:
-        return json.loads(b"".join(chunks) or b"null")
-    except ValueError as exc:  # not JSON, or not UTF-8
-        raise MessagesError(f"the request body is not JSON: {exc}") from exc
-
-
-async def _send_json(send: Send, status: int, value: Any) -> None:
-    body = json.dumps(value).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode("ascii")),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-def _sse(event: Mapping[str, Any]) -> bytes:
-    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
-
-
-async def _send_sse(send: Send, events: AsyncIterator[dict[str, Any]]) -> None:
-    """The events as SSE. The status line waits for the first event (which comes once the
-    prompt is decoded), so a refusal raised before it is still a JSON error with a 4xx."""
-    try:
-        first = await anext(events)
-    except REFUSALS as exc:
-        raise refusal(exc) from exc
-    except StopAsyncIteration:
-        first = None
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
-        }
-    )
-    try:
-        if first is not None:
-            await send({"type": "http.response.body", "body": _sse(first), "more_body": True})
-        async for event in events:
-            await send({"type": "http.response.body", "body": _sse(event), "more_body": True})
-    except Exception as exc:  # mid-stream: the status line is sent, so the stream says it
-        status = 400 if isinstance(exc, REFUSALS) else 500
-        failure = MessagesError(f"{type(exc).__name__}: {exc}", status=status).payload()
-        await send({"type": "http.response.body", "body": _sse(failure), "more_body": True})
-    await send({"type": "http.response.body", "body": b""})

@@ -10,15 +10,26 @@ to the last event, and a request the handler refuses is a 400 before any byte is
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 from ...errors import ToolDialectError
 from ...frontend.frontend import model_name
 from ...handler import ToolChatHandler
+from ..asgi import (
+    ModelLease,
+    Receive,
+    Scope,
+    Send,
+    find_handler,
+    read_json,
+    request_header,
+    send_json,
+    send_sse,
+    server_api_key,
+    server_lease,
+)
 from .convert import ChatRequest, ResponsesError, chat_request
 from .events import ResponseStream
 from .store import ResponseStore
@@ -28,13 +39,6 @@ __all__ = ["RESPONSES_PATH", "ResponsesEndpoint", "mount_responses"]
 RESPONSES_PATH = "/v1/responses"
 
 logger = logging.getLogger("tooldialect.serve")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ModelLease = Callable[[], contextlib.AbstractAsyncContextManager[Callable[[str | None], Any]]]
-"""An async context manager yielding the server's model proxy (``model alias -> Llama``)."""
 
 
 def error_param(exc: Exception) -> str | None:
@@ -47,35 +51,18 @@ def error_param(exc: Exception) -> str | None:
 
 def served_handler(llama: Any) -> ToolChatHandler:
     """The ``ToolChatHandler`` a loaded model is served with, or a 400 saying what to do."""
-    from llama_cpp import llama_chat_format
-
-    found: Any = getattr(llama, "chat_handler", None)
-    if found is None:
-        try:
-            found = llama_chat_format.get_chat_completion_handler(llama.chat_format)
-        except ValueError:
-            found = None
-    found = getattr(found, "handler", found)  # the serve layer's RequestExtrasHandler
-    if not isinstance(found, ToolChatHandler):
-        raise ResponsesError(
-            f"/v1/responses needs the model served with chat_format=tooldialect (the default of "
-            f"tooldialect serve); this one uses {getattr(llama, 'chat_format', None)!r}"
-        )
-    return found
+    return find_handler(llama, path=RESPONSES_PATH, error=ResponsesError)
 
 
-def _server_lease() -> contextlib.AbstractAsyncContextManager[Callable[[str | None], Any]]:
-    from llama_cpp.server.app import get_llama_proxy
-
-    return contextlib.asynccontextmanager(get_llama_proxy)()
-
-
-def _server_api_key() -> str | None:
-    from llama_cpp.server import app
-
-    settings = next(getattr(app, "get_server_settings")())  # noqa: B009  (untyped upstream)
-    key = getattr(settings, "api_key", None)
-    return str(key) if key else None
+def stream_failure(exc: Exception) -> dict[str, Any]:
+    """The last event of a stream that broke off."""
+    return {
+        "type": "error",
+        "sequence_number": -1,
+        "code": "server_error",
+        "message": f"{type(exc).__name__}: {exc}",
+        "param": None,
+    }
 
 
 class ResponsesEndpoint:
@@ -90,9 +77,9 @@ class ResponsesEndpoint:
         self,
         *,
         store: ResponseStore | None = None,
-        lease: ModelLease = _server_lease,
+        lease: ModelLease = server_lease,
         handler_for: Callable[[Any], Any] = served_handler,
-        api_key: Callable[[], str | None] = _server_api_key,
+        api_key: Callable[[], str | None] = server_api_key,
     ) -> None:
         self.store = store if store is not None else ResponseStore()
         self.lease = lease
@@ -106,27 +93,26 @@ class ResponsesEndpoint:
             method = scope.get("method")
             rest = str(scope.get("path", "")).rstrip("/").split(RESPONSES_PATH, 1)[-1].strip("/")
             if rest and method == "GET":
-                await _send_json(send, 200, self.store.get(rest).response)
+                await send_json(send, 200, self.store.get(rest).response)
             elif rest and method == "DELETE":
                 if not self.store.delete(rest):
                     self.store.get(rest)  # the 404, worded once
-                await _send_json(
+                await send_json(
                     send, 200, {"id": rest, "object": "response.deleted", "deleted": True}
                 )
             elif not rest and method == "POST":
-                await self._create(await _read_json(receive), send)
+                await self._create(await read_json(receive, error=ResponsesError), send)
             else:
                 raise ResponsesError(f"{method} {scope.get('path')} is not served", status=405)
         except ResponsesError as exc:
             logger.warning("refused a request (%d): %s", exc.status, exc)  # one line, no trace
-            await _send_json(send, exc.status, exc.payload())
+            await send_json(send, exc.status, exc.payload())
 
     def _authorized(self, scope: Scope) -> bool:
         key = self.api_key()
         if not key:
             return True
-        headers: dict[bytes, bytes] = dict(scope.get("headers") or [])
-        return headers.get(b"authorization", b"").decode("latin-1") == f"Bearer {key}"
+        return request_header(scope, b"authorization") == f"Bearer {key}"
 
     async def _create(self, body: Any, send: Send) -> None:
         previous: list[dict[str, Any]] = []
@@ -149,7 +135,8 @@ class ResponsesEndpoint:
                 echo=request.echo,
             )
             if request.stream:
-                await _send_sse(send, self._events(builder, iterate_in_threadpool(chunks), request))
+                events = self._events(builder, iterate_in_threadpool(chunks), request)
+                await send_sse(send, events, failure=stream_failure)
                 return
             # a batch response is the stream drained: both are the same object by construction
             try:
@@ -157,7 +144,7 @@ class ResponsesEndpoint:
             except ValueError as exc:  # llama-cpp-python's "exceeds context window"...
                 raise ResponsesError(f"{type(exc).__name__}: {exc}") from exc
         self._remember(builder, request)
-        await _send_json(send, 200, builder.response)
+        await send_json(send, 200, builder.response)
 
     async def _events(
         self, builder: ResponseStream, chunks: AsyncIterator[dict[str, Any]], request: ChatRequest
@@ -187,63 +174,3 @@ def mount_responses(app: Any, *, store: ResponseStore | None = None) -> Response
         Route(RESPONSES_PATH + "/{response_id}", endpoint, methods=["GET", "DELETE"])
     )
     return endpoint
-
-
-async def _read_json(receive: Receive) -> Any:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            raise ResponsesError("the client went away before sending the request body")
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    try:
-        return json.loads(b"".join(chunks) or b"null")
-    except ValueError as exc:
-        raise ResponsesError(f"the request body is not JSON: {exc}") from exc
-
-
-async def _send_json(send: Send, status: int, value: Any) -> None:
-    body = json.dumps(value).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode("ascii")),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _send_sse(send: Send, events: AsyncIterator[dict[str, Any]]) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
-        }
-    )
-    try:
-        async for event in events:
-            data = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
-            await send({"type": "http.response.body", "body": data.encode(), "more_body": True})
-    except Exception as exc:  # mid-stream: the status line is sent, so the stream says it
-        failure = {
-            "type": "error",
-            "sequence_number": -1,
-            "code": "server_error",
-            "message": f"{type(exc).__name__}: {exc}",
-            "param": None,
-        }
-        await send(
-            {
-                "type": "http.response.body",
-                "body": f"event: error\ndata: {json.dumps(failure)}\n\n".encode(),
-                "more_body": True,
-            }
-        )
-    await send({"type": "http.response.body", "body": b""})
