@@ -476,8 +476,8 @@ DERIVED = "derived:"
 def fuzz_spec(name: str) -> Any:
     """The builtin spec ``name``, or for ``derived:FILE`` the spec derivation alone reads off the
     invented template ``FILE`` (header-addressed messages, nested element bodies...)."""
-    from tooldialect.dialect.detect import detect_dialect
     from tooldialect.dialect.spec import DialectSpec
+    from tooldialect.verify import detect_dialect
 
     if not name.startswith(DERIVED):
         return DialectSpec.builtin(name)

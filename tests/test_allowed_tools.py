@@ -10,12 +10,12 @@ import pytest
 
 from conftest import read_template
 from fake_engine import FakeEngine
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.errors import ToolSpecError
 from tooldialect.frontend.request import ModelSetup, prepare_request
 from tooldialect.gguf import ModelInfo
 from tooldialect.grammar.forced import GbnfAutomaton
 from tooldialect.prompt.template import ChatTemplate
+from tooldialect.verify import detect_dialect
 
 TOOLS = [
     {

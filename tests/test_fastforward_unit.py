@@ -77,7 +77,7 @@ def tok(word: str) -> int:
 
 
 def test_nothing_is_forced_before_the_trigger() -> None:
-    ff = FastForward.create(FakeEngine(), Grammar())  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), Grammar())
     assert ff is not None
     ff.observe(tok("hi"))
     assert not ff.active
@@ -85,7 +85,7 @@ def test_nothing_is_forced_before_the_trigger() -> None:
 
 
 def test_after_the_trigger_forced_tokens_are_appended_minus_the_last() -> None:
-    ff = FastForward.create(FakeEngine(), Grammar())  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), Grammar())
     assert ff is not None
     sampler = FakeSampler()
     for word in ["hi", " ", "<call>"]:
@@ -104,14 +104,14 @@ def test_after_the_trigger_forced_tokens_are_appended_minus_the_last() -> None:
 
 @pytest.mark.parametrize("room", [0, 1, 2], ids=["no-room", "one", "two"])
 def test_room_bounds_the_forced_tokens(room: int) -> None:
-    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))
     assert ff is not None
     ff.observe(tok("<call>"))
     assert len(ff.extend(tok("<call>"), FakeSampler(), room=room)) == room  # type: ignore[arg-type]
 
 
 def test_a_grammar_that_accepts_the_end_is_never_forced() -> None:
-    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))
     assert ff is not None
     ff.observe(tok("<call>"))
     # llama.cpp's grammar accepting EOS means it is not constraining: force nothing
@@ -122,7 +122,7 @@ def test_a_forced_grammar_is_forced_from_the_start() -> None:
     """Before the first sample: the opener, tokenized alone, minus the held-back last token."""
     gbnf = 'root ::= "hi{\\"name\\": \\"" ("alpha" | "beta") "\\"}"'
     grammar = Grammar(gbnf=gbnf, lazy=False, trigger_patterns=())
-    ff = FastForward.create(FakeEngine(), grammar)  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), grammar)
     assert ff is not None
     sampler = FakeSampler()
     forced = ff.start(sampler, room=10)  # type: ignore[arg-type]
@@ -132,17 +132,17 @@ def test_a_forced_grammar_is_forced_from_the_start() -> None:
 
 def test_an_added_token_is_never_forced() -> None:
     """The model writes ``<call>`` itself (whole or in pieces); forcing stops before it."""
-    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))
     assert ff is not None
     assert ff.start(FakeSampler(), room=10) == []  # type: ignore[arg-type]
     gbnf = 'root ::= "hi " "<call>" " beta"'
-    ff = FastForward.create(FakeEngine(), Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()))
     assert ff is not None
     # "hi", " " then the added token: both kept (nothing merges into an added token)
     assert [VOCAB[t] for t in ff.start(FakeSampler(), room=10)] == [b"hi", b" "]  # type: ignore[arg-type]
     ff.observe(tok("<call>"))
     assert [VOCAB[t] for t in ff.extend(tok("<call>"), FakeSampler(), room=10)] == [b" ", b"beta"]  # type: ignore[arg-type]
-    lazy = FastForward.create(FakeEngine(), Grammar())  # type: ignore[arg-type]
+    lazy = FastForward.create(FakeEngine(), Grammar())
     assert lazy is not None
     assert lazy.start(FakeSampler(active=False), room=10) == []  # type: ignore[arg-type]
 
@@ -151,7 +151,7 @@ def test_forced_text_stops_before_a_possible_added_token() -> None:
     """'hi <c' could become 'hi ' + '<call>': forcing '<' alone would rule the added token out."""
     gbnf = 'root ::= "hi <c" ("all>" | "x") " beta"'
     ff = FastForward.create(
-        FakeEngine(),  # type: ignore[arg-type]
+        FakeEngine(),
         Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()),
     )
     assert ff is not None
@@ -163,7 +163,7 @@ def test_forced_text_stops_before_a_possible_added_token() -> None:
 def test_a_spelled_added_token_is_finished_as_text() -> None:
     """The model wrote "<" rather than the added token "<call>": the rest is plain text to it,
     so it is forced in the tokens of its own spelling (then the held-back last one)."""
-    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))  # type: ignore[arg-type]
+    ff = FastForward.create(FakeEngine(), Grammar(lazy=False, trigger_patterns=()))
     assert ff is not None
     sampler = FakeSampler()
     assert ff.start(sampler, room=10) == []  # type: ignore[arg-type]

@@ -33,8 +33,8 @@ STAGES: dict[str, int] = {
     "parse": 4,
     "engine": 5,
     "frontend": 6,
-    # the check that a spec reads its template's own call: above parse and frontend.render, and
-    # installed into the interface dialect/ defines (dialect.ports)
+    # the check that a spec reads its template's own call: above parse and frontend.render; its
+    # detect_dialect/derive_dialect pass it to dialect/'s (whose shapes are dialect.ports)
     "verify": 6,
     "conformance": 6,
     "handler": 7,

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.errors import TemplateError
 from tooldialect.frontend.render import render_prompt
 from tooldialect.frontend.response import client_ids, message_for
@@ -32,6 +31,7 @@ from tooldialect.prompt.compat import (
     render_adapted,
 )
 from tooldialect.prompt.template import ChatTemplate
+from tooldialect.verify import detect_dialect
 
 TEMPLATES = Path(__file__).parent / "fixtures" / "templates"
 

@@ -8,11 +8,11 @@ import pytest
 
 from conftest import read_template
 from fake_engine import FakeEngine, fake_handler
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.frontend.request import ModelSetup, prepare_request
 from tooldialect.gguf import ModelInfo
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.prompt.turns import end_of_turn_markers
+from tooldialect.verify import detect_dialect
 
 VENDORED = [
     ("Qwen2.5-Coder-0.5B-Instruct.jinja", ("<|im_end|>",)),

@@ -33,8 +33,7 @@ from .apps.agent_policy import ask_before
 from .apps.function_tool import Tool, ToolArgumentsError, ToolResult, tool
 from .apps.mcp import MCPServerConfig, MCPTool, MCPTools, load_mcp_config
 from .apps.tool_search import ToolSearch
-from .dialect import DialectSpec, builtin_dialects, detect_dialect
-from .dialect.derive import derive_dialect
+from .dialect import DialectSpec, builtin_dialects
 from .dialect.polyfill import apply_polyfill
 from .errors import (
     ContextOverflowError,
@@ -67,6 +66,7 @@ from .prompt.budget import RenderBudget
 from .prompt.template import ChatTemplate, TemplateCapabilities, normalize_messages
 from .server_client import ServerClient
 from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+from .verify import derive_dialect, detect_dialect
 
 try:  # one literal, in pyproject.toml; the installed metadata carries it
     __version__ = _metadata.version("tooldialect")

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .dialect import ports
-from .dialect.detect import Detection, explain_detection
+from .dialect.detect import Detection
 from .errors import ToolDialectError
 from .frontend.render import render_prompt
 from .prompt.template import ChatTemplate
-from .verify import RICH_ARGUMENTS, check_own_call, tool_for
+from .verify import RICH_ARGUMENTS, check_own_call, explain_detection, tool_for
 
 __all__ = ["TemplateReport", "Verdict", "check_template", "conversation"]
 

@@ -9,7 +9,9 @@ wrote for the reply (``prompt_prefill``), as the handler does, and leave nothing
 content (no more than a plain answer's reply leaves: its end-of-turn marker).
 
 This sits above ``dialect/``, ``prompt/`` and ``parse/``: ``dialect/`` defines the shapes
-(``dialect.ports``) and this module installs its implementations when imported.
+(``dialect.ports``) and its detection and derivation take them as arguments; this module's
+``detect_dialect``, ``explain_detection`` and ``derive_dialect`` pass the real ones (the public
+``tooldialect.detect_dialect`` is this module's).
 """
 
 from __future__ import annotations
@@ -19,18 +21,23 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .dialect import ports
+from .dialect import derive, detect, ports
 from .dialect.derive_probe import header_rest
 from .dialect.derive_render import ProbeRenderer
 from .dialect.derive_text import common_prefix, diff_affixes, is_marker, lex
 from .dialect.spec import DialectSpec
+from .dialect.vocabulary import Vocabulary
 from .errors import ToolDialectError
 from .frontend.render import prompt_prefill
 from .parse import parse_output
+from .prompt.template import ChatTemplate
 
 __all__ = [
     "RICH_ARGUMENTS",
     "check_own_call",
+    "derive_dialect",
+    "detect_dialect",
+    "explain_detection",
     "read_calls",
     "reads_own_call",
     "schema_for",
@@ -310,4 +317,59 @@ def reads_own_call(
     return check_own_call(spec, template_source, bos_token=bos_token, eos_token=eos_token).ok
 
 
-ports.install(reader=read_calls, check=check_own_call)
+def explain_detection(
+    template_source: str | ChatTemplate | None,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    builtins: bool = True,
+    vocabulary: Vocabulary | None = None,
+    check: ports.OwnCallCheck = check_own_call,
+    reader: ports.CallReader = read_calls,
+) -> detect.Detection:
+    """``dialect.detect.explain_detection`` with this module's check and reader."""
+    return detect.explain_detection(
+        template_source,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        builtins=builtins,
+        vocabulary=vocabulary,
+        check=check,
+        reader=reader,
+    )
+
+
+def detect_dialect(
+    template_source: str | ChatTemplate | None,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    builtins: bool = True,
+    vocabulary: Vocabulary | None = None,
+    check: ports.OwnCallCheck = check_own_call,
+    reader: ports.CallReader = read_calls,
+) -> DialectSpec:
+    """The dialect a chat template's model writes tool calls in (``dialect.detect``), checked
+    against the template's own rendering of a past call by :func:`check_own_call`."""
+    return explain_detection(
+        template_source,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        builtins=builtins,
+        vocabulary=vocabulary,
+        check=check,
+        reader=reader,
+    ).spec
+
+
+def derive_dialect(
+    template_source: str,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    reader: ports.CallReader = read_calls,
+) -> DialectSpec | None:
+    """``dialect.derive.derive_dialect`` with the real parser as its reader."""
+    return derive.derive_dialect(
+        template_source, reader=reader, bos_token=bos_token, eos_token=eos_token
+    )

@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 
-from tooldialect.dialect.derive import derive_dialect
 from tooldialect.dialect.derive_probe import header_rest
 from tooldialect.dialect.derive_render import ProbeRenderer
 from tooldialect.dialect.derive_text import common_prefix, diff_affixes, is_marker, lex
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
+from tooldialect.verify import derive_dialect
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "templates"
 VENDORED = sorted(p.name for p in FIXTURES.glob("*.jinja"))

@@ -10,9 +10,9 @@ import json
 import pytest
 
 from tooldialect.conformance import check_template
-from tooldialect.dialect.derive import derive_dialect
 from tooldialect.dialect.spec import ElementBody, JsonBody
 from tooldialect.parse import parse_output
+from tooldialect.verify import derive_dialect
 
 _TURNS = (
     "{%- for m in messages %}"

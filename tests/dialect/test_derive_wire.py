@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from tooldialect.conformance import check_template
-from tooldialect.dialect.derive import PROBE_NAME, derive_dialect
+from tooldialect.dialect.derive import PROBE_NAME
 from tooldialect.parse import parse_output
+from tooldialect.verify import derive_dialect
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "templates-corpus"
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.parse.result import ParsedOutput
 from tooldialect.prompt.template import ChatTemplate
+from tooldialect.verify import detect_dialect
 
 INVENTED = Path(__file__).parent.parent / "fixtures" / "templates" / "invented"
 

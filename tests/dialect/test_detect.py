@@ -10,7 +10,8 @@ import pytest
 
 from conftest import read_template
 from tooldialect.dialect.builtins import builtin_signatures, get_builtin
-from tooldialect.dialect.detect import detect_builtin, detect_dialect
+from tooldialect.dialect.detect import detect_builtin
+from tooldialect.verify import detect_dialect
 
 # Gemma 3's instruction template as Google publishes it (reconstructed: not in the vendored corpus,
 # and the gemma-3-270m test model carries none). No tools, no tool role.

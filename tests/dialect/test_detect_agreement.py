@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tooldialect.dialect.builtins import get_builtin
-from tooldialect.dialect.detect import detect_builtin, detect_dialect, explain_detection
+from tooldialect.dialect.detect import detect_builtin
 from tooldialect.dialect.ports import Agreement
 from tooldialect.parse import parse_output
-from tooldialect.verify import check_own_call, reads_own_call
+from tooldialect.verify import check_own_call, detect_dialect, explain_detection, reads_own_call
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "templates"
 VENDORED = sorted(p.name for p in FIXTURES.glob("*.jinja"))

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from chunking import feed_in_random_chunks
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.frontend.render import prompt_prefill
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.prompt.turns import end_of_turn_markers
+from tooldialect.verify import detect_dialect
 
 INVENTED = Path(__file__).parent.parent / "fixtures" / "templates" / "invented"
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from chunking import feed_in_random_chunks
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
+from tooldialect.verify import detect_dialect
 
 INVENTED = Path(__file__).parent.parent / "fixtures" / "templates" / "invented"
 
@@ -428,7 +428,7 @@ def test_every_family_template_here_has_rows() -> None:
 def test_a_kept_builtin_takes_the_reasoning_markers_the_template_writes() -> None:
     """EXAONE-like: hermes' call tags read the template's call, but its reasoning is
     ``<thought>``, which hermes does not know; ``<think>`` stays readable."""
-    from tooldialect.dialect.detect import explain_detection
+    from tooldialect.verify import explain_detection
 
     found = explain_detection((INVENTED / "like-exaone-4.jinja").read_text(encoding="utf-8"))
     assert found.chosen == "builtin" and found.spec.id == "hermes"

@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 
 from chunking import feed_in_random_chunks
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
-from tooldialect.verify import check_own_call
+from tooldialect.verify import check_own_call, detect_dialect
 
 INVENTED = Path(__file__).parent.parent / "fixtures" / "templates" / "invented"
 
@@ -219,7 +218,7 @@ def test_a_builtin_that_cannot_read_the_instructions_example_is_rejected() -> No
     """No past call to check a signature's pick against: the instructions' example is the
     evidence. Phi-4's builtin writes ``functools[...]``; this template tells the model to write
     ``<|tool_call|>[...]<|/tool_call|>``. The builtin's form stays readable (parse-only)."""
-    from tooldialect.dialect.detect import explain_detection
+    from tooldialect.verify import explain_detection
 
     source = (INVENTED / "like-phi-4-mini-instructions.jinja").read_text(encoding="utf-8")
     found = explain_detection(source)

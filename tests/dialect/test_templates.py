@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec, ElementBody, JsonBody, TaggedBody
+from tooldialect.verify import detect_dialect
 
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "templates"
 

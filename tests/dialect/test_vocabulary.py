@@ -8,10 +8,10 @@ import pytest
 
 from conftest import model_path
 from tooldialect.dialect.builtins import get_builtin
-from tooldialect.dialect.detect import detect_dialect, explain_detection
 from tooldialect.dialect.spec import CallFormat, DialectSpec, JsonBody, ReasoningMarkers
 from tooldialect.dialect.vocabulary import Vocabulary, fit_to_vocabulary, hinted_builtins
 from tooldialect.parse import parse_output
+from tooldialect.verify import detect_dialect, explain_detection
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "templates"
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from chunking import feed_chunks
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.prompt.template import ChatTemplate
+from tooldialect.verify import detect_dialect
 
 INVENTED = Path(__file__).parent.parent / "fixtures" / "templates" / "invented"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from chunking import feed_chunks
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
+from tooldialect.verify import detect_dialect
 
 TEMPLATE = (
     Path(__file__).parent.parent / "fixtures" / "templates" / "invented" / "fenced-name-info.jinja"

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tooldialect.dialect.bodies import encode_element_value
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.element_values import singular, xml_escape, xml_unescape
 from tooldialect.dialect.spec import CallFormat, DialectSpec, ElementBody
 from tooldialect.parse import StreamParser, parse_output
+from tooldialect.verify import detect_dialect
 
 
 def _spec(call_open: str = "", **body: Any) -> DialectSpec:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tooldialect.dialect.builtins import get_builtin
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
+from tooldialect.verify import detect_dialect
 
 TEMPLATE = (
     Path(__file__).parent.parent / "fixtures" / "templates" / "invented" / "like-qwen3.5.jinja"

@@ -13,10 +13,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import DialectSpec, MessageHeaders
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.parse.headers import MAYBE, NO, Header, read_header, route
+from tooldialect.verify import detect_dialect
 
 SPEC = DialectSpec.builtin("gpt-oss")
 assert SPEC.messages is not None

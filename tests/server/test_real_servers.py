@@ -277,10 +277,10 @@ def test_the_vocabulary_is_the_same_evidence_on_both_engines(
 ) -> None:
     from llama_cpp import Llama
 
-    from tooldialect.dialect.detect import detect_dialect
     from tooldialect.dialect.vocabulary import Vocabulary, marker_candidates
     from tooldialect.engine.llama_server.vocab import probe_vocabulary
     from tooldialect.frontend.frontend import spec_markers
+    from tooldialect.verify import detect_dialect
 
     llama = Llama(str(qwen_path), vocab_only=True, verbose=False)
     local = Vocabulary.from_llama(llama)

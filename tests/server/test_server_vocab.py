@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from tooldialect import ServerClient
-from tooldialect.dialect.detect import detect_dialect
 from tooldialect.dialect.spec import CallFormat, DialectSpec, JsonBody
 from tooldialect.dialect.vocabulary import Vocabulary, marker_candidates
 from tooldialect.engine.base import SamplingParams
 from tooldialect.engine.llama_server import LlamaServer
 from tooldialect.engine.llama_server.engine import completion_body
 from tooldialect.engine.llama_server.vocab import probe_vocabulary, server_vocabulary
+from tooldialect.verify import detect_dialect
 
 from .fake import FakeServer
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..dialect.detect import explain_detection
 from ..dialect.vocabulary import Vocabulary
 from ..errors import ToolDialectError
 from ..gguf import read_gguf_metadata
 from ..prompt.fallbacks import fallback_template
+from ..verify import explain_detection
 
 __all__ = ["model_line", "spellings", "with_known_spelling"]
 

@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..conformance import check_template
-from ..dialect.detect import explain_detection
 from ..dialect.spec import DialectSpec
 from ..dialect.vocabulary import Vocabulary
 from ..errors import ToolDialectError
 from ..gguf import read_gguf_metadata
 from ..models import models_table
 from ..prompt.fallbacks import fallback_template
+from ..verify import explain_detection
 
 __all__ = ["describe", "main"]
 

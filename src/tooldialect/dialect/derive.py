@@ -57,6 +57,7 @@ from .derive_text import (
 from .derive_values import learn_values
 from .element_values import json_type
 from .families.common import THINK
+from .ports import CallReader
 from .spec import (
     Body,
     CallFormat,
@@ -80,9 +81,13 @@ __all__ = [
 
 
 def derive_dialect(
-    template_source: str, *, bos_token: str = "", eos_token: str = ""
+    template_source: str, *, reader: CallReader, bos_token: str = "", eos_token: str = ""
 ) -> DialectSpec | None:
     """A spec read off ``template_source`` (``origin="derived"``), or ``None``.
+
+    A candidate is kept only where its parser (``reader``: ``tooldialect.verify.read_calls``,
+    which ``tooldialect.derive_dialect`` passes) reads the template's own render of the probe
+    call and its own ``render_call`` back.
 
     ``None`` means the template does not write assistant tool calls (use the polyfill), or wrote
     them in a shape no spec can reproduce. Never raises for a bad template.
@@ -95,8 +100,8 @@ def derive_dialect(
         # where the whole region, header and all, reads as no call layout
         for addressed in (False, True):
             spec = _derive(probe, addressed=addressed)
-            if spec is not None and validate(spec, probe):
-                spec = with_messages(spec, probe)
+            if spec is not None and validate(spec, probe, reader=reader):
+                spec = with_messages(spec, probe, reader=reader)
                 return instruction_spelling(spec, probe.instructions)
     if writes_id_for_name(renderer):
         named = ProbeRenderer(
@@ -104,10 +109,10 @@ def derive_dialect(
         )
         for probe in probes(named):
             spec = _derive(probe)
-            if spec is not None and validate(spec, probe):
+            if spec is not None and validate(spec, probe, reader=reader):
                 return instruction_spelling(spec, probe.instructions)
     # no past call renders (or none a spec reproduces): the tool instructions may show one
-    return derive_from_instructions(renderer)
+    return derive_from_instructions(renderer, reader=reader)
 
 
 def template_reasoning(

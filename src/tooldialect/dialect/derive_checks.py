@@ -58,8 +58,9 @@ def _call_id_for(spec: DialectSpec, index: int) -> str | None:
     return None
 
 
-def validate(spec: DialectSpec, probe: Probe) -> bool:
-    """The spec reproduces the template's render of the probe call and reads its own output back."""
+def validate(spec: DialectSpec, probe: Probe, *, reader: ports.CallReader) -> bool:
+    """The spec reproduces the template's render of the probe call and reads (``reader``: its
+    parser) that render and its own output back."""
     if _leaks_probe(spec):
         return False
     try:
@@ -71,9 +72,9 @@ def validate(spec: DialectSpec, probe: Probe) -> bool:
     if not _written(mine, theirs, spec.primary.optional_markers):
         return False
     return (
-        _reads_own_render(spec, call_region(probe, probe.one).text)
+        _reads_own_render(spec, call_region(probe, probe.one).text, reader)
         and _reproduces_two_calls(spec, probe)
-        and _round_trips(spec)
+        and _round_trips(spec, reader)
     )
 
 
@@ -134,19 +135,17 @@ def _leaks_probe(spec: DialectSpec) -> bool:
     return any(s in t for s in _SENTINELS for t in texts)
 
 
-def _reads_own_render(spec: DialectSpec, theirs: str) -> bool:
+def _reads_own_render(spec: DialectSpec, theirs: str, reader: ports.CallReader) -> bool:
     """The parser built from ``spec`` reads the template's own render of the probe call (as the
     template writes it, which may differ from ``render_call`` in spacing or quoting)."""
-    reader = ports.installed_reader()
-    got = reader(theirs, spec, tools=TOOLS) if reader is not None else None
+    got = reader(theirs, spec, tools=TOOLS)
     return got is not None and got.calls == [(PROBE_NAME, PROBE_ARGS)]
 
 
-def _round_trips(spec: DialectSpec) -> bool:
+def _round_trips(spec: DialectSpec, reader: ports.CallReader) -> bool:
     """``render_call`` output, arguments of every JSON type, parses back to the probe call."""
     text = spec.render_call(PROBE_NAME, PROBE_RICH_ARGS, call_id=_call_id_for(spec, 0))
-    reader = ports.installed_reader()
-    got = reader(text, spec, tools=RICH_TOOLS) if reader is not None else None
+    got = reader(text, spec, tools=RICH_TOOLS)
     body = spec.primary.body
     omitted = isinstance(body, ElementBody) and body.omit_none
     want = {k: v for k, v in PROBE_RICH_ARGS.items() if not (omitted and v is None)}
@@ -169,13 +168,17 @@ class ProbeMiss:
 
 
 def reads_no_probe_call(
-    spec: DialectSpec, template_source: str, *, bos_token: str = "", eos_token: str = ""
+    spec: DialectSpec,
+    template_source: str,
+    *,
+    reader: ports.CallReader,
+    bos_token: str = "",
+    eos_token: str = "",
 ) -> ProbeMiss | None:
     """Where ``spec`` reads no call at all from the template's render of the probe call, which
     probe that was; ``None`` when it reads one (rightly or not) or no probe call renders."""
-    reader = ports.installed_reader()
     renderer = ProbeRenderer(template_source, bos_token=bos_token, eos_token=eos_token)
-    if reader is None or not renderer.ok:
+    if not renderer.ok:
         return None
     for probe in probes(renderer):
         text = call_region(probe, probe.one).text

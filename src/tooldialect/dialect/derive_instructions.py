@@ -212,26 +212,24 @@ def _element_format(open_: str, inner: str, close: str) -> CallFormat | None:
     return CallFormat(body=body, call_open=open_, call_close=close, separator="\n")
 
 
-def _round_trips(spec: DialectSpec) -> bool:
-    return reads_instruction_example(spec, spec) is True
-
-
-def reads_instruction_example(spec: DialectSpec, example: DialectSpec) -> bool | None:
+def reads_instruction_example(
+    spec: DialectSpec, example: DialectSpec, *, reader: ports.CallReader
+) -> bool:
     """Whether ``spec`` reads a call written as ``example`` (a spec read off the instructions)
-    writes it: the call, and nothing left as content (``None``: no reader installed).
+    writes it: the call, and nothing left as content.
 
     A builtin picked by signature for a template that renders no past call has only this to be
     checked against: what the instructions tell the model to write."""
-    reader = ports.installed_reader()
-    if reader is None:
-        return None
     text = example.render_call(PROBE_NAME, PROBE_RICH_ARGS)
     got = reader(text, spec, tools=RICH_TOOLS)
     return got is not None and got.calls == [(PROBE_NAME, PROBE_RICH_ARGS)] and not got.content
 
 
-def derive_from_instructions(renderer: ProbeRenderer) -> DialectSpec | None:
-    """A spec read off the first call example in the tool instructions, or ``None``."""
+def derive_from_instructions(
+    renderer: ProbeRenderer, *, reader: ports.CallReader
+) -> DialectSpec | None:
+    """A spec read off the first call example in the tool instructions that ``spec`` reads back
+    (``reader``), or ``None``."""
     text = _instructions(renderer)
     if not text:
         return None
@@ -248,7 +246,7 @@ def derive_from_instructions(renderer: ProbeRenderer) -> DialectSpec | None:
                 formats=[fmt],
                 reasoning=THINK,
             )
-            if _round_trips(spec):
+            if reads_instruction_example(spec, spec, reader=reader):
                 return spec
     return None
 

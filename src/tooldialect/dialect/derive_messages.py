@@ -34,6 +34,7 @@ from .derive_probe import (
     render_probe,
 )
 from .derive_text import is_marker, lex
+from .ports import CallReader
 from .spec import DialectSpec, MessageHeaders
 
 __all__ = ["with_messages"]
@@ -187,7 +188,7 @@ def derive_headers(probe: Probe, spec: DialectSpec) -> MessageHeaders | None:
     )
 
 
-def with_messages(spec: DialectSpec, probe: Probe) -> DialectSpec:
+def with_messages(spec: DialectSpec, probe: Probe, *, reader: CallReader) -> DialectSpec:
     """``spec`` with the template's ``MessageHeaders`` when it has them and the spec with them
     still reads the template's own renders; else ``spec`` unchanged."""
     try:
@@ -197,4 +198,4 @@ def with_messages(spec: DialectSpec, probe: Probe) -> DialectSpec:
     if headers is None:
         return spec
     framed = spec.model_copy(update={"messages": headers})
-    return framed if validate(framed, probe) else spec
+    return framed if validate(framed, probe, reader=reader) else spec

@@ -80,7 +80,8 @@ def detect_dialect(
     eos_token: str = "",
     builtins: bool = True,
     vocabulary: Vocabulary | None = None,
-    check: ports.OwnCallCheck | None = None,
+    check: ports.OwnCallCheck,
+    reader: ports.CallReader,
 ) -> DialectSpec:
     """The dialect a chat template's model writes tool calls in.
 
@@ -91,7 +92,9 @@ def detect_dialect(
     rendering of a past call exactly; else a spec derived from the template (``dialect.derive``)
     that does; else the builtin; else the ``polyfill-json`` polyfill. ``builtins=False`` skips the
     builtins and derives. ``vocabulary`` (the model's tokens, optional) adds evidence: see
-    ``dialect.vocabulary``. ``check`` defaults to the installed ``tooldialect.verify`` check.
+    ``dialect.vocabulary``. ``check`` (does a spec read the template's own call?) and
+    ``reader`` (a spec's parser, for derivation) sit above ``dialect/``: ``tooldialect.verify``
+    has them (``check_own_call``, ``read_calls``), and ``tooldialect.detect_dialect`` passes them.
     """
     return explain_detection(
         template_source,
@@ -100,6 +103,7 @@ def detect_dialect(
         builtins=builtins,
         vocabulary=vocabulary,
         check=check,
+        reader=reader,
     ).spec
 
 
@@ -110,7 +114,8 @@ def explain_detection(
     eos_token: str = "",
     builtins: bool = True,
     vocabulary: Vocabulary | None = None,
-    check: ports.OwnCallCheck | None = None,
+    check: ports.OwnCallCheck,
+    reader: ports.CallReader,
 ) -> Detection:
     """``detect_dialect``, with the decision record."""
     if isinstance(template_source, ChatTemplate):
@@ -123,8 +128,7 @@ def explain_detection(
             f"{type(template_source).__name__}"
         )
     src = template_source or ""
-    agree = check or ports.installed_check()
-    found = _decide(src, bos_token, eos_token, builtins, vocabulary, agree)
+    found = _decide(src, bos_token, eos_token, builtins, vocabulary, check, reader)
     if vocabulary is None:
         return found
     spec = fit_to_vocabulary(found.spec, vocabulary)
@@ -145,19 +149,18 @@ def _decide(
     eos_token: str,
     builtins: bool,
     vocabulary: Vocabulary | None,
-    agree: ports.OwnCallCheck | None,
+    check: ports.OwnCallCheck,
+    reader: ports.CallReader,
 ) -> Detection:
     def verdict(spec: DialectSpec) -> ports.Agreement:
-        if agree is None:
-            return ports.Agreement(None, "no own-call check installed")
-        return agree(spec, src, bos_token=bos_token, eos_token=eos_token)
+        return check(spec, src, bos_token=bos_token, eos_token=eos_token)
 
     name = detect_builtin(src) if builtins else None
     # a special token the model was trained on outweighs prose; a text signature does not
     by_signature = name is not None
     if name is None and builtins and vocabulary is not None:
         name = next(iter(hinted_builtins(vocabulary, src)), None)
-    derived = _derive(src, bos_token, eos_token) if name is None else None
+    derived = _derive(src, bos_token, eos_token, reader) if name is None else None
     if name is None:
         if derived is not None:
             return Detection(derived, "derived", reason="no builtin signature matched")
@@ -165,7 +168,7 @@ def _decide(
     builtin = get_builtin(name)
     tried = verdict(builtin)
     if tried.ok is None and by_signature:
-        shown = _instructed(builtin, _derive(src, bos_token, eos_token))
+        shown = _instructed(builtin, _derive(src, bos_token, eos_token, reader), reader)
         if shown is not None:
             why = "rejected: it cannot read the call example of the template's tool instructions"
             return Detection(shown, "derived", name, None, why)
@@ -175,12 +178,14 @@ def _decide(
         if kept is not builtin:
             why += "; reasoning markers as the template writes them"
         return Detection(kept, "builtin", name, tried.ok, why)
-    derived = _derive(src, bos_token, eos_token)
+    derived = _derive(src, bos_token, eos_token, reader)
     theirs = verdict(derived) if derived is not None else None
     derived_ok = None if theirs is None else theirs.ok
     if derived is not None and derived_ok:
         return Detection(derived, "derived", name, False, f"rejected: {tried.reason}", True)
-    blind = reads_no_probe_call(builtin, src, bos_token=bos_token, eos_token=eos_token)
+    blind = reads_no_probe_call(
+        builtin, src, reader=reader, bos_token=bos_token, eos_token=eos_token
+    )
     if blind is None:
         why = f"kept although it {tried.reason}: derivation does no better"
         return Detection(builtin, "builtin", name, False, why, derived_ok)
@@ -194,13 +199,15 @@ def _decide(
     return Detection(polyfill, "polyfill", name, False, f"{why}; {warning}", None, warning)
 
 
-def _instructed(builtin: DialectSpec, derived: DialectSpec | None) -> DialectSpec | None:
+def _instructed(
+    builtin: DialectSpec, derived: DialectSpec | None, reader: ports.CallReader
+) -> DialectSpec | None:
     """For a template that renders no past call: the spec read off its tool instructions when
     ``builtin`` cannot read the example they show (the builtin's formats stay readable, as
     parse-only variants), else ``None``."""
     if derived is None or derived.family != INSTRUCTIONS_FAMILY:
         return None
-    if reads_instruction_example(builtin, derived) is not False:
+    if reads_instruction_example(builtin, derived, reader=reader):
         return None
     variants = [f.model_copy(update={"parse_only": True}) for f in builtin.formats]
     return derived.model_copy(update={"formats": [*derived.formats, *variants]})
@@ -230,10 +237,12 @@ def _fit_reasoning(spec: DialectSpec, src: str, bos_token: str, eos_token: str) 
     return spec.model_copy(update={"reasoning": merged})
 
 
-def _derive(src: str, bos_token: str, eos_token: str) -> DialectSpec | None:
+def _derive(
+    src: str, bos_token: str, eos_token: str, reader: ports.CallReader
+) -> DialectSpec | None:
     if not src.strip():
         return None
-    return derive_dialect(src, bos_token=bos_token, eos_token=eos_token)
+    return derive_dialect(src, reader=reader, bos_token=bos_token, eos_token=eos_token)
 
 
 def _polyfill_for(src: str, vocabulary: Vocabulary | None = None) -> DialectSpec:

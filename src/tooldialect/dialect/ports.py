@@ -2,8 +2,9 @@
 
 Checking that a spec reads a template's own call needs the parser (``parse/``) and the prompt
 stage's prefill rule, which both sit above ``dialect/`` in the pipeline. ``dialect/`` only defines
-the shapes of those checks here; ``tooldialect.verify`` implements them and installs them
-(importing ``tooldialect`` does), and callers may pass their own.
+the shapes of those checks here, and detection and derivation take them as arguments
+(``check=``, ``reader=``); ``tooldialect.verify`` implements them (``check_own_call``,
+``read_calls``) and its ``detect_dialect``/``explain_detection``/``derive_dialect`` pass them.
 """
 
 from __future__ import annotations
@@ -19,9 +20,6 @@ __all__ = [
     "CallReader",
     "OwnCallCheck",
     "Reading",
-    "install",
-    "installed_check",
-    "installed_reader",
 ]
 
 
@@ -69,24 +67,3 @@ class OwnCallCheck(Protocol):
         bos_token: str = "",
         eos_token: str = "",
     ) -> Agreement: ...
-
-
-_INSTALLED: dict[str, Any] = {}
-
-
-def install(*, reader: CallReader, check: OwnCallCheck) -> None:
-    """Make ``reader`` and ``check`` the defaults of detection and derivation."""
-    _INSTALLED["reader"] = reader
-    _INSTALLED["check"] = check
-
-
-def installed_reader() -> CallReader | None:
-    """The default reader (``tooldialect.verify`` installs one), or ``None``."""
-    reader: CallReader | None = _INSTALLED.get("reader")
-    return reader
-
-
-def installed_check() -> OwnCallCheck | None:
-    """The default own-call check, or ``None``."""
-    check: OwnCallCheck | None = _INSTALLED.get("check")
-    return check

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dialect.builtins import get_builtin
-from ..dialect.detect import detect_dialect
 from ..dialect.spec import DialectSpec
 from ..dialect.vocabulary import Vocabulary
 from ..engine.base import (
@@ -41,6 +40,7 @@ from ..prompt.budget import RenderBudget, using_budget
 from ..prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
 from ..prompt.template import ChatTemplate
 from ..shapes import ChatCompletion, ChatCompletionChunk
+from ..verify import detect_dialect
 from .options import ChatOptions
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
