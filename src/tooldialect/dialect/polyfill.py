@@ -24,7 +24,7 @@ from ..shapes import Message
 from ..tools import ToolDef
 from .spec import DialectSpec, Polyfill, format_template
 
-__all__ = ["apply_polyfill", "example_arguments", "render_guide"]
+__all__ = ["apply_polyfill", "assistant_as_text", "example_arguments", "render_guide"]
 
 
 def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -103,7 +103,7 @@ def apply_polyfill(
             out.append({"role": poly.result_role, "content": poly.result_separator.join(results)})
             results = []
         if role == "assistant" and msg.get("tool_calls"):
-            msg = _assistant_as_text(spec, msg, names)
+            msg = assistant_as_text(spec, msg, names)
         out.append(msg)
     if results:
         out.append({"role": poly.result_role, "content": poly.result_separator.join(results)})
@@ -127,7 +127,9 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def _assistant_as_text(spec: DialectSpec, msg: Message, names: dict[str, str]) -> Message:
+def assistant_as_text(spec: DialectSpec, msg: Message, names: dict[str, str]) -> Message:
+    """``msg`` with its ``tool_calls`` written after its content as the model writes them
+    (``spec.render_calls``); ``names`` learns each call id's function name."""
     calls: list[tuple[str, Mapping[str, Any] | str, str | None]] = []
     for call in msg.get("tool_calls") or []:
         fn = call.get("function", call) if isinstance(call, Mapping) else None

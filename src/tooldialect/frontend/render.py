@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..dialect.polyfill import apply_polyfill
+from ..dialect.polyfill import apply_polyfill, assistant_as_text
 from ..dialect.spec import DialectSpec
 from ..errors import TemplateError, ToolSpecError
 from ..prompt.compat import (
@@ -119,32 +119,16 @@ def calls_in_content(
     messages: Sequence[Mapping[str, Any]], spec: DialectSpec
 ) -> list[Mapping[str, Any]]:
     """``messages`` with every assistant turn's ``tool_calls`` written into its content as the
-    model writes them (``spec.render_calls``), for a template that renders no past call
-    (Granite 3, LFM2, vLLM's GLM-4): else the calls would vanish from the prompt, and the model
-    would see its tool results answer nothing."""
-    out: list[Mapping[str, Any]] = []
-    for m in messages:
-        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
-        if not isinstance(calls, list) or not calls:
-            out.append(m)
-            continue
-        triples = [_call_triple(c) for c in calls]
-        text = spec.render_calls([t for t in triples if t is not None])
-        content = m.get("content")
-        head = content if isinstance(content, str) else ""
-        rest = {k: v for k, v in m.items() if k not in ("tool_calls", "content")}
-        out.append({**rest, "content": head + text})
-    return out
-
-
-def _call_triple(call: Any) -> tuple[str, Mapping[str, Any] | str, str | None] | None:
-    fn = call.get("function") if isinstance(call, Mapping) else None
-    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
-        return None
-    arguments = fn.get("arguments")
-    args = arguments if isinstance(arguments, Mapping | str) else {}
-    cid = call.get("id")
-    return fn["name"], args, cid if isinstance(cid, str) else None
+    model writes them (the polyfill's ``assistant_as_text``), for a template that renders no
+    past call (Granite 3, LFM2, vLLM's GLM-4): else the calls would vanish from the prompt, and
+    the model would see its tool results answer nothing."""
+    names: dict[str, str] = {}
+    return [
+        assistant_as_text(spec, dict(m), names)
+        if m.get("role") == "assistant" and m.get("tool_calls")
+        else m
+        for m in messages
+    ]
 
 
 def _serve(
