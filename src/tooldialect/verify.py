@@ -25,6 +25,7 @@ from .dialect import derive, detect, ports
 from .dialect.derive_probe import header_rest
 from .dialect.derive_render import ProbeRenderer
 from .dialect.derive_text import common_prefix, diff_affixes, is_marker, lex
+from .dialect.element_values import json_type
 from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
 from .errors import ToolDialectError
@@ -57,7 +58,6 @@ RICH_ARGUMENTS: dict[str, Any] = {
 }
 """A call with every JSON type, nesting, and the characters templates mis-escape (quotes, ``<``,
 ``&``, a newline): what ``check_own_call(..., arguments=RICH_ARGUMENTS)`` renders."""
-_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array"}
 _ID = "qx7call01"  # nine alphanumerics: Mistral templates refuse every other id
 _ANSWER = "Found it."
 
@@ -74,7 +74,7 @@ def schema_for(value: Any) -> dict[str, Any]:
         kinds = sorted({json.dumps(schema_for(v), sort_keys=True) for v in value})
         items = [json.loads(k) for k in kinds]
         return {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}}
-    return {"type": _TYPES.get(type(value), "string")}
+    return {"type": json_type(value)}
 
 
 def tool_for(arguments: Mapping[str, Any]) -> dict[str, Any]:
