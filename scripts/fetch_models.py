@@ -147,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "models", nargs="*", help=f"models to fetch, of {sorted(MODELS)} (default: all)"
+        "models",
+        nargs="*",
+        help=f"models to fetch, of {sorted(MODELS)} (default: all but qwen15, 1.1 GB)",
     )
     ap.add_argument("--dest", type=Path, default=None, help="cache directory")
     args = ap.parse_args(argv)
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.models if m not in MODELS]
     if unknown:
         ap.error(f"unknown model {unknown[0]!r}; choose from {sorted(MODELS)}")
-    for key in args.models or list(MODELS):
+    for key in args.models or [k for k, m in MODELS.items() if m.fetched_by_default]:
         fetch(MODELS[key], dest)
     return 0
 

