@@ -175,13 +175,13 @@ _SUBSCHEMAS = ("items", "additionalProperties", "then", "else")
 def instance_schema(schema: Any) -> Any:
     """``schema`` as the grammar reads it, for drawing the valid instances it must accept:
     the type the compiler implies written out wherever a subschema has none
-    (``grammar.json_schema.implied_type``: such a schema is narrowed to that type, where JSON
+    (``grammar.schema.implied_type``: such a schema is narrowed to that type, where JSON
     Schema admits any value), objects that declare keys closed unless they say otherwise (the
     compiler's default), and every ``pattern`` and ``patternProperties`` key read with
     ECMA-262's ASCII classes (``(?a)``: Python's ``\\w`` also matches ``É``, JSON Schema's does
     not). Under ``not`` and ``if`` nothing changes (a type added there would change what the
     schema admits)."""
-    from tooldialect.grammar.json_schema import implied_type
+    from tooldialect.grammar.schema import implied_type
 
     if not isinstance(schema, dict):
         return schema

@@ -153,7 +153,7 @@ def compile_ours(schema: Any) -> tuple[str, bool]:
     """Our grammar (canonical layout) and whether the compiler claims it exact."""
     from tooldialect.grammar.codec import codec_for
     from tooldialect.grammar.gbnf import GbnfBuilder
-    from tooldialect.grammar.json_schema import SchemaConverter
+    from tooldialect.grammar.schema import SchemaConverter
 
     b = GbnfBuilder()
     root = b.name("root")

@@ -14,7 +14,7 @@ from tooldialect import DialectSpec, Tool, ToolArgumentsError, ToolSpecError, to
 from tooldialect.apps.docstrings import parse_docstring
 from tooldialect.apps.function_tool import check_unique, result_text
 from tooldialect.grammar import build_grammar
-from tooldialect.grammar.json_schema import schema_grammar
+from tooldialect.grammar.schema import schema_grammar
 from tooldialect.tools import normalize_tool_choice, normalize_tools
 
 

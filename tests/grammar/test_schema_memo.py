@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tooldialect.grammar import GbnfBuilder, SchemaConverter
-from tooldialect.grammar import json_schema as js
+from tooldialect.grammar.schema import converter as js
 
 PAGE: dict[str, Any] = {
     "type": "object",
@@ -29,7 +29,7 @@ def _tool(page: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def object_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
-    real = js.object_expr  # type: ignore[attr-defined]  # the name json_schema calls
+    real = js.object_expr  # type: ignore[attr-defined]  # the name the converter calls
 
     def counting(conv: SchemaConverter, schema: Any, pointer: str, hint: str) -> str:
         seen.append(pointer)

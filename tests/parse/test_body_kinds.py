@@ -18,7 +18,7 @@ from tooldialect.grammar.build import build_grammar
 from tooldialect.grammar.codec import codec_for
 from tooldialect.grammar.forced import GbnfAutomaton
 from tooldialect.grammar.gbnf import literal
-from tooldialect.grammar.json_schema import SchemaConverter
+from tooldialect.grammar.schema import SchemaConverter
 from tooldialect.parse import parse_output
 from tooldialect.parse.body_kinds import BodyKind, register_body_kind
 from tooldialect.parse.events import FAIL, OK, Reader, certain

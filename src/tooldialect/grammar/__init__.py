@@ -2,7 +2,7 @@
 
 from .build import ToolGrammar, build_grammar, trigger_pattern
 from .gbnf import GbnfBuilder
-from .json_schema import SchemaConverter, json_schema_to_gbnf, schema_grammar
+from .schema import SchemaConverter, json_schema_to_gbnf, schema_grammar
 
 __all__ = [
     "GbnfBuilder",

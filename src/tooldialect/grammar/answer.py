@@ -24,7 +24,7 @@ from .build import GAP, ToolGrammar
 from .codec import ArgumentLayout
 from .formats import format_rule
 from .gbnf import GbnfBuilder, optional_edges, until
-from .json_schema import SchemaConverter
+from .schema import SchemaConverter
 
 __all__ = ["ANY_OBJECT", "build_answer_grammar"]
 

@@ -10,7 +10,7 @@ Choices:
   marker text is exact.
 * Element and python bodies take arguments in the order the schema declares them; required ones
   must appear, optional ones may be skipped; no undeclared arguments. JSON arguments follow the
-  rules of ``json_schema``.
+  rules of ``schema``.
 * ``argument_layout="canonical"`` allows inside argument values exactly the whitespace
   ``render_call`` writes (``{"k": v, "k2": [1, 2]}``), so separators are forced text. A forced
   grammar (``required``/named) then writes the whole call exactly as ``render_call`` does,

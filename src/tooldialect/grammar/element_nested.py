@@ -15,7 +15,7 @@ from typing import Any
 from ..dialect.element_values import singular, xml_escape
 from ..dialect.spec import ElementBody, format_template
 from .gbnf import literal, optional_edges
-from .json_schema import SchemaConverter, props_sequence
+from .schema import SchemaConverter, props_sequence
 
 __all__ = ["element_param", "element_special_value"]
 

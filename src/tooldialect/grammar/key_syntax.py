@@ -1,8 +1,9 @@
-"""How a codec quotes an object key: the spelling ``schema_keys`` builds its key rules from.
+"""How a codec quotes an object key: the spelling ``schema.object_keys`` builds its key rules
+from.
 
-Each ``Codec`` (``codec.py``) lists its ``KeySyntax``es; ``schema_keys`` reads them to write "any
-key but the declared ones". It sits below both: ``codec`` needs the spellings, ``schema_keys``
-needs the codec, and neither imports the other in a circle.
+Each ``Codec`` (``codec.py``) lists its ``KeySyntax``es; ``schema.object_keys`` reads them to
+write "any key but the declared ones". It sits below both: ``codec`` needs the spellings,
+``schema.object_keys`` needs the codec, and neither imports the other in a circle.
 """
 
 from __future__ import annotations

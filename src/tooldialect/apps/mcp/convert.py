@@ -38,7 +38,7 @@ def check_schema(server: str, tool: str, schema: Any) -> dict[str, Any]:
     Compiles the schema once, as the grammar builder will; the result is not kept (the builder
     caches its own).
     """
-    from ...grammar.json_schema import schema_grammar
+    from ...grammar.schema import schema_grammar
 
     where = f"MCP server {server!r}, tool {tool!r}"
     if schema is None:

@@ -10,8 +10,8 @@ from ...dialect.spec import ElementBody, format_template
 from ..codec import codec_for
 from ..element_nested import element_param
 from ..gbnf import literal
-from ..json_schema import SchemaConverter, props_sequence
 from ..marker_rules import body_literal, properties_of, required_of, template_rule
+from ..schema import SchemaConverter, props_sequence
 from .base import BodyRequest
 
 __all__ = ["element_body_rule"]

@@ -9,8 +9,8 @@ from typing import Any
 from ...dialect.spec import JsonBody
 from ..codec import codec_for
 from ..gbnf import literal
-from ..json_schema import SchemaConverter
 from ..marker_rules import id_rule
+from ..schema import SchemaConverter
 from .base import BodyRequest
 
 __all__ = ["json_body_rule"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ...dialect.spec import PythonBody
 from ..codec import codec_for
 from ..gbnf import literal
-from ..json_schema import SchemaConverter, props_sequence
 from ..marker_rules import body_literal, properties_of, required_of, template_rule
+from ..schema import SchemaConverter, props_sequence
 from .base import BodyRequest
 
 __all__ = ["python_body_rule"]

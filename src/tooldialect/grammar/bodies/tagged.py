@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ...dialect.spec import TaggedBody, format_template
 from ..codec import codec_for
-from ..json_schema import SchemaConverter
 from ..marker_rules import body_literal, template_rule
+from ..schema import SchemaConverter
 from .base import BodyRequest
 
 __all__ = ["tagged_body_rule"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from ..errors import UnsupportedSchemaError
-from .gbnf import escape_char
+from ...errors import UnsupportedSchemaError
+from ..gbnf import escape_char
 
 __all__ = ["regex_to_gbnf"]
 

@@ -1,14 +1,17 @@
-"""JSON Schema -> GBNF, written for tool arguments (llama-cpp-python's converter is buggy).
+"""The JSON Schema -> GBNF converter: ``SchemaConverter`` and its dispatch on a schema's shape.
 
-This module holds the converter and its dispatch on a schema's shape; each kind of value has its
-own module, which also states that kind's choices: ``schema_objects`` (objects, arrays),
-``schema_strings`` (lengths, formats, patterns), ``schema_numbers`` (integer ranges, numbers),
-``schema_combinators`` (``$ref``, ``allOf``, ``anyOf``/``oneOf``), ``schema_checks`` (what is
-refused, and error pointers). Common choices:
+Each kind of value has its own module in this package, which also states that kind's choices:
+``objects`` (and ``object_keys``, an extra key other than the declared ones), ``arrays``,
+``strings`` (lengths, formats; ``pattern`` through ``regex``), ``numeric`` (integer ranges,
+numbers), ``combinators`` (``$ref``, ``allOf``, ``anyOf``/``oneOf``, ``not``), ``keywords``
+(what is refused or loose, and error pointers). They see the converter through
+``converter_protocol``, so they import nothing from here.
+
+Common choices:
 
 * ``{}``, ``true`` and annotation-only schemas (``title``, ``description``...) are ANY JSON value.
-* Whitespace between tokens is flexible but bounded (see ``codec.WS``); no raw control characters
-  inside strings.
+* Whitespace between tokens is flexible but bounded (see ``grammar.codec.WS``); no raw control
+  characters inside strings.
 * Keywords that would need more than a context-free grammar, or that we do not compile, raise
   ``UnsupportedSchemaError`` with the JSON pointer of the keyword: ``UNSUPPORTED``.
 """
@@ -22,32 +25,24 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import UnsupportedSchemaError
-from .codec import ArgumentLayout, Codec, CodecName, codec_for
-from .gbnf import GbnfBuilder, char_class, literal, optional_edges, until, without
-from .schema_arrays import array_expr
-from .schema_checks import (
+from ...errors import UnsupportedSchemaError
+from ..codec import ArgumentLayout, Codec, CodecName, codec_for
+from ..gbnf import GbnfBuilder, char_class, literal, optional_edges, until, without
+from .arrays import array_expr
+from .combinators import all_of_expr, any_of_expr, apply_not, ref_expr
+from .keywords import (
     LOOSE,
-    UNSUPPORTED,
     EmptySchemaError,
     is_annotation,
     ptr,
     refuse_unsupported,
 )
-from .schema_combinators import all_of_expr, any_of_expr, apply_not, ref_expr
-from .schema_keys import any_key
-from .schema_numbers import FRAC_EXP, INT, integer_expr, number_expr
-from .schema_objects import object_expr, props_sequence
-from .schema_strings import string_content
+from .numeric import FRAC_EXP, INT, integer_expr, number_expr
+from .object_keys import any_key
+from .objects import object_expr
+from .strings import string_content
 
-__all__ = [
-    "UNSUPPORTED",
-    "SchemaConverter",
-    "implied_type",
-    "json_schema_to_gbnf",
-    "props_sequence",
-    "schema_grammar",
-]
+__all__ = ["SchemaConverter", "implied_type", "json_schema_to_gbnf", "schema_grammar"]
 
 _OBJECT_KEYS = (
     "properties",

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .codec import Codec
-from .gbnf import GbnfBuilder, char_class, literal
-from .key_syntax import KeySyntax
+from ..codec import Codec
+from ..gbnf import GbnfBuilder, char_class, literal
+from ..key_syntax import KeySyntax
 
 __all__ = ["BARE_KEY", "any_key", "key_other_than"]
 

@@ -1,17 +1,17 @@
-"""What the per-kind schema modules (``schema_objects``, ``schema_arrays``,
-``schema_combinators``) ask of the converter that calls them.
+"""What the per-kind modules of this package (``objects``, ``arrays``, ``combinators``) ask of
+the converter that calls them.
 
 They receive the converter as an argument and call back into it for subschemas. Typing them
-against this protocol, not ``json_schema.SchemaConverter``, keeps the import graph a tree:
-``json_schema`` imports the kind modules, and they import only this.
+against this protocol, not ``converter.SchemaConverter``, keeps the import graph a tree:
+``converter`` imports the kind modules, and they import only this.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .codec import Codec
-from .gbnf import GbnfBuilder
+from ..codec import Codec
+from ..gbnf import GbnfBuilder
 
 __all__ = ["Converter"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .schema_checks import ptr
-from .schema_numbers import repeat
-from .schema_protocol import Converter
+from .converter_protocol import Converter
+from .keywords import ptr
+from .numeric import repeat
 
 __all__ = ["array_expr"]
 

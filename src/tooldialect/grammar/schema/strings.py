@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import UnsupportedSchemaError
+from ...errors import UnsupportedSchemaError
+from .keywords import ptr
+from .numeric import repeat
 from .regex import regex_to_gbnf
-from .schema_checks import ptr
-from .schema_numbers import repeat
 
 __all__ = ["FORMATS", "FORMAT_LENGTHS", "string_content"]
 

@@ -6,7 +6,7 @@
   neither does).
 * ``additionalProperties`` defaults to *false* when ``properties`` or ``patternProperties`` is
   given (tool arguments are closed) and to *true* when neither is; extra keys, when allowed, come
-  after the declared ones and are never a declared key (``schema_keys``).
+  after the declared ones and are never a declared key (``object_keys``).
 * ``patternProperties``: extra keys matching a pattern take its schema. A key matching two
   patterns needs only one of their schemas, and a declared key that matches a pattern needs only
   its own: both are recorded as loose (``SchemaConverter.loose``).
@@ -22,12 +22,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UnsupportedSchemaError
-from .gbnf import GbnfBuilder
+from ...errors import UnsupportedSchemaError
+from ..gbnf import GbnfBuilder
+from .converter_protocol import Converter
+from .keywords import EmptySchemaError, ptr
+from .object_keys import key_other_than
 from .regex import regex_to_gbnf
-from .schema_checks import EmptySchemaError, ptr
-from .schema_keys import key_other_than
-from .schema_protocol import Converter
 
 __all__ = ["object_expr", "props_sequence"]
 

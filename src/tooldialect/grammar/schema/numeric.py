@@ -18,9 +18,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import UnsupportedSchemaError
-from .gbnf import GbnfBuilder, literal
-from .schema_checks import ptr
+from ...errors import UnsupportedSchemaError
+from ..gbnf import GbnfBuilder, literal
+from .keywords import ptr
 
 __all__ = ["FRAC_EXP", "INT", "integer_expr", "number_expr", "repeat", "uint_range"]
 

@@ -1,7 +1,8 @@
 """Where a JSON Schema cannot be compiled, and the JSON pointer that says so.
 
-Split from ``json_schema`` (which compiles): the keywords refused outright, and keeping error
-pointers true to the caller's schema when the compiler works on an ``allOf`` it made up itself.
+Split from ``converter`` (which compiles): which keywords are annotations, refused outright or
+compiled loose, and keeping error pointers true to the caller's schema when the compiler works
+on an ``allOf`` it made up itself.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import UnsupportedSchemaError
+from ...errors import UnsupportedSchemaError
 
 __all__ = [
     "ANNOTATIONS",

@@ -20,8 +20,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UnsupportedSchemaError
-from .schema_checks import (
+from ...errors import UnsupportedSchemaError
+from .converter_protocol import Converter
+from .keywords import (
     EmptySchemaError,
     is_annotation,
     pointer_into,
@@ -29,7 +30,6 @@ from .schema_checks import (
     real_pointer,
     refuse_unsupported,
 )
-from .schema_protocol import Converter
 
 __all__ = ["all_of_expr", "any_of_expr", "apply_not", "merge_all_of", "ref_expr"]
 
