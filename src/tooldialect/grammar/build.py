@@ -42,7 +42,7 @@ from ..tools import ToolChoice, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout
 from .formats import format_rule
 from .gbnf import GbnfBuilder, optional_edges, until
-from .strict import strict_call_rules
+from .strict_form import strict_call_rules
 
 __all__ = [
     "GAP",

@@ -1,7 +1,7 @@
 """One ``CallFormat``'s grammar rule: its envelope markers around each offered tool's body.
 
-Shared by the tool grammars (``build``), their strict form (``strict``) and structured output
-(``answer``), which all sit above it.
+Shared by the tool grammars (``build``), their strict form (``strict_form``) and structured
+output (``answer``), which all sit above it.
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ from typing import Any
 
 from ...dialect.spec import ElementBody, format_template
 from ..codec import codec_for
-from ..element_nested import element_param
 from ..gbnf import literal
 from ..marker_rules import body_literal, properties_of, required_of, template_rule
 from ..schema import SchemaConverter, props_sequence
 from .base import BodyRequest
+from .element_param import element_param
 
 __all__ = ["element_body_rule"]
 

@@ -1,6 +1,7 @@
-"""Grammar for element values the spec writes other than as raw text or JSON: objects and arrays
-as child elements (``ElementBody.child``/``item``), arrays as repeated parameters
-(``repeat_arrays``) and XML-escaped strings (``xml_escape``).
+"""One element parameter's rule (``element_param``), where the body writes its value other than
+as raw text or JSON: objects and arrays as child elements (``ElementBody.child``/``item``),
+arrays as repeated parameters (``repeat_arrays``) and XML-escaped strings (``xml_escape``).
+The parser's counterpart reads these nested values back (``parse/``).
 It writes the canonical form ``render_call`` writes; the parser also reads JSON in their place.
 
 Inside child elements a string is text without ``<`` (escaped where the family escapes), other
@@ -12,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..dialect.element_values import singular, xml_escape
-from ..dialect.spec import ElementBody, format_template
-from .gbnf import literal, optional_edges
-from .schema import SchemaConverter, props_sequence
+from ...dialect.element_values import singular, xml_escape
+from ...dialect.spec import ElementBody, format_template
+from ..gbnf import literal, optional_edges
+from ..schema import SchemaConverter, props_sequence
 
 __all__ = ["element_param", "element_special_value"]
 

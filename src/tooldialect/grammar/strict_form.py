@@ -5,7 +5,7 @@ from the trigger into it. Its strict form (``ToolGrammar.strict_gbnf``) writes t
 as a forced call does (the canonical argument layout, markers exact), each starting with its
 trigger text as the lazy one does; the in-process engine switches to it once a trigger fired
 and llama.cpp accepts the capture there, so that fast-forward forces the envelope too
-(``engine.in_process.strict``).
+(``engine.in_process.strict_sampler``).
 """
 
 from __future__ import annotations
