@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from importlib import metadata as _metadata
 
-from . import verify  # noqa: F401  (installs the own-call check detection runs)
 from .apps.agent import (
     Agent,
     AgentEvent,
