@@ -13,6 +13,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 from collections import deque
@@ -22,6 +23,7 @@ from typing import Any, TextIO, TypeVar
 
 from ...errors import MCPError
 from ..function_tool import ToolResult
+from . import supervise
 from .config import MCPServerConfig
 from .convert import failure, result_from_mcp
 
@@ -99,10 +101,13 @@ class ServerConnection:
         except MCPError:
             raise
         except Exception as exc:
-            said = self._stderr.tail() if self._stderr is not None else ""
+            said, ended = "", None
+            if self._stderr is not None:
+                said, ended = self._stderr.tail(), self._stderr.ending()
             said = f"; its stderr ended with:\n{said}" if said else ""
+            why = f"{ended} (the session saw {cause(exc)})" if ended else cause(exc)
             raise MCPError(
-                f"MCP server {self.name!r} could not be started ({self._how()}): {cause(exc)}{said}"
+                f"MCP server {self.name!r} could not be started ({self._how()}): {why}{said}"
             ) from exc
 
     def _how(self) -> str:
@@ -146,8 +151,12 @@ class ServerConnection:
         if c.command is not None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
+            # through the supervisor, which tells the exit code the SDK keeps to itself
             params = StdioServerParameters(
-                command=c.command, args=list(c.args), env=dict(c.env) or None, cwd=c.cwd
+                command=sys.executable,
+                args=["-I", supervise.__file__, "--", c.command, *c.args],
+                env=dict(c.env) or None,
+                cwd=c.cwd,
             )
             self._stderr = StderrTail(self._errlog or sys.stderr)
             stack.callback(self._stderr.close_writer)
@@ -235,22 +244,31 @@ class ServerConnection:
 
 class StderrTail:
     """A stdio server's stderr: passed on to ``errlog`` as it comes, its last lines kept, so a
-    server that dies at start says why (a ``ModuleNotFoundError``, a bad path...)."""
+    server that dies at start says why (a ``ModuleNotFoundError``, a bad path...), and the
+    supervisor's exit status taken out of it."""
 
     def __init__(self, errlog: TextIO, *, lines: int = 12) -> None:
         read, write = os.pipe()
         self.writer = os.fdopen(write, "w")
         self._errlog = errlog
         self._lines: deque[str] = deque(maxlen=lines)
+        self.status: dict[str, Any] | None = None
+        """How the server ended, as the supervisor told it (``code``, maybe ``error``)."""
         self._thread = threading.Thread(target=self._pump, args=(read,), daemon=True)
         self._thread.start()
 
     def _pump(self, fd: int) -> None:
         with os.fdopen(fd, encoding="utf-8", errors="replace") as source:
             for line in source:
-                self._lines.append(line.rstrip("\n"))
+                text, status = supervise.read_mark(line)
+                if status is not None:
+                    self.status = status
+                    if not text:
+                        continue
+                    text += "\n"
+                self._lines.append(text.rstrip("\n"))
                 with contextlib.suppress(Exception):  # a closed errlog must not stop the pump
-                    self._errlog.write(line)
+                    self._errlog.write(text)
                     self._errlog.flush()
 
     def close_writer(self) -> None:
@@ -264,6 +282,25 @@ class StderrTail:
         self._thread.join(wait)
         return "\n".join(f"  {line}" for line in self._lines)
 
+    def ending(self) -> str | None:
+        """How the server ended, in words (``None`` while it runs or if it was not told)."""
+        if self.status is None:
+            return None
+        code = self.status["code"]
+        if "error" in self.status:
+            return f"it could not be run, exit code {code}: {self.status['error']}"
+        if code < 0:
+            return f"it was killed by {signal_name(-code)} (exit code {128 - code})"
+        return f"it exited with code {code}"
+
+
+def signal_name(number: int) -> str:
+    """``SIGKILL`` for 9 (the number itself where the platform has no name for it)."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
 
 def cause(exc: BaseException) -> str:
     """``Type: message`` of what really failed: the leaves of an ``ExceptionGroup`` (anyio
@@ -273,7 +310,23 @@ def cause(exc: BaseException) -> str:
         return "; ".join(cause(e) for e in leaves)
     if exc.__cause__ is not None and not str(exc):
         return cause(exc.__cause__)
-    return f"{type(exc).__name__}: {exc}"
+    said = f"{type(exc).__name__}: {exc}"
+    system = system_error(exc)
+    return f"{said} ({type(system).__name__}: {system})" if system is not None else said
+
+
+def system_error(exc: BaseException) -> OSError | None:
+    """The operating system's own error under ``exc`` (a refused connection under httpx's
+    ``ConnectError: All connection attempts failed``), when it is not ``exc`` itself."""
+    found: OSError | None = None
+    seen: set[int] = set()
+    link = exc.__cause__ or exc.__context__
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, OSError) and link.errno is not None:
+            found = link
+        link = link.__cause__ or link.__context__
+    return found if not isinstance(exc, OSError) or exc.errno is None else None
 
 
 def _listens(client: Any) -> bool:
