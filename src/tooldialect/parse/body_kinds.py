@@ -12,8 +12,7 @@ from typing import Any
 
 from ..dialect.spec import CallFormat, ElementBody, JsonBody, PythonBody, TaggedBody
 from ..errors import DialectError
-from .element_body import plan_element_body
-from .escaped import read_element_call
+from .element_body import plan_element_body, read_element_call
 from .events import Reader
 from .json_body import plan_json_body, read_json_body
 from .markers import Source

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..dialect.element_values import singular, xml_unescape
-from ..dialect.spec import ElementBody, format_template
-from .values import coerce_value, schema_types, untyped_value
+from ...dialect.element_values import singular, xml_unescape
+from ...dialect.spec import ElementBody, format_template
+from ..values import coerce_value, schema_types, untyped_value
 
 __all__ = ["NOT_NESTED", "read_nested", "read_value"]
 

@@ -1,7 +1,7 @@
 """The element-body reader (``body.kind == "element"``): one element per argument, values as raw
 text typed by the tool's schema, read leniently (indented layouts, missing value and tail closers;
 see docs/parsing.md). Where a value ends is
-``element_scan``'s business, what it means ``element_text``'s."""
+``value_end``'s business, what it means ``value_text``'s."""
 
 from __future__ import annotations
 
@@ -10,19 +10,9 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..dialect.spec import CallFormat, ElementBody, format_template
-from .element_nested import read_value
-from .element_scan import (
-    cut_short,
-    delimited_end,
-    is_indented,
-    line_end,
-    line_value_prefix,
-    value_end,
-)
-from .element_text import attribute_unescape, element_value, trim_value
-from .events import FAIL, OK, Reader, certain
-from .markers import (
+from ...dialect.spec import CallFormat, ElementBody, format_template
+from ..events import FAIL, OK, Reader, certain
+from ..markers import (
     Segment,
     Source,
     compile_template,
@@ -31,8 +21,18 @@ from .markers import (
     probe_literal,
     skip_ws,
 )
-from .plan import BodyPlan, Context, FormatPlan
-from .values import schema_types
+from ..plan import BodyPlan, Context, FormatPlan
+from ..values import schema_types
+from .nested_values import read_value
+from .value_end import (
+    cut_short,
+    delimited_end,
+    is_indented,
+    line_end,
+    line_value_prefix,
+    value_end,
+)
+from .value_text import attribute_unescape, element_value, trim_value
 
 __all__ = ["plan_element_body", "read_element_body"]
 
@@ -284,7 +284,7 @@ def _element_ends(
     at = next((i for i, seg in enumerate(param) if seg.field == "value"), -1)
     closed = at > 0 and at + 1 < len(param) and not param[at + 1].field and param[at + 1].core
     # ``{key}: {value}`` joined by a separator: a value ends at the separator before a next
-    # parameter, or at a closer (element_scan.delimited_end)
+    # parameter, or at a closer (value_end.delimited_end)
     delimited = at > 0 and at + 1 == len(param) and bool(body.param_separator)
     if not (closed or delimited):
         return (), (), ()

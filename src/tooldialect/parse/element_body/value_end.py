@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass
 
-from ..dialect.spec import format_template
-from .element_text import CDATA_CLOSE, CDATA_OPEN
-from .markers import Segment, Source, find_literal, match_template, split_literal
-from .plan import FormatPlan
+from ...dialect.spec import format_template
+from ..markers import Segment, Source, find_literal, match_template, split_literal
+from ..plan import FormatPlan
+from .value_text import CDATA_CLOSE, CDATA_OPEN
 
 __all__ = [
     "cut_short",

@@ -8,10 +8,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..dialect.element_values import xml_unescape
-from ..dialect.spec import ElementBody
-from .element_nested import NOT_NESTED, read_nested
-from .values import coerce_value
+from ...dialect.element_values import xml_unescape
+from ...dialect.spec import ElementBody
+from ..values import coerce_value
+from .nested_values import NOT_NESTED, read_nested
 
 __all__ = ["CDATA_CLOSE", "CDATA_OPEN", "attribute_unescape", "element_value", "trim_value"]
 
