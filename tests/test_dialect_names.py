@@ -1,5 +1,6 @@
-"""Dialects stay data: no family or value-codec name is compared outside ``dialect/`` and the
-codec modules (docs/architecture.md, "Where new code goes"). A branch such as
+"""Dialects stay data: no family or value-codec name is compared outside ``dialect/`` (the
+grammar's codecs take their names from ``dialect/value_codecs``; docs/architecture.md, "Where
+new code goes"). A branch such as
 ``if spec.id == "gemma4"`` or ``body.value_codec == "python"`` in the grammar or the parser
 fails here; what differs between dialects is a spec field, a codec's method or a body kind's
 registered grammar and reader.
@@ -17,8 +18,8 @@ from tooldialect.dialect.value_codecs import value_codec_names
 from tooldialect.grammar.codec import codec_names
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tooldialect"
-ALLOWED = ("dialect/", "grammar/codec.py")
-"""Where a name may be spelled in a comparison: the dialects and codecs themselves."""
+ALLOWED = ("dialect/",)
+"""Where a name may be spelled in a comparison: the dialects and their value codecs."""
 
 
 def names() -> frozenset[str]:

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
-from tooldialect.dialect.spec import JsonBody
+from tooldialect.dialect.spec import JsonBody, TaggedBody
+from tooldialect.grammar.bodies import BodyRequest, register_body_grammar
+from tooldialect.grammar.bodies.tagged import tagged_body_rule
 from tooldialect.grammar.build import build_grammar
 from tooldialect.grammar.forced import GbnfAutomaton
 
@@ -142,3 +144,33 @@ def test_only_json_envelopes_get_indented_layouts() -> None:
             isinstance(f.body, JsonBody) and f.effective_triggers() for f in spec.formats
         )
         assert ("-i2" in grammar.strict_gbnf) == indented, spec_id
+
+
+def test_a_body_kind_registers_the_layouts_its_strict_envelope_offers() -> None:
+    """The strict form asks the body-kind registry, not the body's class, which envelope
+    layouts to offer: a kind registered with an indent is built with it too, one registered
+    without in the exact layout only."""
+    spec_id = next(
+        s
+        for s in SPECS
+        if any(
+            isinstance(f.body, TaggedBody) and f.effective_triggers()
+            for f in get_builtin(s).formats
+        )
+    )
+    asked: list[int | None] = []
+
+    def recording(req: BodyRequest, body: TaggedBody) -> str:
+        asked.append(req.indent)
+        return tagged_body_rule(req, body)
+
+    register_body_grammar(TaggedBody, recording)
+    try:
+        assert grammars(spec_id).strict_gbnf
+        assert set(asked) == {None}
+        asked.clear()
+        register_body_grammar(TaggedBody, recording, strict_indents=(None, 3))
+        assert grammars(spec_id).strict_gbnf
+    finally:
+        register_body_grammar(TaggedBody, tagged_body_rule)
+    assert set(asked) == {None, 3}

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from ..dialect.value_codecs import TOKEN_QUOTE, encode_python_value
+from ..dialect.value_codecs import BareKeyCodec as BareKeyValueCodec
+from ..dialect.value_codecs import PythonCodec as PythonValueCodec
 from ..dialect.value_codecs.bare_key import encode_bare_key_value
 from .gbnf import GbnfBuilder, literal, until
 from .key_syntax import (
@@ -205,7 +207,8 @@ class JsonInStringCodec(Codec):
 class PythonCodec(Codec):
     """Python literals: either quote, ``True``/``False``/``None``."""
 
-    name: ClassVar[str] = "python"
+    name: ClassVar[str] = PythonValueCodec.name
+    aliases: ClassVar[tuple[str, ...]] = PythonValueCodec.aliases
 
     def encode(self, value: Any) -> str:
         return encode_python_value(value)
@@ -231,10 +234,10 @@ class PythonCodec(Codec):
 @dataclass(frozen=True)
 class BareKeyCodec(Codec):
     """Bare keys, strings between ``string_quote`` tokens, no spaces (``{k:<|"|>v<|"|>,n:1}``);
-    ``gemma4`` was its name before."""
+    its name and older names are the value codec's (``dialect/value_codecs/bare_key.py``)."""
 
-    name: ClassVar[str] = "bare-key"
-    aliases: ClassVar[tuple[str, ...]] = ("gemma4",)
+    name: ClassVar[str] = BareKeyValueCodec.name
+    aliases: ClassVar[tuple[str, ...]] = BareKeyValueCodec.aliases
     bare_keys: ClassVar[bool] = True
     canonical_space: ClassVar[str] = ""
 

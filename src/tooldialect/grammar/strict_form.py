@@ -10,28 +10,23 @@ and llama.cpp accepts the capture there, so that fast-forward forces the envelop
 
 from __future__ import annotations
 
-from ..dialect.spec import DialectSpec, JsonBody
+from ..dialect.spec import DialectSpec
 from ..tools import ToolDef
+from .bodies import strict_indents_for
 from .formats import format_rule
 from .gbnf import GbnfBuilder
 
-__all__ = ["STRICT_INDENTS", "strict_call_rules"]
-
-STRICT_INDENTS: tuple[int | None, ...] = (None, 2, 4)
-"""Layouts of a JSON call's envelope in a lazy grammar's strict form: ``json.dumps``'s compact
-one (``{"name": "f", "arguments": {...}}``, as ``render_call`` writes it) and its ``indent=2`` /
-``indent=4`` ones (``{\\n  "name": "f",\\n  "arguments": {...}\\n}``), which models write
-under ``auto`` (Qwen2.5 in a fenced block). All are alternatives: the text the model writes
-picks one, and from there the envelope is forced."""
+__all__ = ["strict_call_rules"]
 
 
 def strict_call_rules(
     spec: DialectSpec, tools: list[ToolDef], *, parallel: bool
 ) -> tuple[str, str] | None:
     """``(gbnf, root)`` of a lazy grammar's strict form: every format that has a trigger, in
-    the canonical argument layout with the exact envelope of a forced call (a JSON body in each
-    of :data:`STRICT_INDENTS`), each starting with its trigger text as the lazy one does.
-    ``None`` when no format has a trigger."""
+    the canonical argument layout with the exact envelope of a forced call (in each layout its
+    body kind registers, ``bodies.strict_indents_for``: a JSON body compact and indented), each
+    starting with its trigger text as the lazy one does. ``None`` when no format has a
+    trigger."""
     b = GbnfBuilder()
     root = b.name("strict")
     alts = []
@@ -41,8 +36,7 @@ def strict_call_rules(
         # the capture starts at the trigger, after the first marker's leading whitespace
         first = "section_open" if fmt.section_open else "call_open"
         fmt = fmt.model_copy(update={first: getattr(fmt, first).lstrip()})
-        indents = STRICT_INDENTS if isinstance(fmt.body, JsonBody) else (None,)
-        for indent in indents:
+        for indent in strict_indents_for(fmt.body):
             alts.append(
                 format_rule(
                     b,

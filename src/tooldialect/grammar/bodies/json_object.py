@@ -13,7 +13,14 @@ from ..marker_rules import id_rule
 from ..schema import SchemaConverter
 from .base import BodyRequest
 
-__all__ = ["json_body_rule"]
+__all__ = ["JSON_STRICT_INDENTS", "json_body_rule"]
+
+JSON_STRICT_INDENTS: tuple[int | None, ...] = (None, 2, 4)
+"""Layouts of a JSON call's envelope in a lazy grammar's strict form: ``json.dumps``'s compact
+one (``{"name": "f", "arguments": {...}}``, as ``render_call`` writes it) and its ``indent=2`` /
+``indent=4`` ones (``{\\n  "name": "f",\\n  "arguments": {...}\\n}``), which models write
+under ``auto`` (Qwen2.5 in a fenced block). All are alternatives: the text the model writes
+picks one, and from there the envelope is forced."""
 
 
 def json_body_rule(req: BodyRequest, body: JsonBody) -> str:
