@@ -178,7 +178,7 @@ class MessageHeaders(SpecModel):
     the ``channel`` prefix and a word, any other special token and a word (a constraint such as
     ``<|constrain|>json``) or a bare word after them (`` json``), up to ``body_open``. The body
     runs to one of ``ends``, to the next ``start`` or to the end of the text (see
-    ``parse/messages.py`` and docs/parsing.md for how each message is routed)."""
+    ``parse/header_messages.py`` and docs/parsing.md for how each message is routed)."""
 
     start: str = Field(min_length=1)
     """What opens an assistant message (``<|start|>assistant``): the generation prompt ends with
@@ -262,8 +262,8 @@ class DialectSpec(SpecModel):
     grammars then allow one call and parsers read one."""
     messages: MessageHeaders | None = None
     """Set for a family whose replies are header-addressed messages (harmony): the parser reads
-    the reply message by message (``parse/messages.py``); ``formats`` still say how a call is
-    written (grammars, ``render_call``)."""
+    the reply message by message (``parse/header_messages.py``); ``formats`` still say how a call
+    is written (grammars, ``render_call``)."""
     forcible: bool = True
     """Whether ``tool_choice="required"``/named can be enforced by a grammar."""
     unforcible_reason: str = ""

@@ -35,8 +35,8 @@ from .calls import (
     read_emission,
 )
 from .events import Text
+from .header_messages import FormatReader, MessageParser
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
-from .messages import FormatReader, MessageParser
 from .result import ParsedOutput, finished_call
 from .stream_plan import CALL as _CALL
 from .stream_plan import CLOSE as _CLOSE

@@ -370,8 +370,8 @@ def gpt_oss() -> DialectSpec:
     with ``<|constrain|>json``, `` json`` or nothing; a recipient without ``functions.`` that
     names an offered tool. Content headers (final, commentary, ``to=assistant``, a content
     type) are stripped (``_harmony_framing``).
-    The parser reads replies by ``messages`` (``parse/messages.py``): each header as tokens in any
-    order; a message to a built-in recipient that is no offered tool (``browser.search``,
+    The parser reads replies by ``messages`` (``parse/header_messages.py``): each header as tokens
+    in any order; a message to a built-in recipient that is no offered tool (``browser.search``,
     ``container.exec``, ``python``) is the model's own tool use and goes to reasoning. The
     variants above stay for the grammar builder and the inner parse of a call's body."""
     canonical = _harmony_canonical()
