@@ -15,7 +15,7 @@ import pytest
 from bench.corpus import CORPUS
 
 from tooldialect.conformance import check_template, conversation
-from tooldialect.dialect.derive_render import ProbeRenderer
+from tooldialect.dialect.derive import ProbeRenderer
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.errors import ToolSpecError
 from tooldialect.frontend.render import render_prompt

@@ -22,9 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .dialect import derive, detect, ports
-from .dialect.derive_probe import header_rest
-from .dialect.derive_render import ProbeRenderer
-from .dialect.derive_text import common_prefix, diff_affixes, is_marker, lex
+from .dialect.derive import ProbeRenderer, common_prefix, diff_affixes, header_rest, is_marker, lex
 from .dialect.element_values import json_type
 from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary

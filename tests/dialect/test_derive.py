@@ -19,8 +19,13 @@ from typing import Any
 import pytest
 
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
-from tooldialect.dialect.derive import PROBE_NAME, PROBE_RICH_ARGS
-from tooldialect.dialect.derive_text import diff_affixes, lex, split_repeat
+from tooldialect.dialect.derive import (
+    PROBE_NAME,
+    PROBE_RICH_ARGS,
+    diff_affixes,
+    lex,
+    split_repeat,
+)
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import parse_output
 from tooldialect.verify import derive_dialect

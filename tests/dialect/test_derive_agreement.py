@@ -25,9 +25,14 @@ from typing import Any
 
 import pytest
 
-from tooldialect.dialect.derive_probe import header_rest
-from tooldialect.dialect.derive_render import ProbeRenderer
-from tooldialect.dialect.derive_text import common_prefix, diff_affixes, is_marker, lex
+from tooldialect.dialect.derive import (
+    ProbeRenderer,
+    common_prefix,
+    diff_affixes,
+    header_rest,
+    is_marker,
+    lex,
+)
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.verify import derive_dialect
@@ -55,7 +60,7 @@ VENDORED_MISSES: dict[str, str] = {
 INVENTED_MISSES: dict[str, str] = {
     "instructions-only.jinja": (
         "the template never renders a past call: its spec is read off the tool instructions "
-        "(derive_instructions), so there is no own call to read back"
+        "(dialect.derive.instructions), so there is no own call to read back"
     ),
     **{
         name: "the template never renders a past call: its spec is read off the call example "

@@ -19,9 +19,13 @@ from ..errors import TemplateError
 from ..prompt.template import ChatTemplate
 from . import ports
 from .builtins import THINK, builtin_signatures, get_builtin
-from .derive import derive_dialect, template_reasoning
-from .derive_checks import reads_no_probe_call
-from .derive_instructions import INSTRUCTIONS_FAMILY, reads_instruction_example
+from .derive import (
+    INSTRUCTIONS_FAMILY,
+    derive_dialect,
+    reads_instruction_example,
+    reads_no_probe_call,
+    template_reasoning,
+)
 from .spec import DialectSpec, ReasoningMarkers
 from .vocabulary import Vocabulary, fit_to_vocabulary, hinted_builtins
 

@@ -12,9 +12,12 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..errors import DialectError
-from . import ports
-from .derive_probe import (
+from ...errors import DialectError
+from .. import ports
+from ..spec import DialectSpec, ElementBody, JsonBody, PythonBody
+from ..value_codecs import value_codec
+from .probe_renderer import ProbeRenderer
+from .probes import (
     PLAIN,
     PROBE_ARGS,
     PROBE_IDS,
@@ -32,9 +35,6 @@ from .derive_probe import (
     render_probe,
     strip_empty_reasoning,
 )
-from .derive_render import ProbeRenderer
-from .spec import DialectSpec, ElementBody, JsonBody, PythonBody
-from .value_codecs import value_codec
 
 __all__ = ["ProbeMiss", "reads_no_probe_call", "validate"]
 

@@ -12,8 +12,8 @@ only returned once it round-trips: ``render_call`` must reproduce the template's
 probe call (modulo whitespace) and the parser must read the probe back.
 
 This module reads the spec off the renders. The probe conversations, their sentinels and the
-region of a render that holds the call are in ``derive_probe.py``; the checks a derived spec must
-pass before it is returned are in ``derive_checks.py``.
+region of a render that holds the call are in ``probes.py``; the checks a derived spec must
+pass before it is returned are in ``acceptance.py``.
 """
 
 from __future__ import annotations
@@ -23,11 +23,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .derive_body import Found, IdMode, find_body
-from .derive_checks import validate
-from .derive_instructions import derive_from_instructions, instruction_spelling
-from .derive_messages import with_messages
-from .derive_probe import (
+from ..element_values import json_type
+from ..families.common import THINK
+from ..ports import CallReader
+from ..spec import (
+    Body,
+    CallFormat,
+    DialectSpec,
+    ElementBody,
+    IdFormat,
+    JsonBody,
+    PythonBody,
+    ReasoningMarkers,
+    TaggedBody,
+    Trigger,
+)
+from .acceptance import validate
+from .body_shapes import Found, IdMode, find_body
+from .instructions import derive_from_instructions, instruction_spelling
+from .lexemes import (
+    HOLE,
+    common_prefix,
+    is_marker,
+    leading_word,
+    lex,
+    split_repeat,
+    trailing_word,
+)
+from .message_headers import with_messages
+from .probe_renderer import ProbeRenderer
+from .probes import (
     OPENAI_ID,
     PLAIN,
     PROBE_ARGS,
@@ -44,40 +69,9 @@ from .derive_probe import (
     strip_empty_reasoning,
     writes_id_for_name,
 )
-from .derive_render import ProbeRenderer
-from .derive_text import (
-    HOLE,
-    common_prefix,
-    is_marker,
-    leading_word,
-    lex,
-    split_repeat,
-    trailing_word,
-)
-from .derive_values import learn_values
-from .element_values import json_type
-from .families.common import THINK
-from .ports import CallReader
-from .spec import (
-    Body,
-    CallFormat,
-    DialectSpec,
-    ElementBody,
-    IdFormat,
-    JsonBody,
-    PythonBody,
-    ReasoningMarkers,
-    TaggedBody,
-    Trigger,
-)
+from .value_layout import learn_values
 
-__all__ = [
-    "PROBE_ARGS",
-    "PROBE_NAME",
-    "PROBE_RICH_ARGS",
-    "derive_dialect",
-    "template_reasoning",
-]
+__all__ = ["content_wrapper", "derive_dialect", "template_reasoning"]
 
 
 def derive_dialect(

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .derive_text import HOLE, is_marker, lex, split_repeat
-from .spec import TOKEN_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedBody
-from .value_codecs import value_codec
+from ..spec import TOKEN_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedBody
+from ..value_codecs import value_codec
+from .lexemes import HOLE, is_marker, lex, split_repeat
 
 __all__ = ["Found", "IdMode", "escape", "find_body"]
 

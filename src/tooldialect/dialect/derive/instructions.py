@@ -27,12 +27,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from . import ports
-from .derive_probe import PROBE_NAME, PROBE_RICH_ARGS, RICH_TOOLS, TOOLS
-from .derive_render import ProbeRenderer
-from .derive_text import is_marker, lex
-from .families.common import THINK
-from .spec import CallFormat, DialectSpec, ElementBody, JsonBody, PythonBody
+from .. import ports
+from ..families.common import THINK
+from ..spec import CallFormat, DialectSpec, ElementBody, JsonBody, PythonBody
+from .lexemes import is_marker, lex
+from .probe_renderer import ProbeRenderer
+from .probes import PROBE_NAME, PROBE_RICH_ARGS, RICH_TOOLS, TOOLS
 
 __all__ = [
     "INSTRUCTIONS_FAMILY",

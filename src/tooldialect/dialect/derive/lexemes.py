@@ -14,10 +14,13 @@ from collections.abc import Sequence
 __all__ = [
     "HOLE",
     "Repeat",
+    "common_prefix",
     "diff_affixes",
     "is_marker",
+    "leading_word",
     "lex",
     "split_repeat",
+    "trailing_word",
 ]
 
 HOLE = "\x00"

@@ -21,9 +21,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .bodies import render_body
-from .derive_checks import validate
-from .derive_probe import (
+from ..bodies import render_body
+from ..ports import CallReader
+from ..spec import DialectSpec, MessageHeaders
+from .acceptance import validate
+from .lexemes import is_marker, lex
+from .probes import (
     PLAIN,
     PROBE_NAME,
     THINK_TEXT,
@@ -33,9 +36,6 @@ from .derive_probe import (
     probe_call,
     render_probe,
 )
-from .derive_text import is_marker, lex
-from .ports import CallReader
-from .spec import DialectSpec, MessageHeaders
 
 __all__ = ["with_messages"]
 

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..errors import RenderBudgetError
-from ..prompt.conventions import conventional_variables
-from ..prompt.template import ChatTemplate
+from ...errors import RenderBudgetError
+from ...prompt.conventions import conventional_variables
+from ...prompt.template import ChatTemplate
 
 __all__ = ["ProbeRenderer", "name_ids"]
 

@@ -1,6 +1,6 @@
 """The probe conversations derivation renders, and the region of a render that holds the call.
 
-``derive.py`` reads a spec off these renders; ``derive_checks.py`` checks the spec against them.
+``assembly.py`` reads a spec off these renders; ``acceptance.py`` checks the spec against them.
 Sentinels: a function ``zz_probe_fn`` called with arguments whose keys and values no template
 writes by itself, ids of nine alphanumerics, and plain, user and system texts of the same kind.
 """
@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .derive_render import ProbeRenderer
-from .derive_text import common_prefix, is_marker, lex
-from .spec import ReasoningMarkers
+from ..spec import ReasoningMarkers
+from .lexemes import common_prefix, is_marker, lex
+from .probe_renderer import ProbeRenderer
 
 __all__ = [
     "OPENAI_ID",

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .bodies import render_body
-from .derive_body import escape
-from .derive_probe import (
+from ..bodies import render_body
+from ..element_values import xml_escape
+from ..spec import ElementBody, format_template
+from .body_shapes import escape
+from .probes import (
     PROBE_NAME,
     PROBE_RICH_ARGS,
     Probe,
@@ -19,8 +21,6 @@ from .derive_probe import (
     probe_call,
     render_probe,
 )
-from .element_values import xml_escape
-from .spec import ElementBody, format_template
 
 __all__ = ["learn_values"]
 
