@@ -94,9 +94,10 @@ def cache_dir() -> Path:
 
 
 def model_path(key: str = "qwen") -> str:
-    """Where test model ``key`` (``qwen``, ``smollm2``, ``gemma3``, ``qwen15``) lives once fetched, as a
-    string for ``Llama(model_path=...)``. Raises ``ToolSpecError`` for an unknown key; a file
-    not fetched yet is the caller's to find (``make demo`` or ``scripts/fetch_models.py``)."""
+    """Where test model ``key`` (``qwen``, ``smollm2``, ``gemma3``, ``qwen15``) lives once
+    fetched, as a string for ``Llama(model_path=...)``. Raises ``ToolSpecError`` for an unknown
+    key; a file not fetched yet is the caller's to find (``make demo`` or
+    ``scripts/fetch_models.py``)."""
     source = MODELS.get(key)
     if source is None:
         raise ToolSpecError(f"unknown test model {key!r}; choose from {sorted(MODELS)}")
