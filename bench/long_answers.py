@@ -259,7 +259,7 @@ def sampler_scan(
     from bench.common import model_path
     from tooldialect import DialectSpec, build_grammar
     from tooldialect.engine.in_process.sampling import GrammarSampler
-    from tooldialect.engine.in_process.triggers import WatchedGrammar
+    from tooldialect.engine.in_process.watched_grammar import WatchedGrammar
 
     with quiet_stderr():
         llama = Llama(str(model_path(model)), vocab_only=True, verbose=False)
@@ -364,8 +364,8 @@ def doc_section(result: dict[str, Any]) -> str:
         "",
         "`bench/long_answers.py`. llama.cpp's lazy sampler runs its full-match trigger patterns "
         "over the whole generated text after every token; the engine now watches patterns of "
-        "the searchable shapes itself (`engine/in_process/triggers.py`), on the tail that can "
-        "still complete a trigger. Cost per token of the grammar's work (`allows` + `accept`) "
+        "the searchable shapes itself (`engine/in_process/watched_grammar.py`), on the tail that "
+        "can still complete a trigger. Cost per token of the grammar's work (`allows` + `accept`) "
         "over prose that never triggers, by quarter of the answer, native scan and watched "
         "interleaved in one run (vocab-only load, no decode). Target: flat (last quarter at "
         f"most {FLAT}x the first). The machine was loaded by other engineers during these "

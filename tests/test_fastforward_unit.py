@@ -188,7 +188,7 @@ class SwitchingSampler(FakeSampler):
     def accept(self, token: int) -> None:
         super().accept(token)
         if self.switch and token == tok("<call>") and self.switched is None:
-            from tooldialect.engine.in_process.strict import StrictGrammar, StrictSwitch
+            from tooldialect.engine.in_process.strict_sampler import StrictGrammar, StrictSwitch
 
             self.switched = StrictSwitch(StrictGrammar(STRICT, "strict"), "<call>")
 

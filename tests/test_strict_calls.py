@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from tooldialect import ToolChatHandler
-from tooldialect.engine.in_process import LlamaCppEngine, triggers
+from tooldialect.engine.in_process import LlamaCppEngine, watched_grammar
 from tooldialect.engine.in_process.generate import decoder_for
-from tooldialect.engine.in_process.strict import seed_strict, strict_of
+from tooldialect.engine.in_process.strict_sampler import seed_strict, strict_of
 
 pytestmark = pytest.mark.model
 
@@ -45,7 +45,7 @@ def vocab_llama(smollm2_path: Path) -> Any:
 
 def watched(llama: Any, grammar: Any) -> Any:
     engine = decoder_for(llama)
-    return triggers.WatchedGrammar.create(
+    return watched_grammar.WatchedGrammar.create(
         llama._model.vocab,
         grammar,
         trigger_tokens=[],

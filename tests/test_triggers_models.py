@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from tooldialect.engine.in_process import triggers
+from tooldialect.engine.in_process import watched_grammar
 from tooldialect.engine.in_process.sampling import GrammarSampler
 
 pytestmark = pytest.mark.model
@@ -55,7 +55,7 @@ def test_an_armed_reply_is_the_same_watched_and_native(
     smollm2_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[str] = []
-    original = triggers.WatchedGrammar.create
+    original = watched_grammar.WatchedGrammar.create
 
     # the watch alone is compared with llama.cpp's scan: the switch to the strict form after the
     # trigger (which only the watched sampler makes) has its own tests (test_strict_calls)
@@ -65,7 +65,7 @@ def test_an_armed_reply_is_the_same_watched_and_native(
         made.append(type(sampler).__name__)
         return sampler
 
-    monkeypatch.setattr(triggers.WatchedGrammar, "create", counting)
+    monkeypatch.setattr(watched_grammar.WatchedGrammar, "create", counting)
     watched = _reply(smollm2_path)
     assert made and made[-1] == "WatchedGrammar", made  # the patterns were watched here
 
@@ -74,7 +74,7 @@ def test_an_armed_reply_is_the_same_watched_and_native(
         kwargs.pop("strict", None)
         return GrammarSampler(vocab, grammar, **kwargs)
 
-    monkeypatch.setattr(triggers.WatchedGrammar, "create", native)
+    monkeypatch.setattr(watched_grammar.WatchedGrammar, "create", native)
     plain = _reply(smollm2_path)
     assert plain.get("tool_calls") == watched.get("tool_calls")
     assert plain.get("content") == watched.get("content")
@@ -134,10 +134,10 @@ def test_watched_sampler_allows_what_llama_cpps_scan_allows(vocab_llama: Any) ->
         tokens = vocab_llama.tokenize(text.encode(), add_bos=False, special=True)
         vocab = vocab_llama._model.vocab
         native = GrammarSampler(vocab, grammar, trigger_patterns=patterns)
-        ours = triggers.WatchedGrammar.create(
+        ours = watched_grammar.WatchedGrammar.create(
             vocab, grammar, trigger_tokens=[], trigger_patterns=patterns, piece=piece
         )
-        watched += isinstance(ours, triggers.WatchedGrammar)
+        watched += isinstance(ours, watched_grammar.WatchedGrammar)
         want = _decisions(native, tokens, probes)
         assert _decisions(ours, tokens, probes) == want, sid
         armed += any(not all(row) for row in want)

@@ -53,7 +53,7 @@ class ServerClient:
     file of a server we launched (or that ``/props`` names on this machine), else probed through
     the server's ``/tokenize`` (``engine.llama_server.vocab``). ``strict_switch``: once a lazy
     trigger fired, go on in a second request under the grammar's strict form
-    (``engine.llama_server.strict``; off by default: without fast-forward it does not pay).
+    (``engine.llama_server.strict_switch``; off by default: without fast-forward it does not pay).
     """
 
     def __init__(

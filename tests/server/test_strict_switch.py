@@ -15,7 +15,7 @@ from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, Triggers
 from tooldialect.engine.llama_server.engine import LlamaServerEngine, completion_body
 from tooldialect.engine.llama_server.pool import ServerPool
-from tooldialect.engine.llama_server.strict import SwitchWatch
+from tooldialect.engine.llama_server.strict_switch import SwitchWatch
 from tooldialect.grammar import build_grammar
 from tooldialect.grammar.forced import GbnfAutomaton, continuation_gbnf
 

@@ -10,8 +10,8 @@ new occurrence must end in the newest piece (none existed before), so only the l
 characters can still complete one: :class:`TriggerWatch` searches just that tail.
 
 Engine-neutral (text in, where the capture starts out): the in-process engine's
-``WatchedGrammar`` (``in_process.triggers``) and the server engine's strict switch
-(``llama_server.strict``) both watch with it.
+``WatchedGrammar`` (``in_process.watched_grammar``) and the server engine's strict switch
+(``llama_server.strict_switch``) both watch with it.
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
+from ..trigger_watch import TriggerWatch
 from .added import AddedTokens
-from .strict import StrictSwitch
-from .triggers import TriggerWatch
+from .strict_sampler import StrictSwitch
 
 if TYPE_CHECKING:
     from ..base import GrammarLike

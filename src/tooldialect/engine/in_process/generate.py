@@ -44,8 +44,8 @@ from .sampling import (
     draw_seed,
 )
 from .stats import LlamaCppStats
-from .strict import strict_of
-from .triggers import WatchedGrammar
+from .strict_sampler import strict_of
+from .watched_grammar import WatchedGrammar
 
 __all__ = ["DEFAULT_DRAFTS", "AddedTokens", "LlamaDecoder", "decoder_for"]
 

@@ -1,13 +1,8 @@
-"""Lazy-grammar triggers detected incrementally, instead of llama.cpp's scan of the whole text.
+"""``WatchedGrammar``: llama.cpp's lazy grammar sampler with its trigger patterns watched here.
 
-While a lazy grammar awaits its trigger, llama.cpp appends every token's piece to a buffer and
-runs each trigger pattern as a full match over the whole buffer (``std::regex_match``): the cost
-per token grows with the answer, so a long prose answer is quadratic. Most trigger patterns the
-grammar builder writes have the shape ``^[\\s\\S]*?(CORE)[\\s\\S]*`` with a ``CORE`` of bounded
-width; for those a full match of the buffer is the same as finding ``CORE`` anywhere in it, the
-capture starting at the leftmost occurrence (the lazy prefix tries shorter prefixes first). A
-new occurrence must end in the newest piece (none existed before), so only the last ``width``
-characters can still complete one: ``engine.triggers.TriggerWatch`` searches just that tail.
+llama.cpp runs every trigger pattern as a full match over the whole generated text after each
+token, so a long prose answer costs quadratic time; ``engine.trigger_watch.TriggerWatch`` finds
+the same capture searching only the tail that can still complete one.
 
 :class:`WatchedGrammar` gives llama.cpp only the trigger tokens and watches the patterns itself.
 When one completes it builds a sampler lazy on that one pattern and replays the tokens from the
@@ -15,7 +10,7 @@ one where the capture starts: llama.cpp then captures exactly what it would have
 the grammar the same way (so whatever the trigger captures, the grammar still accepts). It is used
 only when every pattern has the searchable shape; otherwise llama.cpp scans as before. Given the
 grammar's strict form, it watches trigger tokens too, and once a trigger fired it switches to the
-strict form where llama.cpp accepts the capture there (``strict``), else replays as above.
+strict form where llama.cpp accepts the capture there (``strict_sampler``), else replays as above.
 """
 
 from __future__ import annotations
@@ -24,11 +19,11 @@ import codecs
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..triggers import TriggerWatch, searchable_core
+from ..trigger_watch import TriggerWatch
 from .sampling import GrammarLike, GrammarSampler
-from .strict import StrictGrammar, StrictSwitch, seed_strict
+from .strict_sampler import StrictGrammar, StrictSwitch, seed_strict
 
-__all__ = ["TriggerWatch", "WatchedGrammar", "searchable_core"]
+__all__ = ["WatchedGrammar"]
 
 
 class WatchedGrammar(GrammarSampler):

@@ -20,7 +20,7 @@ from ...errors import ContextOverflowError, ServerError, ToolSpecError
 from ..base import Generation, GenerationRequest, GenerationResult, Triggers
 from .http import HttpStatusError, Unreachable, open_post, read_json, read_sse
 from .pool import Backend, ServerPool
-from .strict import Continuation, SwitchWatch
+from .strict_switch import Continuation, SwitchWatch
 
 __all__ = ["LlamaServerEngine", "completion_body", "server_adds_bos"]
 

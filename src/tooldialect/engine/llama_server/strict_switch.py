@@ -1,10 +1,10 @@
 """The strict switch on llama-server: once a lazy trigger fired, the call goes on under the
 grammar's strict form (``ToolGrammar.strict_gbnf``), as the in-process engine does
-(``engine.in_process.strict``), as decoding only.
+(``engine.in_process.strict_sampler``), as decoding only.
 
 A server's grammar state cannot be handed over, and its lazy grammar never switches. So the
 client watches the streamed text for the same triggers (``engine.base.Triggers``, llama.cpp's
-rule: ``engine.triggers.TriggerWatch``); when one completes, it asks whether the
+rule: ``engine.trigger_watch.TriggerWatch``); when one completes, it asks whether the
 strict form accepts the captured text (``grammar.forced.continuation_gbnf``: the automaton's
 parse stacks after the capture, written back as GBNF). If it does, the stream is cancelled and a
 second request goes on from the prompt plus the token ids generated so far (the server's KV cache
@@ -34,7 +34,7 @@ from typing import Any
 
 from ...grammar.forced import continuation_gbnf
 from ..base import GenerationRequest
-from ..triggers import TriggerWatch
+from ..trigger_watch import TriggerWatch
 
 __all__ = ["Continuation", "SwitchWatch"]
 
