@@ -49,14 +49,7 @@ ALLOWED_UPWARD: set[tuple[str, str]] = set()
 """(importer, imported) pairs still pointing up."""
 ALLOWED_CYCLE_EDGES: set[tuple[str, str]] = set()
 """Import-time edges allowed to close a cycle."""
-ALLOWED_LAZY_CYCLE_EDGES: dict[tuple[str, str], str] = {
-    ("tooldialect.dialect.spec", "tooldialect.dialect.builtins"): (
-        "DialectSpec.builtin(name), public API (README's table), looks the name up in the "
-        "catalogue whose families build DialectSpecs. Breaking it means replacing the classmethod "
-        "by dialect.get_builtin at ~70 call sites (tests, bench, README): a public API change "
-        "left to decide (issue 30 s4)"
-    ),
-}
+ALLOWED_LAZY_CYCLE_EDGES: dict[tuple[str, str], str] = {}
 """Edges inside a function or under ``TYPE_CHECKING`` allowed to close a cycle, with why. A cycle
 hidden so is still one: a reader of either module needs the other first, and the lazy import
 only moves the failure from import time to the first call."""

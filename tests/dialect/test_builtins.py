@@ -141,6 +141,8 @@ def test_one_call_families() -> None:
 def test_unknown_builtin_lists_valid_names() -> None:
     with pytest.raises(DialectError, match=r"unknown dialect 'nope'.*hermes.*qwen3-coder"):
         get_builtin("nope")
+    with pytest.raises(DialectError, match=r"unknown dialect 'nope'.*hermes.*qwen3-coder"):
+        DialectSpec.builtin("nope")
     assert DialectSpec.builtin("hermes") is get_builtin("hermes")
 
 

@@ -1,5 +1,8 @@
 """Dialects: the spec (data), the builtin registry, detection, derivation and polyfills.
 
+Importing this package (which importing any of its modules does first) loads every builtin family
+(``builtins``), so the catalogue ``DialectSpec.builtin`` reads (``spec.builtin_spec``) is full.
+
 Detection and derivation take the checks they run (``dialect.ports``) as arguments;
 ``tooldialect.detect_dialect`` (``tooldialect.verify``) passes the real ones."""
 

@@ -1,7 +1,9 @@
 """The registry builtin dialects register into: signatures, priorities, lookup by name.
 
 Families (``dialect/families/``) import this module to register their specs; ``builtins.py``
-imports the families. Nothing here imports a family, so there is no import cycle.
+imports the families. Nothing here imports a family, so there is no import cycle. The name ->
+factory table itself lives in ``spec.py``, so that ``DialectSpec.builtin`` needs nothing above
+it; this module adds what detection needs of each builtin, its signatures and priority.
 """
 
 from __future__ import annotations
@@ -10,8 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
-from ..errors import DialectError
-from .spec import DialectSpec
+from .spec import DialectSpec, SpecFactory, add_builtin, builtin_names, builtin_spec
 
 __all__ = [
     "Signature",
@@ -21,8 +22,6 @@ __all__ = [
     "builtin_signatures",
     "get_builtin",
 ]
-
-SpecFactory = Callable[[], DialectSpec]
 
 
 @dataclass(frozen=True)
@@ -41,25 +40,17 @@ class Signature:
 
 @dataclass(frozen=True)
 class _Entry:
-    factory: SpecFactory
     signatures: tuple[Signature, ...] = field(default=())
     priority: int = 0
     order: int = 0
 
 
 _REGISTRY: dict[str, _Entry] = {}
-_CACHE: dict[str, DialectSpec] = {}
 
 
 def _register(fn: SpecFactory, signatures: Sequence[Signature], priority: int) -> SpecFactory:
-    spec = fn()
-    if spec.id in _REGISTRY:
-        raise DialectError(f"duplicate builtin dialect id {spec.id!r}")
-    if spec.origin not in ("builtin", "polyfill"):
-        raise DialectError(
-            f"builtin {spec.id!r} must have origin 'builtin' or 'polyfill', got {spec.origin!r}"
-        )
-    _REGISTRY[spec.id] = _Entry(fn, tuple(signatures), priority, len(_REGISTRY))
+    spec = add_builtin(fn)
+    _REGISTRY[spec.id] = _Entry(tuple(signatures), priority, len(_REGISTRY))
     return fn
 
 
@@ -90,18 +81,12 @@ def builtin(
 
 def builtin_dialects() -> list[str]:
     """Names of all builtin dialects, sorted."""
-    return sorted(_REGISTRY)
+    return builtin_names()
 
 
 def get_builtin(name: str) -> DialectSpec:
-    """The builtin spec ``name``; the error lists the valid names."""
-    if name not in _REGISTRY:
-        raise DialectError(
-            f"unknown dialect {name!r}; builtin dialects are: {', '.join(builtin_dialects())}"
-        )
-    if name not in _CACHE:
-        _CACHE[name] = _REGISTRY[name].factory()
-    return _CACHE[name]
+    """The builtin spec ``name`` (``DialectSpec.builtin``); the error lists the valid names."""
+    return builtin_spec(name)
 
 
 def builtin_signatures() -> list[tuple[str, tuple[Signature, ...]]]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import Field
@@ -52,8 +52,12 @@ __all__ = [
     "Polyfill",
     "PythonBody",
     "ReasoningMarkers",
+    "SpecFactory",
     "TaggedBody",
     "Trigger",
+    "add_builtin",
+    "builtin_names",
+    "builtin_spec",
     "encode_python_value",
     "format_template",
     "new_call_id",
@@ -277,9 +281,7 @@ class DialectSpec(SpecModel):
     @classmethod
     def builtin(cls, name: str) -> DialectSpec:
         """The builtin dialect called ``name``; raises ``DialectError`` listing the valid names."""
-        from .builtins import get_builtin
-
-        return get_builtin(name)
+        return builtin_spec(name)
 
     def new_id(self, *, name: str = "", index: int = 0) -> str:
         """A fresh call id in this dialect's style."""
@@ -317,6 +319,48 @@ class DialectSpec(SpecModel):
                 + fmt.call_close
             )
         return fmt.section_open + fmt.separator.join(parts) + fmt.section_close
+
+
+SpecFactory = Callable[[], DialectSpec]
+
+# The builtin catalogue, name -> factory. It sits here, under ``DialectSpec.builtin``, rather than
+# with the families, which build DialectSpecs and so import this module. The families add to it
+# through ``dialect.registry.builtin`` when ``tooldialect.dialect``'s ``__init__`` loads them, and
+# Python runs that ``__init__`` before any module of the package, so the catalogue is full before
+# anyone can look a name up.
+_FACTORIES: dict[str, SpecFactory] = {}
+_BUILT: dict[str, DialectSpec] = {}
+
+
+def add_builtin(factory: SpecFactory) -> DialectSpec:
+    """Adds ``factory``'s spec to the catalogue under its ``id`` and returns it
+    (``dialect.registry.builtin`` calls this); a duplicate id or an origin other than ``builtin``
+    or ``polyfill`` raises ``DialectError``."""
+    spec = factory()
+    if spec.id in _FACTORIES:
+        raise DialectError(f"duplicate builtin dialect id {spec.id!r}")
+    if spec.origin not in ("builtin", "polyfill"):
+        raise DialectError(
+            f"builtin {spec.id!r} must have origin 'builtin' or 'polyfill', got {spec.origin!r}"
+        )
+    _FACTORIES[spec.id] = factory
+    return spec
+
+
+def builtin_names() -> list[str]:
+    """Names of all builtin dialects, sorted."""
+    return sorted(_FACTORIES)
+
+
+def builtin_spec(name: str) -> DialectSpec:
+    """The builtin spec ``name``, built on first use; the error lists the valid names."""
+    if name not in _FACTORIES:
+        raise DialectError(
+            f"unknown dialect {name!r}; builtin dialects are: {', '.join(builtin_names())}"
+        )
+    if name not in _BUILT:
+        _BUILT[name] = _FACTORIES[name]()
+    return _BUILT[name]
 
 
 def _as_mapping(arguments: Mapping[str, Any] | str) -> Mapping[str, Any]:
