@@ -1,6 +1,7 @@
 """llama-cpp-python's real server app (routes, pydantic models, SSE, error route) behind the
-``RequestRewrite`` layer, with ``/v1/responses`` mounted, its one model a scripted ``FakeLlama``
-whose chat handler is the served ``ToolChatHandler``: ``tooldialect serve`` without a GGUF."""
+``RequestRewrite`` layer, with ``/v1/responses`` and ``/v1/messages`` mounted, its one model a
+scripted ``FakeLlama`` whose chat handler is the served ``ToolChatHandler``: ``tooldialect serve``
+without a GGUF."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def served_app(monkeypatch: pytest.MonkeyPatch, reply: list[str]) -> Any:
 
     from conftest import read_template
     from fake_engine import fake_handler
+    from tooldialect.apps.messages import mount_messages
     from tooldialect.apps.responses import mount_responses
 
     handler, fake, _ = fake_handler(read_template("Qwen2.5-Coder-0.5B-Instruct.jinja"), reply)
@@ -53,6 +55,7 @@ def served_app(monkeypatch: pytest.MonkeyPatch, reply: list[str]) -> Any:
         server_settings=ServerSettings(), model_settings=[ModelSettings(model="fake.gguf")]
     )
     mount_responses(app)
+    mount_messages(app)
     return RequestRewrite(app)
 
 

@@ -1,9 +1,11 @@
 """``tooldialect serve`` never answers 5xx for a client's mistake (issue 29 section 1).
 
 llama-cpp-python's real app (routes, pydantic models, SSE, error route) behind the layer, with
-``/v1/responses`` mounted, its one model a scripted ``FakeLlama`` whose chat handler is the served
-``ToolChatHandler``: no GGUF. Every bad request is a 4xx with OpenAI's error object naming the
-field, on both endpoints, streamed or not, and no body names a path of the server.
+``/v1/responses`` and ``/v1/messages`` mounted, its one model a scripted ``FakeLlama`` whose chat
+handler is the served ``ToolChatHandler``: no GGUF. Every bad request is a 4xx with OpenAI's error
+object naming the field (Anthropic's on ``/v1/messages``), on the three endpoints, streamed or
+not, and no body names a path of the server. bench/serve_bad_requests.py sends the same list to
+a real ``tooldialect serve``.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from serve_app import post, served_app
+from serve_app import MODEL_PATH, post, served_app
 from tool_defs import REF_CYCLE
+from tooldialect.apps.serve import INSTALL_HINT
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Unclosed <MemoryObjectReceiveStream:ResourceWarning"
@@ -26,6 +29,7 @@ pytestmark = pytest.mark.filterwarnings(
 USER = {"role": "user", "content": "hi"}
 NAMELESS = {"type": "function", "function": {"parameters": {"type": "object"}}}
 RESPONSES_CYCLE = {"type": "function", **REF_CYCLE["function"]}
+CYCLE_SCHEMA = REF_CYCLE["function"]["parameters"]
 
 
 @pytest.fixture
@@ -39,6 +43,10 @@ def chat(**fields: Any) -> bytes:
 
 def responses(**fields: Any) -> bytes:
     return json.dumps({"input": "hi", **fields}).encode()
+
+
+def messages(**fields: Any) -> bytes:
+    return json.dumps({"model": "m", "max_tokens": 8, "messages": [USER], **fields}).encode()
 
 
 CHAT_BAD: list[tuple[str, bytes, str | None]] = [
@@ -74,6 +82,22 @@ RESPONSES_BAD: list[tuple[str, bytes, str | None]] = [
     ("top-p", responses(top_p=5), "top_p"),
     ("tool-choise", responses(tool_choise="required"), "tool_choise"),
     ("temprature", responses(temprature=0.5), "temprature"),
+]
+
+MESSAGES_BAD: list[tuple[str, bytes, str | None]] = [
+    ("nameless-tool", messages(tools=[{"input_schema": {"type": "object"}}]), "tools"),
+    ("ref-cycle", messages(tools=[{"name": "loop", "input_schema": CYCLE_SCHEMA}]), "tools"),
+    ("not-json", b'{"messages": [', None),
+    ("not-utf8", b'{"max_tokens": 8, "messages": [{"role": "user", "content": "\xff"}]}', None),
+    ("surrogate", messages(messages=[{"role": "user", "content": "\udcff"}]), "messages"),
+    ("max-tokens-negative", messages(max_tokens=-5), "max_tokens"),
+    ("max-tokens-zero", messages(max_tokens=0), "max_tokens"),
+    ("temperature-negative", messages(temperature=-1), "temperature"),
+    ("temperature-nan", messages(temperature=float("nan")), "temperature"),
+    ("top-p", messages(top_p=5), "top_p"),
+    ("tool-choise", messages(tool_choise={"type": "auto"}), "tool_choise"),
+    ("temprature", messages(temprature=0.5), "temprature"),
+    ("paralel", messages(paralel_tool_calls=False), "paralel_tool_calls"),
 ]
 
 NEAREST = {
@@ -128,17 +152,42 @@ def test_responses_bad_request_is_a_4xx_naming_the_field(
     check_refusal(status, body, param)
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
+@pytest.mark.parametrize(
+    ("raw", "param"), [c[1:] for c in MESSAGES_BAD], ids=[c[0] for c in MESSAGES_BAD]
+)
+def test_messages_bad_request_is_a_4xx_naming_the_field(
+    app: Any, raw: bytes, param: str | None, stream: bool
+) -> None:
+    status, body = post(app, with_stream(raw, stream), path="/v1/messages")
+    assert 400 <= status < 500, body[:300]
+    parsed = json.loads(body)
+    assert parsed["type"] == "error" and parsed["error"]["type"] == "invalid_request_error"
+    message = parsed["error"]["message"]
+    if param is not None:
+        assert message.startswith(param) or f"'{param}'" in message, message
+    assert "site-packages" not in body.decode() and "/srv/" not in body.decode()
+
+
 def test_a_refused_request_is_one_log_line(
     app: Any, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="tooldialect")
-    for raw in (chat(tools=[REF_CYCLE]), chat(tools=[NAMELESS]), chat(max_tokens=-5)):
-        status, _ = post(app, raw)
+    sent = [
+        ("/v1/chat/completions", chat(tools=[REF_CYCLE])),
+        ("/v1/chat/completions", chat(tools=[NAMELESS])),
+        ("/v1/chat/completions", chat(max_tokens=-5)),
+        ("/v1/responses", responses(temprature=1)),
+        ("/v1/messages", messages(top_p=5)),
+        ("/v1/messages", messages(tools=[{"name": "loop", "input_schema": CYCLE_SCHEMA}])),
+    ]
+    for path, raw in sent:
+        status, _ = post(app, raw, path=path)
         assert status == 400
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err
     refused = [r for r in caplog.records if "refused" in r.getMessage()]
-    assert len(refused) == 3
+    assert len(refused) == len(sent)
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
@@ -147,6 +196,19 @@ def test_a_reply_names_the_model_by_file_name_not_path(app: Any, path: str) -> N
     status, body = post(app, raw, path=path)
     assert status == 200, body
     assert json.loads(body)["model"] == "fake-model.gguf"
+
+
+def test_serve_names_a_model_by_its_file_name_unless_given_an_alias() -> None:
+    pytest.importorskip("llama_cpp.server.settings", reason=INSTALL_HINT)
+    from tooldialect.apps.serve import build_parser, read_settings
+
+    def alias(*argv: str) -> str | None:
+        _, models = read_settings(build_parser().parse_args(["--model", MODEL_PATH, *argv]))
+        name: str | None = models[0].model_alias  # what /v1/models lists as the model's id
+        return name
+
+    assert alias() == "fake-model.gguf"
+    assert alias("--model_alias", "qwen") == "qwen"
 
 
 def test_good_requests_still_answer_200(app: Any) -> None:

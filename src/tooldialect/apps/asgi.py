@@ -21,6 +21,7 @@ __all__ = [
     "Receive",
     "Scope",
     "Send",
+    "error_field",
     "find_handler",
     "read_json",
     "request_header",
@@ -39,6 +40,19 @@ ModelLease = Callable[[], contextlib.AbstractAsyncContextManager[Callable[[str |
 
 ErrorFactory = Callable[[str], Exception]
 """An endpoint's error class (its default status is 400)."""
+
+
+def error_field(error: Exception) -> str | None:
+    """The request field a refusal names: its own ``param``, or the field its text starts with
+    (``tools`` for a tool's schema, which the library names as ``tool 'x'``)."""
+    given = getattr(error, "param", None)
+    if isinstance(given, str):
+        return given
+    text = str(error)
+    for field in ("messages", "tools", "tool_choice", "response_format"):
+        if text.startswith(field) or (field == "tools" and text.startswith("tool '")):
+            return field
+    return None
 
 
 def find_handler(llama: Any, *, path: str, error: ErrorFactory) -> ToolChatHandler:

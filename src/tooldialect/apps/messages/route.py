@@ -12,6 +12,7 @@ Errors are Anthropic's shape (``convert.MessagesError``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -24,6 +25,7 @@ from ..asgi import (
     Receive,
     Scope,
     Send,
+    error_field,
     find_handler,
     read_json,
     request_header,
@@ -40,17 +42,21 @@ __all__ = ["COUNT_PATH", "MESSAGES_PATH", "MessagesEndpoint", "mount_messages", 
 MESSAGES_PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
 
+logger = logging.getLogger("tooldialect.serve")
+
 REFUSALS = (ToolDialectError, ValueError)
 """What a request's own content raises: the library's refusals, and llama-cpp-python's
 ``ValueError`` (a prompt over the context window, text that does not encode)."""
 
 
 def refusal(exc: Exception) -> MessagesError:
-    """A refusal as a 400: the library's errors say what is wrong; another (llama-cpp-python's
+    """A refusal as a 400: the library's errors say what is wrong, led by the field they name
+    as Anthropic's errors are (``tools: tool 'x', ...``); another (llama-cpp-python's
     ``ValueError``) is named by its type too."""
-    if isinstance(exc, ToolDialectError):
-        return MessagesError(str(exc))
-    return MessagesError(f"{type(exc).__name__}: {exc}")
+    if not isinstance(exc, ToolDialectError):
+        return MessagesError(f"{type(exc).__name__}: {exc}")
+    text, field = str(exc), error_field(exc)
+    return MessagesError(f"{field}: {text}" if field and not text.startswith(field) else text)
 
 
 def served_handler(llama: Any) -> ToolChatHandler:
@@ -101,6 +107,7 @@ class MessagesEndpoint:
             else:
                 await self._create(body, send)
         except MessagesError as exc:
+            logger.warning("refused a request (%d): %s", exc.status, exc)  # one line, no trace
             await send_json(send, exc.status, exc.payload())
 
     def _authorized(self, scope: Scope) -> bool:
