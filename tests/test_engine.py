@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tooldialect.engine.base import SamplingParams
 from tooldialect.engine.in_process.generate import LlamaDecoder, decoder_for
 from tooldialect.engine.text import find_stop, safe_emit
@@ -105,7 +104,7 @@ def test_special_and_long_tokens_are_visible(engine: LlamaDecoder, qwen: Any) ->
 
 @pytest.mark.model
 def test_trigger_words_become_tokens_when_one_token(engine: LlamaDecoder) -> None:
-    from tooldialect.frontend.frontend import resolve_triggers
+    from tooldialect.frontend.pipeline import resolve_triggers
 
     g = Grammar(gbnf='root ::= "x"', lazy=True, trigger_words=("<tool_call>", "functools["))
     tokens, patterns = engine.trigger_arguments(g, resolve_triggers(g))  # as the front end does

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-
 from endpoint_fakes import REPLY, endpoint_client, fake_lease, handler_chunks, sse_events
 from tooldialect.apps.messages import (
     MessagesEndpoint,
@@ -22,7 +21,8 @@ from tooldialect.apps.messages import (
 )
 from tooldialect.engine.base import GenerationResult
 from tooldialect.errors import ToolSpecError
-from tooldialect.frontend.frontend import Completed
+
+from tooldialect.frontend.pipeline import Completed
 
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

@@ -1,9 +1,9 @@
 """``ToolChatHandler``: llama-cpp-python's chat-handler protocol, OpenAI shapes in and out.
 
-A thin adapter: the shared ``frontend.FrontEnd`` does everything above the engine (template and
-dialect resolved once per ``Llama``, request preparation, the completion tail); this class says
-where the model comes from (a ``Llama``) and what decodes (a ``LlamaCppEngine`` per ``Llama``,
-with this handler's prompt cache, checkpoints and fast-forward as its options).
+A thin adapter: the shared ``frontend.pipeline.FrontEnd`` does everything above the engine
+(template and dialect resolved once per ``Llama``, request preparation, the completion tail); this
+class says where the model comes from (a ``Llama``) and what decodes (a ``LlamaCppEngine`` per
+``Llama``, with this handler's prompt cache, checkpoints and fast-forward as its options).
 
 Template resolution, in order: the handler's ``chat_template=``, the GGUF's own template, a
 fallback shipped for the GGUF's architecture (with a warning naming it), else
@@ -24,8 +24,8 @@ from .engine.in_process.checkpoints import CheckpointOption, CheckpointStores, P
 from .engine.in_process.engine import LlamaCppEngine
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .errors import ToolSpecError
-from .frontend.frontend import Completed, FrontEnd, model_name
 from .frontend.options import ChatOptions
+from .frontend.pipeline import Completed, FrontEnd, model_name
 from .frontend.request import ModelSetup, Request
 from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo

@@ -1,7 +1,7 @@
 """``ServerClient``: the same dialects, grammars and OpenAI shapes as ``ToolChatHandler``, with
 llama.cpp's own ``llama-server`` as the engine (one or several, over HTTP).
 
-A thin adapter over the shared ``frontend.FrontEnd`` (template resolution with the render
+A thin adapter over the shared ``frontend.pipeline.FrontEnd`` (template resolution with the render
 budget and the fallbacks, detection, request preparation, the completion tail): only the model's
 facts (the template and BOS/EOS, from the server's ``/props``) and the engine
 (``engine.llama_server``) differ from the in-process handler.
@@ -20,8 +20,8 @@ from .engine.llama_server.launch import LlamaServer
 from .engine.llama_server.pool import Backend, ServerPool
 from .engine.llama_server.vocab import server_vocabulary
 from .errors import ServerError
-from .frontend.frontend import Completed, FrontEnd, model_name
 from .frontend.options import ChatOptions
+from .frontend.pipeline import Completed, FrontEnd, model_name
 from .frontend.request import ModelSetup, Request
 from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo

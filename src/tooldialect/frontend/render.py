@@ -23,7 +23,7 @@ from ..prompt.compat import (
     tool_results_as_user_turns,
 )
 from ..prompt.coverage import lost_messages
-from ..prompt.messages import canonical_messages
+from ..prompt.request_messages import canonical_messages
 from ..prompt.shared import tool_forms
 from ..prompt.template import ChatTemplate
 from ..tools import ToolLike, normalize_tools

@@ -19,7 +19,7 @@ from ..grammar.build import ensure_forcible
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
-from ..prompt.messages import canonical_messages
+from ..prompt.request_messages import canonical_messages
 from ..prompt.turns import end_of_turn_markers
 from ..tools import (
     ToolChoice,
@@ -66,7 +66,7 @@ class ModelSetup:
     """The model's vocabulary, when known (detection evidence; its special tokens inside
     markers are preserved in the output)."""
     markers: tuple[str, ...] | None = None
-    """The spec's markers the output must show (``frontend.spec_markers``), found once per
+    """The spec's markers the output must show (``pipeline.spec_markers``), found once per
     model: with a vocabulary of thousands of special tokens that is not a per-request cost.
     ``None``: found per request."""
 
@@ -130,7 +130,8 @@ def prepare_request(
     ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
     ``parallel_tool_calls``, ``chat_template_kwargs`` and ``template_variables`` (the
     ``TEMPLATE_KWARG_NAMES``; any other key is a ``ToolSpecError`` naming the nearest field) win.
-    Messages are validated first (``messages.canonical_messages``), whatever the engine.
+    Messages are validated first (``prompt.request_messages.canonical_messages``), whatever the
+    engine.
     """
     check_known_keys(template_variables, where="prepare_request", known=PREPARE_KEYS)
     messages = canonical_messages(messages)

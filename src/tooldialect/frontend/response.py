@@ -4,7 +4,7 @@ one a stream of ``chat.completion.chunk`` dicts, both parsed with the request's 
 Engine-neutral: it reads a ``Request`` (see ``request``), the generated text or pieces, and the
 engine's ``GenerationResult``. Every parsed call is checked against its tool's full schema
 (``validation``): reported in ``invalid_tool_calls``, or raised, as ``invalid_arguments`` asks.
-What to do with a finished reply (the reply memory) is the caller's: ``frontend.FrontEnd.reply``
+What to do with a finished reply (the reply memory) is the caller's: ``pipeline.FrontEnd.reply``
 does it for batch and stream alike.
 """
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ToolDialectError, ToolSpecError
-from ...frontend.frontend import check_encodable
 from ...frontend.options import check_known_keys, check_request_values
+from ...frontend.pipeline import check_encodable
 from ...tools import normalize_tools
 
 __all__ = [
