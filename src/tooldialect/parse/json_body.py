@@ -16,7 +16,13 @@ from .markers import Source, probe_literal, skip_ws
 from .plan import BodyPlan, Context, FormatPlan
 from .pydict import read_python_dict
 
-__all__ = ["json_head_patterns", "plan_json_body", "read_json_body", "stream_args"]
+__all__ = [
+    "json_head_patterns",
+    "json_name_key",
+    "plan_json_body",
+    "read_json_body",
+    "stream_args",
+]
 
 
 _JSON_WS = r"\s*"  # what ``skip_ws`` skips between tokens
@@ -27,6 +33,11 @@ def plan_json_body(fmt: CallFormat, body: JsonBody) -> BodyPlan:
     """A JSON body's head patterns (the rest is read generically)."""
     json_head, json_head_prefix = json_head_patterns(body)
     return BodyPlan(json_head=json_head, json_head_prefix=json_head_prefix, json_object=True)
+
+
+def json_name_key(body: JsonBody) -> str | None:
+    """The key naming the tool, by which a markerless call is told inside prose."""
+    return body.name_key
 
 
 def json_head_patterns(body: JsonBody) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..dialect.spec import DialectSpec, ElementBody, JsonBody
-from .body_kinds import plan_format
+from ..dialect.spec import DialectSpec
+from .body_kinds import body_kind, plan_format
 from .markers import split_literal
 from .plan import FormatPlan
 from .variants import (
@@ -141,10 +141,10 @@ def _call_formats(
             formats.append(plan_format(v, known_names_only=markerless and v.at_start_only))
     whole: list[int] = []
     prose = list(spec.formats) if markerless else []
-    if isinstance(spec.primary.body, ElementBody):
+    if body_kind(spec.primary.body).json_in_prose:
         prose.append(joined_json_format())  # JSON calls under an XML template
     for f in prose:  # calls inside prose, held until complete
-        if not f.opener().strip() and isinstance(f.body, JsonBody) and f.body.name_key:
+        if not f.opener().strip() and body_kind(f.body).prose_name_key(f.body):
             whole.append(len(formats))
             _add_call(content, "{", len(formats))
             formats.append(plan_format(f, known_names_only=True))

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..dialect.spec import CallFormat, ElementBody, JsonBody, PythonBody, TaggedBody
+from ..dialect.spec import CallFormat, JsonBody
+from .body_kinds import body_kind
 from .calls import Context, FormatPlan, read_emission
 from .events import FAIL, OK, End, Event, Reader
 from .jsonscan import JsonScanner
@@ -32,9 +33,10 @@ def read_whole(src: Source, p: int, plan: FormatPlan, ctx: Context) -> Reader:
     is read; it counts only when every call in it parsed completely and names an offered tool
     (``plan.known_names_only``), else it fails and the text stays content."""
     body = plan.fmt.body
-    if not isinstance(body, JsonBody) or not body.name_key or not ctx.names:
+    name_key = body_kind(body).prose_name_key(body)
+    if not name_key or not ctx.names:
         return p, FAIL
-    head = _prose_head(body.name_key)
+    head = _prose_head(name_key)
     while len(src.buf) - p < _PROSE_HEAD_SPAN and not src.final:
         m = _KEY_START.match(src.buf, p, p + _PROSE_HEAD_SPAN)
         if m is not None and m.end() < len(src.buf) and src.buf[m.end()] != '"':
@@ -94,9 +96,9 @@ def _distinctive(piece: str) -> bool:
 
 
 def rebodied_formats(fmt: CallFormat) -> list[CallFormat]:
-    """``fmt``'s envelope around the other common call syntaxes: a ``{"name", "arguments"}`` JSON
-    object (several joined by ``;`` inside one call marker), a Python call ``name(k=v)``, and,
-    for element bodies, the element head around a JSON
+    """``fmt``'s envelope around the other call syntaxes its body kind names
+    (``BodyKind.other_syntaxes``): a ``{"name", "arguments"}`` JSON object (several joined by
+    ``;`` inside one call marker), a Python call ``name(k=v)``, the element head around a JSON
     arguments object (``<invoke name="f">{"k": 1}</invoke>``). Models write these inside a marker
     that announced another body (Qwen3-Coder's JSON in ``<tool_call>``, LFM2's JSON list); the
     marker makes them safe to read. Tried only after the spec's own formats fail."""
@@ -104,24 +106,18 @@ def rebodied_formats(fmt: CallFormat) -> list[CallFormat]:
         return []
     plain = {"triggers": [], "at_start_only": False}
     out: list[CallFormat] = []
-    if not isinstance(fmt.body, JsonBody) and fmt.call_open.strip():
-        # JSON calls joined by ``;`` inside one call marker (Qwen3.5 under an XML template)
-        joined = {
-            "section_open": fmt.section_open + fmt.call_open,
-            "section_close": fmt.call_close + fmt.section_close,
-            "call_open": "",
-            "call_close": "",
-            "separator": "; ",
-            "alt_separators": ["\n"],
-        }
-        out.append(fmt.model_copy(update={"body": JsonBody(), **plain, **joined}))
-    if not isinstance(fmt.body, JsonBody):  # JSON bodies already read key variants
-        out.append(fmt.model_copy(update={"body": JsonBody(), **plain}))
-    if not isinstance(fmt.body, PythonBody):
-        out.append(fmt.model_copy(update={"body": PythonBody(), **plain}))
-    if isinstance(fmt.body, ElementBody):
-        # the element head around a JSON arguments object instead of parameter elements
-        body = TaggedBody(head=fmt.body.head, tail=fmt.body.tail)
+    for body in body_kind(fmt.body).other_syntaxes(fmt.body):
+        if body_kind(body).json_objects and fmt.call_open.strip():
+            # JSON calls joined by ``;`` inside one call marker (Qwen3.5 under an XML template)
+            joined = {
+                "section_open": fmt.section_open + fmt.call_open,
+                "section_close": fmt.call_close + fmt.section_close,
+                "call_open": "",
+                "call_close": "",
+                "separator": "; ",
+                "alt_separators": ["\n"],
+            }
+            out.append(fmt.model_copy(update={"body": body, **plain, **joined}))
         out.append(fmt.model_copy(update={"body": body, **plain}))
     return out
 
@@ -130,7 +126,7 @@ def listed_formats(fmt: CallFormat) -> list[CallFormat]:
     """A JSON array of call objects where ``fmt`` writes one JSON call per marker
     (``<tool_call>[{...}, {...}]</tool_call>``, a Llama 3 reply ``[{...}, {...}]``, a fenced
     ```` ```json ```` section of calls)."""
-    if not isinstance(fmt.body, JsonBody):
+    if not body_kind(fmt.body).json_objects:
         return []
     plain = {"triggers": [], "call_open": "", "call_close": "", "separator": ","}
     if fmt.section_open.strip() or fmt.section_close.strip():
@@ -177,7 +173,7 @@ def wrapped_formats(fmt: CallFormat) -> list[CallFormat]:
     a list's ``[`` (Llama 3's bare JSON, a pythonic list): the wrapper is read as the section.
     Such calls count only when they name an offered tool."""
     pieces = split_literal(fmt.opener())
-    if pieces not in ((), ("[",)) or (isinstance(fmt.body, PythonBody) and not pieces):
+    if pieces not in ((), ("[",)) or (not pieces and not body_kind(fmt.body).bare_in_wrappers):
         return []
     update = {"triggers": [], "at_start_only": False, "parse_only": True}
     return [

@@ -2,11 +2,11 @@
 tool's schema. ``params`` reads a call's parameter elements, ``value_end`` finds where a value
 ends, ``value_text`` says what it means, ``nested_values`` reads child elements back into JSON,
 and ``escaped_call`` reads a whole call the model wrote JSON-escaped. ``body_kinds`` registers
-``plan_element_body`` and ``read_element_call``."""
+``plan_element_body``, ``read_element_call`` and ``element_other_syntaxes``."""
 
 from __future__ import annotations
 
 from .escaped_call import read_element_call
-from .params import plan_element_body
+from .params import element_other_syntaxes, plan_element_body
 
-__all__ = ["plan_element_body", "read_element_call"]
+__all__ = ["element_other_syntaxes", "plan_element_body", "read_element_call"]

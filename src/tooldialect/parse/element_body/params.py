@@ -10,7 +10,14 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...dialect.spec import CallFormat, ElementBody, format_template
+from ...dialect.spec import (
+    CallFormat,
+    ElementBody,
+    JsonBody,
+    PythonBody,
+    TaggedBody,
+    format_template,
+)
 from ..events import FAIL, OK, Reader, certain
 from ..markers import (
     Segment,
@@ -34,7 +41,7 @@ from .value_end import (
 )
 from .value_text import attribute_unescape, element_value, trim_value
 
-__all__ = ["plan_element_body", "read_element_body"]
+__all__ = ["element_other_syntaxes", "plan_element_body", "read_element_body"]
 
 _NESTED_TYPES = frozenset({"object", "array"})
 
@@ -273,6 +280,12 @@ def plan_element_body(fmt: CallFormat, body: ElementBody) -> BodyPlan:
         value_ends=value_ends,
         key_unescape=attribute_unescape(body),
     )
+
+
+def element_other_syntaxes(body: ElementBody) -> tuple[object, ...]:
+    """What else is read inside an element call's markers: a JSON call object, a Python call, and
+    the element head around a JSON arguments object (``<invoke name="f">{"k": 1}</invoke>``)."""
+    return (JsonBody(), PythonBody(), TaggedBody(head=body.head, tail=body.tail))
 
 
 def _element_ends(
