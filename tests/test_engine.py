@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tooldialect.engine.base import SamplingParams
 from tooldialect.engine.in_process.generate import LlamaDecoder, decoder_for
 from tooldialect.engine.text import find_stop, safe_emit

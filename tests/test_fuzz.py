@@ -26,13 +26,13 @@ from bench.fuzz_cases import (
     schemas,
 )
 from bench.parse_scaling import adversarial_output, parse_steps
-from conftest import TEMPLATES, model_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from conftest import TEMPLATES, model_path
+from tooldialect import ToolChatHandler, ToolSpecError, detect_dialect
 from tooldialect.dialect.builtins import builtin_dialects
 from tooldialect.prompt.template import ChatTemplate
-
-from tooldialect import ToolChatHandler, ToolSpecError, detect_dialect
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = settings(
@@ -103,6 +103,7 @@ def test_pattern_classes_are_ascii_as_in_ecma_262() -> None:
     and the fuzz draws its valid instances with Python's ASCII classes (it once drew
     ``"ÉȺ𡮠ŋĭ"`` for ``^\\w{2,5}$`` with Python's Unicode ``\\w`` and counted it)."""
     from hypothesis_jsonschema import from_schema
+
     from tooldialect.grammar import schema_grammar
     from tooldialect.grammar.forced import GbnfAutomaton
 

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
 from endpoint_fakes import REPLY, endpoint_client, fake_lease, handler_chunks, sse_events
 from tooldialect.apps.messages import (
     MessagesEndpoint,
@@ -21,7 +22,6 @@ from tooldialect.apps.messages import (
 )
 from tooldialect.engine.base import GenerationResult
 from tooldialect.errors import ToolSpecError
-
 from tooldialect.frontend.pipeline import Completed
 
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"

@@ -7,21 +7,21 @@ import re
 from typing import Any
 
 import pytest
+
 from conftest import read_template
 from fake_engine import FakeEngine, fake_handler
 from server.fake import FakeServer
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.engine.base import SamplingParams
 from tooldialect.errors import ToolSpecError
-from tooldialect.gguf import ModelInfo
-from tooldialect.prompt.template import ChatTemplate
-from tooldialect.verify import detect_dialect
-
 from tooldialect.frontend.render import render_prompt
 from tooldialect.frontend.request import ModelSetup
+from tooldialect.gguf import ModelInfo
 from tooldialect.handler import ToolChatHandler
 from tooldialect.prompt.request_messages import canonical_messages
+from tooldialect.prompt.template import ChatTemplate
 from tooldialect.server_client import ServerClient
+from tooldialect.verify import detect_dialect
 
 USER = {"role": "user", "content": "What is the weather in Oslo?"}
 SYSTEM = {"role": "system", "content": "Answer like a pirate."}

@@ -1,4 +1,4 @@
-"""The incremental trigger watch (engine.in_process.triggers) against llama.cpp's rule: after
+"""The incremental trigger watch (engine.trigger_watch) against llama.cpp's rule: after
 every piece, each full-match pattern in order over the whole text, the first that matches firing,
 the grammar starting at its first non-empty group."""
 
@@ -14,7 +14,7 @@ from tooldialect.dialect.families.common import BARE_JSON_TRIGGER, FENCED_JSON_T
 from tooldialect.dialect.families.json_envelope import LLAMA3_TRIGGER
 from tooldialect.dialect.families.python_call import PYTHONIC_TRIGGER
 from tooldialect.dialect.spec import Trigger
-from tooldialect.engine.in_process.triggers import TriggerWatch, searchable_core
+from tooldialect.engine.trigger_watch import TriggerWatch, searchable_core
 from tooldialect.grammar.build import trigger_pattern, word_pattern
 
 NAMES = "(?:get_weather|get_time)"

@@ -6,14 +6,14 @@ import socket
 from typing import Any
 
 import pytest
+
+from tooldialect import ServerClient, ServerError
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, SamplingParams
 from tooldialect.engine.llama_server.engine import completion_body
+from tooldialect.frontend.pipeline import resolve_triggers, spec_markers
 from tooldialect.grammar import build_grammar
 from tooldialect.tools import normalize_tool_choice, normalize_tools
-
-from tooldialect import ServerClient, ServerError
-from tooldialect.frontend.pipeline import resolve_triggers, spec_markers
 
 from .fake import FakeServer
 
@@ -248,9 +248,8 @@ def test_a_server_that_went_down_after_setup_is_taken_out_of_rotation() -> None:
 
 
 def test_the_render_budget_and_missing_template_rules_hold_for_the_server_engine() -> None:
-    from tooldialect.errors import RenderBudgetError
-
     from tooldialect import MissingTemplateError, RenderBudget
+    from tooldialect.errors import RenderBudgetError
 
     hostile = "{% for i in range(100000) %}{{ i }}{% endfor %}{{ messages[0].content }}"
     with FakeServer(template=hostile) as srv:

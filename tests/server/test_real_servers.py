@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tooldialect import ServerClient, ToolChatHandler
 from tooldialect.engine.llama_server import LlamaServer, find_llama_server
 from tooldialect.engine.llama_server.launch import BUILD_HINT
 from tooldialect.shapes import ChatCompletion, ChatCompletionChunk
-
-from tooldialect import ServerClient, ToolChatHandler
 
 pytestmark = pytest.mark.model
 
@@ -276,11 +276,11 @@ def test_the_vocabulary_is_the_same_evidence_on_both_engines(
     qwen_server: LlamaServer, qwen_path: Path
 ) -> None:
     from llama_cpp import Llama
+
     from tooldialect.dialect.vocabulary import Vocabulary, marker_candidates
     from tooldialect.engine.llama_server.vocab import probe_vocabulary
-    from tooldialect.verify import detect_dialect
-
     from tooldialect.frontend.pipeline import spec_markers
+    from tooldialect.verify import detect_dialect
 
     llama = Llama(str(qwen_path), vocab_only=True, verbose=False)
     local = Vocabulary.from_llama(llama)

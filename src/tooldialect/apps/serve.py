@@ -46,6 +46,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import (
@@ -65,7 +66,7 @@ from ..handler import ToolChatHandler
 from ..prompt.request_messages import validate_messages
 from ..tools import normalize_tools
 from .announce import model_line, with_known_spelling
-from .asgi import AsgiMessage, Receive, Scope, Send, send_json
+from .asgi import AsgiMessage, Receive, Scope, Send, error_field, send_json
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import (
@@ -364,24 +365,12 @@ def _check_messages(messages: Any) -> None:
             )
 
 
-def error_param(error: Exception) -> str | None:
-    """The request field an error names (OpenAI's ``error.param``)."""
-    given = getattr(error, "param", None)
-    if isinstance(given, str):
-        return given
-    text = str(error)
-    for field in ("messages", "tools", "tool_choice", "response_format"):
-        if text.startswith(field) or (field == "tools" and text.startswith("tool '")):
-            return field
-    return None
-
-
 async def _send_error(send: Send, error: Exception) -> None:
     logger.warning("refused a request (400): %s", error)  # one line: the client's mistake
     payload = {
         "message": str(error),
         "type": "invalid_request_error",
-        "param": error_param(error),
+        "param": error_field(error),
         "code": None,
     }
     await send_json(send, 400, {"error": payload})
@@ -526,7 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def read_settings(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     """``(ServerSettings, [ModelSettings])`` from a config file or the command line, as
-    ``python -m llama_cpp.server`` reads them; a model without ``chat_format`` gets tooldialect."""
+    ``python -m llama_cpp.server`` reads them; a model without ``chat_format`` gets tooldialect,
+    one without ``model_alias`` its file name (where no other model has it)."""
     from llama_cpp.server.cli import parse_model_from_args as parse_any
 
     parse_model_from_args: Any = parse_any  # typed upstream as returning the class itself
@@ -545,9 +535,13 @@ def read_settings(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     else:
         server = parse_model_from_args(ServerSettings, args)
         models = [parse_model_from_args(ModelSettings, args)]
-    for model in models:
+    names = [Path(str(model.model)).name for model in models]
+    for model, name in zip(models, names, strict=True):
         if model.chat_format is None:
             model.chat_format = "tooldialect"
+        if not model.model_alias and name and names.count(name) == 1:
+            # llama-cpp-python's alias defaults to the path, which /v1/models would show
+            model.model_alias = name
         if not config_file and args.verbose is None:
             model.verbose = False  # quiet unless asked: one line names model and dialect instead
     return server, models

@@ -22,6 +22,7 @@ from ..asgi import (
     Receive,
     Scope,
     Send,
+    error_field,
     find_handler,
     read_json,
     request_header,
@@ -42,11 +43,10 @@ logger = logging.getLogger("tooldialect.serve")
 
 
 def error_param(exc: Exception) -> str | None:
-    """The request field a library error names (``tools`` for a tool's schema)."""
-    given = getattr(exc, "param", None)
-    if isinstance(given, str):
-        return "input" if given == "messages" else given
-    return "tools" if str(exc).startswith(("tool '", "tools")) else None
+    """The request field a library error names, in a Responses body (chat ``messages`` come
+    from ``input``)."""
+    field = error_field(exc)
+    return "input" if field == "messages" else field
 
 
 def served_handler(llama: Any) -> ToolChatHandler:
