@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import pytest
 
-from tooldialect.dialect.spec import CallFormat, DialectSpec, format_template
+from tooldialect.dialect.spec import CallFormat, DialectSpec, JsonBody, PythonBody, format_template
 from tooldialect.dialect.templates import SpecModel
 from tooldialect.grammar.bodies import BodyRequest, register_body_grammar
 from tooldialect.grammar.build import build_grammar
@@ -25,6 +25,7 @@ from tooldialect.parse.events import FAIL, OK, Reader, certain
 from tooldialect.parse.markers import Source, compile_template, match_template
 from tooldialect.parse.plan import BodyPlan, Context, FormatPlan
 from tooldialect.parse.stream import StreamParser
+from tooldialect.parse.variants import listed_formats, rebodied_formats
 
 TOOL = {
     "type": "function",
@@ -106,3 +107,28 @@ def test_a_body_kind_registered_outside_the_library_works_end_to_end() -> None:
     assert [(c.name, json.loads(c.arguments_json)) for c in parser.result.tool_calls] == [
         ("book", ARGS)
     ]
+
+
+def test_the_layouts_read_besides_a_format_are_its_body_kinds_data() -> None:
+    """What else is read inside a body's markers (``rebodied_formats``) and whether its calls are
+    read as a JSON list (``listed_formats``) come from the body's registered kind, not from a
+    branch on its class."""
+    fmt = CallFormat.model_construct(
+        **{**CallFormat().__dict__, "body": ArrowBody(), "call_open": "<c>", "call_close": "</c>"}
+    )
+    register_body_kind(ArrowBody, BodyKind(plan_arrow, read_arrow))
+    # the default: a JSON call object (also several joined by ";") and a Python call
+    assert [type(f.body) for f in rebodied_formats(fmt)] == [JsonBody, JsonBody, PythonBody]
+    assert rebodied_formats(fmt)[0].separator == "; "
+    assert listed_formats(fmt) == []
+    register_body_kind(
+        ArrowBody,
+        BodyKind(plan_arrow, read_arrow, other_syntaxes=lambda body: (), json_objects=True),
+    )
+    try:
+        assert rebodied_formats(fmt) == []
+        assert [(f.section_open, f.section_close) for f in listed_formats(fmt)] == [
+            ("<c>[", "]</c>")
+        ]
+    finally:
+        register_body_kind(ArrowBody, BodyKind(plan_arrow, read_arrow))
