@@ -28,7 +28,13 @@ from ..prompt.shared import tool_forms
 from ..prompt.template import ChatTemplate
 from ..tools import ToolLike, normalize_tools
 
-__all__ = ["calls_in_content", "prompt_opens_reasoning", "prompt_prefill", "render_prompt"]
+__all__ = [
+    "calls_in_content",
+    "prompt_closes_reasoning",
+    "prompt_opens_reasoning",
+    "prompt_prefill",
+    "render_prompt",
+]
 
 
 def render_prompt(
@@ -213,3 +219,13 @@ def prompt_prefill(prompt: str, spec: DialectSpec) -> str:
 def prompt_opens_reasoning(prompt: str, spec: DialectSpec) -> bool:
     """Whether the prompt leaves the model inside a reasoning block (ends with the open marker)."""
     return spec.reasoning is not None and prompt_prefill(prompt, spec) in spec.reasoning.opens()
+
+
+def prompt_closes_reasoning(prompt: str, spec: DialectSpec) -> bool:
+    """Whether the prompt already wrote a closed, empty reasoning block for the reply (Qwen3's
+    ``enable_thinking=False`` ends with ``<think>\n\n</think>\n\n``): thinking is off, so the
+    reply starts with the answer."""
+    if spec.reasoning is None:
+        return False
+    tail = prompt[-_TAIL:].rstrip()
+    return any(c.strip() and tail.endswith(c.strip()) for c in spec.reasoning.closes())

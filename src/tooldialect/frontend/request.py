@@ -32,7 +32,7 @@ from ..tools import (
 from .grammar_cache import GrammarCache
 from .options import PREPARE_KEYS, check_known_keys
 from .prefix import PrefixCache, tool_prefix
-from .render import prompt_prefill, render_prompt
+from .render import prompt_closes_reasoning, prompt_prefill, render_prompt
 
 if TYPE_CHECKING:
     from ..dialect.vocabulary import Vocabulary
@@ -176,6 +176,7 @@ def prepare_request(
         call_prefill,
         answer_schema=answer,
         layout=argument_layout,
+        reasoning_closed=not reasoning_open and prompt_closes_reasoning(prompt, spec),
     )
     if gram is None and grammar is not None and choice.mode in ("none", "auto"):
         gram = ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
@@ -225,13 +226,15 @@ def grammar_for(
     *,
     answer_schema: dict[str, Any] | None = None,
     layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+    reasoning_closed: bool = False,
 ) -> GrammarLike | None:
     """The request's grammar, built once per distinct request shape and cached on ``setup``;
     ``None`` when nothing constrains the reply.
 
     Without ``answer_schema`` it is the tool-call grammar (lazy under ``auto``). With it
     (``response_format``, see ``grammar.answer``) the reply is constrained from the first token
-    to the schema's JSON, or to a call, unless a call is forced.
+    to the schema's JSON, or to a call, unless a call is forced. ``reasoning_closed``: the prompt
+    wrote an empty reasoning block (thinking off), so the answer may not open another one.
     """
     calls = choice.mode != "none" and bool(tools)
     answering = answer_schema is not None and (
@@ -244,6 +247,8 @@ def grammar_for(
     # over the whole output at every token; skip it when the template never reasons (Qwen2.5
     # under the hermes spec, which also serves Qwen3) and the prompt did not open a block.
     guard = reasoning_open or setup.template.capabilities.reasoning
+    if answering and reasoning_closed:
+        guard = False  # thinking is off: the answer starts at the first token
     if spec.reasoning is not None and not guard:
         spec = spec.model_copy(update={"reasoning": None})
     # the cache lives on the setup, whose spec is fixed: the key need not name the spec

@@ -50,11 +50,19 @@ def parse_reply(request: Request, text: str, *, truncated: bool = False) -> Pars
         truncated=truncated,
         end_of_turn=request.stop,
         stream_arguments=streams_arguments(request),
+        read_calls=reads_calls(request),
     )
     if request.choice.mode == "none" and parsed.tool_calls:
         # tool_choice="none": the model may not call, so a call it wrote anyway stays text
         return ParsedOutput(content=text)
     return parsed
+
+
+def reads_calls(request: Request) -> bool:
+    """Whether the reply is read for calls. Under ``tool_choice="none"`` it is not, but its
+    reasoning still is split off (a JSON answer after ``<think>...</think>``), batch and stream
+    alike; a header-addressed spec's reply (``spec.messages``) then stays content as written."""
+    return request.choice.mode != "none"
 
 
 def streams_arguments(request: Request) -> bool:
@@ -182,6 +190,7 @@ def stream_chunks(
         prefill=request.prefill,
         end_of_turn=request.stop,
         stream_arguments=streams_arguments(request),
+        read_calls=reads_calls(request),
     )
     cid = "chatcmpl-" + uuid.uuid4().hex
     created = int(time.time())
@@ -208,7 +217,8 @@ def stream_chunks(
 
     yield chunk({"role": "assistant"})
     saw_call = False
-    if request.choice.mode == "none":
+    if not reads_calls(request) and request.setup.spec.messages is not None:
+        # (the parser's read_calls does not reach header-addressed messages)
         # no call may come back: the text is content as written
         for piece in gen:
             yield chunk({"content": piece})

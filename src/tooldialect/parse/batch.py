@@ -27,6 +27,7 @@ def parse_output(
     strict: bool = False,
     end_of_turn: Sequence[str] = (),
     stream_arguments: bool = False,
+    read_calls: bool = True,
 ) -> ParsedOutput:
     """Split a model reply written in ``spec``'s dialect into content, reasoning and tool calls.
 
@@ -39,7 +40,8 @@ def parse_output(
     marker texts that end the reply (the template's end of an assistant turn, ``<|im_end|>``):
     the first one and everything after it are not part of the result. ``stream_arguments``:
     read as ``StreamParser`` with that option (a call whose JSON breaks mid-text is then kept,
-    healed, instead of staying content).
+    healed, instead of staying content). ``read_calls=False``: no call is read, reasoning still
+    is (``tool_choice="none"``, see ``StreamParser``).
 
     ``strict``: a call the reply opens must be read as one. Leniency keeps a call that does not
     parse as content; strict parsing raises ``ToolCallParseError`` instead when the content still
@@ -52,6 +54,7 @@ def parse_output(
         prefill=prefill,
         end_of_turn=end_of_turn,
         stream_arguments=stream_arguments,
+        read_calls=read_calls,
     )
     parser.feed(text)
     parser.close(truncated=truncated)
