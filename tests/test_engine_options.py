@@ -13,11 +13,13 @@ import pytest
 
 from conftest import read_template
 from fake_engine import FakeLlama, fake_handler
-from tooldialect.engine.base import Generation, GenerationRequest, GenerationResult
+from tooldialect.engine.base import Generation, GenerationRequest, GenerationResult, Triggers
 from tooldialect.engine.in_process import LlamaCppEngine, LlamaCppStats
 from tooldialect.engine.in_process import engine as engine_module
 from tooldialect.engine.in_process.checkpoints import PrefixCheckpoints
 from tooldialect.engine.in_process.generate import DEFAULT_DRAFTS
+from tooldialect.errors import ToolSpecError
+from tooldialect.grammar.build import ToolGrammar
 from tooldialect.handler import ToolChatHandler
 
 TEMPLATE = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")
@@ -170,3 +172,53 @@ def test_last_result_is_the_latest_request_of_the_thread_that_reads_it() -> None
     mine = handler.last_result
     assert mine is not None and mine.text == "one two three"
     assert seen and seen[0] is not None and seen[0].text == "one"
+
+
+LAZY = ToolGrammar(
+    gbnf='root ::= "<tool_call>" [a-z]+',
+    lazy=True,
+    forced=False,
+    trigger_words=["<tool_call>"],
+    strict_gbnf='root ::= "<tool_call>" [a-z]+',
+    strict_root="root",
+)
+LAZY_TRIGGERS = Triggers(words=("<tool_call>",), word_patterns=("[\\s\\S]*?(<tool_call>)",))
+
+
+def test_the_engine_applies_the_grammar_as_asked_by_default(
+    decoders: dict[int, RecordingDecoder],
+) -> None:
+    llama = FakeLlama(TEMPLATE)
+    LlamaCppEngine(llama).run(GenerationRequest(prompt="p", grammar=LAZY, triggers=LAZY_TRIGGERS))
+    call = decoders[id(llama)].calls[-1]
+    assert call["grammar"] is LAZY and call["triggers"] == LAZY_TRIGGERS
+
+
+def test_constrain_first_token_makes_a_lazy_grammar_eager(
+    decoders: dict[int, RecordingDecoder],
+) -> None:
+    llama = FakeLlama(TEMPLATE)
+    engine = LlamaCppEngine(llama, constrain="first_token")
+    engine.run(GenerationRequest(prompt="p", grammar=LAZY, triggers=LAZY_TRIGGERS))
+    call = decoders[id(llama)].calls[-1]
+    grammar = call["grammar"]
+    assert (grammar.gbnf, grammar.root, grammar.lazy) == (LAZY.gbnf, LAZY.root, False)
+    assert not grammar.trigger_words and not grammar.trigger_patterns
+    assert not getattr(grammar, "strict_gbnf", "")  # no lazy-only switch left to make
+    assert call["triggers"] == Triggers()
+    forced = LAZY.model_copy(update={"lazy": False, "forced": True, "trigger_words": []})
+    engine.run(GenerationRequest(prompt="p", grammar=forced))
+    assert decoders[id(llama)].calls[-1]["grammar"] is forced  # already from the first token
+
+
+def test_constrain_off_decodes_without_a_grammar(decoders: dict[int, RecordingDecoder]) -> None:
+    llama = FakeLlama(TEMPLATE)
+    engine = LlamaCppEngine(llama, constrain="off")
+    engine.run(GenerationRequest(prompt="p", grammar=LAZY, triggers=LAZY_TRIGGERS))
+    call = decoders[id(llama)].calls[-1]
+    assert call["grammar"] is None and call["triggers"] == Triggers()
+
+
+def test_an_unknown_constrain_mode_is_refused_naming_the_modes() -> None:
+    with pytest.raises(ToolSpecError, match=r"'lazy'.*request, first_token, off"):
+        LlamaCppEngine(FakeLlama(TEMPLATE), constrain="lazy")  # type: ignore[arg-type]

@@ -8,14 +8,45 @@ holds, one generation at a time), so engines with different options may serve on
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from ..base import Generation, GenerationRequest
+from ...errors import ToolSpecError
+from ..base import Generation, GenerationRequest, GrammarLike, Triggers
 from .checkpoints import PrefixCheckpoints
 from .drafts import DraftOptions
 from .generate import DEFAULT_DRAFTS, LlamaDecoder, decoder_for
 
-__all__ = ["LlamaCppEngine"]
+__all__ = ["Constrain", "LlamaCppEngine", "constrained"]
+
+Constrain = Literal["request", "first_token", "off"]
+"""How the engine applies a request's grammar (``LlamaCppEngine(constrain=...)``)."""
+CONSTRAIN_MODES: tuple[Constrain, ...] = ("request", "first_token", "off")
+
+
+@dataclass(frozen=True)
+class FirstTokenGrammar:
+    """A lazy grammar constraining from the first token: its rules and root, no triggers."""
+
+    gbnf: str
+    root: str = "root"
+    lazy: bool = False
+    trigger_words: tuple[str, ...] = ()
+    trigger_patterns: tuple[str, ...] = ()
+
+
+def constrained(
+    request: GenerationRequest, constrain: Constrain
+) -> tuple[GrammarLike | None, Triggers]:
+    """The grammar and triggers ``request`` decodes with under ``constrain``: as the request
+    says; its grammar active from the first token (a lazy one's root, no trigger awaited); or
+    none at all (the parser alone reads the calls)."""
+    grammar = request.grammar
+    if constrain == "off" or grammar is None:
+        return None, Triggers()
+    if constrain == "first_token" and grammar.lazy:
+        return FirstTokenGrammar(gbnf=grammar.gbnf, root=grammar.root), Triggers()
+    return grammar, request.triggers
 
 
 class LlamaCppEngine:
@@ -29,7 +60,11 @@ class LlamaCppEngine:
     (``checkpoints.PrefixCheckpoints``; ``None``: none). ``strict_calls``: with fast-forward,
     switch a lazy grammar to its strict form once its trigger fired (``False`` keeps the lenient
     envelope, for A/B measurements). ``drafts``: with fast-forward, prompt-lookup drafts inside
-    calls (``drafts``; ``None``: none).
+    calls (``drafts``; ``None``: none). ``constrain``: ``"request"`` applies the request's
+    grammar as built (lazy under ``tool_choice="auto"``); ``"first_token"`` applies a lazy
+    grammar from the first token (the reply must then be what its root allows: a call);
+    ``"off"`` decodes without any grammar (the parser alone reads the calls). The last two are
+    for measuring what the grammar does to answers (bench/constraint_tax.py).
 
     Per request it reads ``request.extensions["logits_processor"]``
     (``f(input_ids, scores) -> scores``, as llama-cpp-python's); each result's ``stats`` is a
@@ -45,7 +80,13 @@ class LlamaCppEngine:
         checkpoints: PrefixCheckpoints | None = None,
         strict_calls: bool = True,
         drafts: DraftOptions | None = DEFAULT_DRAFTS,
+        constrain: Constrain = "request",
     ) -> None:
+        if constrain not in CONSTRAIN_MODES:
+            raise ToolSpecError(
+                f"constrain={constrain!r} is not a mode; pass one of {', '.join(CONSTRAIN_MODES)}",
+                param="constrain",
+            )
         self.decoder: LlamaDecoder = decoder_for(llama)
         """The ``Llama``'s shared decoder (tokens, KV-cache bookkeeping, one turn at a time)."""
         self.fast_forward = fast_forward
@@ -53,16 +94,18 @@ class LlamaCppEngine:
         self.checkpoints = checkpoints
         self.strict_calls = strict_calls
         self.drafts = drafts
+        self.constrain: Constrain = constrain
 
     def __repr__(self) -> str:
         return f"LlamaCppEngine(fast_forward={self.fast_forward!r})"
 
     def run(self, request: GenerationRequest) -> Generation:
         """``engine.base.Engine``: one generation of a request the front end prepared."""
+        grammar, triggers = constrained(request, self.constrain)
         return self.decoder.generate(
             request.prompt,
-            grammar=request.grammar,
-            triggers=request.triggers,
+            grammar=grammar,
+            triggers=triggers,
             sampling=request.sampling,
             max_tokens=request.max_tokens,
             stop=request.stop,
