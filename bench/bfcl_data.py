@@ -1,4 +1,4 @@
-"""BFCL v4 test data: fetch the ``bfcl-eval`` wheel, read five categories, convert tools.
+"""BFCL v4 test data: fetch the ``bfcl-eval`` wheel, read its single-turn categories, convert tools.
 
 The wheel is fetched with ``pip download --no-deps bfcl-eval`` into ``bench/.cache/`` (gitignored)
 and unzipped there; nothing else from it is imported or executed. Function docs are converted the
@@ -21,6 +21,17 @@ from typing import Any
 
 CACHE = Path(__file__).parent / ".cache"
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
+LIVE_CATEGORIES = (
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+)
+"""BFCL's user-contributed ("live") single-turn categories, converted and scored the same way."""
+NO_ANSWER = ("irrelevance", "live_irrelevance", "live_relevance")
+"""Categories scored on whether a call is made at all: BFCL ships no possible answers."""
 
 # BFCL's GORILLA_TO_OPENAPI (constants/type_mappings.py), Python-relevant entries. BFCL maps
 # "any" to "string" and its checker expects a str for it, so we keep that rather than ``{}``.
@@ -150,7 +161,7 @@ def load_category(category: str, *, data: Path | None = None) -> list[Case]:
     data = data or fetch()
     entries = _read_jsonl(_data_file(data, category))
     answers: dict[str, list[dict[str, Any]]] = {}
-    if category != "irrelevance":
+    if category not in NO_ANSWER:
         answers = {
             a["id"]: a["ground_truth"]
             for a in _read_jsonl(_data_file(data, category, answers=True))

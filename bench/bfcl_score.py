@@ -7,7 +7,8 @@ present; no parameter outside the doc and the possible answer; each value among 
 with ints accepted for floats, strings compared after BFCL's ``standardize_string`` (case, spaces
 and ``,./-_*^`` ignored), lists and dicts compared element-wise, normalised the same way; optional
 parameters either absent (``""`` among the allowed values) or allowed; parallel calls matched in any
-order; irrelevance correct iff no call decodes.
+order; irrelevance correct iff no call decodes; relevance (``live_relevance``) correct iff a
+non-empty call decodes. The ``live_*`` categories dispatch on their names as BFCL's do.
 
 Model output is ``[{name: {param: value}}]`` with the original (dotted) BFCL names; callers map
 OpenAI-safe names back first (:func:`decode_calls`).
@@ -75,11 +76,17 @@ def score(
     except DecodeError as exc:
         if "irrelevance" in category:
             return Verdict(True)  # BFCL: a failed decode means no call was made
+        if "relevance" in category:
+            return Verdict(False, "relevance_error:decoder_failed", str(exc))
         return Verdict(False, "ast_decoder:decoder_failed", str(exc))
     if "irrelevance" in category:
         if _is_empty_output(output):
             return Verdict(True)
         return Verdict(False, "irrelevance_error:decoder_success", "a call was made")
+    if "relevance" in category:  # BFCL's relevance_file_runner: any call, its values unchecked
+        if _is_empty_output(output):
+            return Verdict(False, "relevance_error:decoder_failed", "no call was made")
+        return Verdict(True)
     return ast_checker(functions, output, answer, category)
 
 

@@ -165,6 +165,25 @@ IRRELEVANCE_CASES = [
 )
 def test_irrelevance(calls: list[tuple[str, str]], valid: bool) -> None:
     assert bfcl_score.score("irrelevance", [WEATHER], [], calls, NAMES).valid is valid
+    assert bfcl_score.score("live_irrelevance", [WEATHER], [], calls, NAMES).valid is valid
+
+
+@pytest.mark.parametrize(
+    ("calls", "valid"), [c[1:] for c in IRRELEVANCE_CASES], ids=[c[0] for c in IRRELEVANCE_CASES]
+)
+def test_relevance_is_irrelevance_reversed(calls: list[tuple[str, str]], valid: bool) -> None:
+    # BFCL's relevance_file_runner: any decoded, non-empty call counts; its values are unchecked
+    assert bfcl_score.score("live_relevance", [WEATHER], [], calls, NAMES).valid is not valid
+
+
+@pytest.mark.skipif(
+    not (bfcl_data.CACHE / "bfcl").is_dir(), reason="the bfcl-eval wheel is not fetched"
+)
+def test_live_categories_load_with_answers_where_bfcl_has_them() -> None:
+    for category in bfcl_data.LIVE_CATEGORIES:
+        cases = bfcl_data.load_category(category)
+        assert cases and all(c.category == category for c in cases)
+        assert all(bool(c.answer) is (category not in bfcl_data.NO_ANSWER) for c in cases)
 
 
 def test_dict_parameter() -> None:
