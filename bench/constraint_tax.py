@@ -1,0 +1,285 @@
+"""The constraint tax (issue 31 s1): BFCL answered in four modes, on one model at a time.
+
+Per case, four modes run back to back on one ``Llama`` (the prompt is the same, so the KV cache
+reuses it and prefill is paid once per case):
+
+* ``parse``: no grammar at all; the model decodes freely and the parser reads its calls
+  (``LlamaCppEngine(constrain="off")``);
+* ``lazy``: the default, a lazy grammar armed by the dialect's trigger under ``"auto"``;
+* ``first``: the same grammar constraining from the first token, no trigger awaited
+  (``LlamaCppEngine(constrain="first_token")``): the reply must be a call;
+* ``required``: ``tool_choice="required"`` where the case expects a call (irrelevance and
+  live_irrelevance keep ``"auto"``).
+
+Greedy, ``max_tokens`` 256, ``n_ctx`` 8192, every case from an empty KV cache. Recorded per case
+and mode: the calls, content, finish reason, whether each call parses and matches its tool's JSON
+Schema (validity), and BFCL's AST verdict (``bench.bfcl_score``). Raw records go to
+``bench/results/constraint-tax-<model>.jsonl``, one line per case, appended as it goes: a killed
+run continues where it stopped (a case that killed the process is recorded as a crash).
+
+    python bench/constraint_tax.py --model smollm2 [--per-category 20]
+    python bench/constraint_tax.py --table smollm2 qwen qwen15   # the Markdown table
+"""
+
+from __future__ import annotations
+
+if __package__ in (None, ""):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from bench import bfcl_data, bfcl_score
+from bench.accuracy import calls_of_message
+from bench.common import RESULTS, quiet_stderr
+
+MODES = ("parse", "lazy", "first", "required")
+MODE_LABELS = {
+    "parse": "parse only (no grammar)",
+    "lazy": "lazy grammar (default)",
+    "first": "grammar from the first token",
+    "required": 'tool_choice="required"',
+}
+CONSTRAIN = {"parse": "off", "lazy": "request", "first": "first_token", "required": "request"}
+CATEGORIES = bfcl_data.CATEGORIES + bfcl_data.LIVE_CATEGORIES
+NO_CALL_EXPECTED = ("irrelevance", "live_irrelevance")
+PER_CATEGORY = 20
+MAX_TOKENS = 256
+N_CTX = 8192
+N_THREADS = 1
+"""On a loaded machine llama.cpp's threads spin at each barrier: SmolLM2 decoded 30 tokens in
+2.5 s with one thread and 33.7 s with two (load average 9 on 2 cores). Greedy output does not
+depend on the thread count (each row of a product is one thread's)."""
+
+
+def results_path(model: str) -> Path:
+    return RESULTS / f"constraint-tax-{model}.jsonl"
+
+
+def select_cases(per_category: int) -> list[bfcl_data.Case]:
+    """A fixed, evenly spread sample of every category (all of a smaller one), taken round
+    robin over the categories, so that a run stopped early still covers each one alike."""
+    samples = [bfcl_data.sample(bfcl_data.load_category(c), per_category) for c in CATEGORIES]
+    longest = max(len(s) for s in samples)
+    return [s[i] for i in range(longest) for s in samples if i < len(s)]
+
+
+def call_validity(name: str, arguments: str, tools: list[dict[str, Any]]) -> dict[str, bool]:
+    """Whether a call names an offered tool, its arguments parse as a JSON object, and they
+    match the tool's JSON Schema (``parameters``)."""
+    import jsonschema
+
+    schema = next(
+        (t["function"]["parameters"] for t in tools if t["function"]["name"] == name), None
+    )
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return {"known": schema is not None, "parses": False, "schema": False}
+    if not isinstance(args, dict) or schema is None:
+        return {"known": schema is not None, "parses": isinstance(args, dict), "schema": False}
+    try:
+        ok = not any(True for _ in jsonschema.Draft202012Validator(schema).iter_errors(args))
+    except jsonschema.SchemaError:
+        ok = False
+    return {"known": True, "parses": True, "schema": ok}
+
+
+def answer(handler: Any, llm: Any, case: bfcl_data.Case, mode: str) -> dict[str, Any]:
+    """One mode of one case: the reply's calls and content, validity and BFCL verdict."""
+    tools = case.tools()
+    choice = "required" if mode == "required" and case.category not in NO_CALL_EXPECTED else "auto"
+    start = time.perf_counter()
+    record: dict[str, Any] = {"tool_choice": choice}
+    try:
+        done = handler.complete(
+            llama=llm,
+            messages=case.messages,
+            tools=tools,
+            tool_choice=choice,
+            temperature=0.0,
+            max_tokens=MAX_TOKENS,
+        )
+        choice_out = done.response["choices"][0]
+        message = choice_out["message"]
+        calls = calls_of_message(message)
+        record.update(
+            content=message.get("content") or "",
+            calls=calls,
+            finish_reason=choice_out.get("finish_reason"),
+            completion_tokens=done.result.completion_tokens,
+            error=None,
+        )
+    except Exception as exc:  # a refusal or a crash is a result here: count it and go on
+        calls = []
+        record.update(
+            content="", calls=[], finish_reason=None, error=f"{type(exc).__name__}: {exc}"
+        )
+    record["validity"] = [call_validity(n, a, tools) for n, a in calls]
+    verdict = bfcl_score.score(case.category, case.functions, case.answer, calls, case.name_map())
+    record.update(correct=verdict.valid, error_type=verdict.error_type)
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    return record
+
+
+def handlers(llm: Any) -> dict[str, Any]:
+    """One handler per engine set-up, all on ``llm``'s shared decoder, options alike but the
+    grammar's application (no prefix checkpoints: each case starts from an empty cache)."""
+    from tooldialect.engine.in_process import LlamaCppEngine
+    from tooldialect.handler import ToolChatHandler
+
+    made: dict[str, Any] = {}
+    for constrain in ("off", "request", "first_token"):
+        handler = ToolChatHandler(prefix_checkpoints=False)
+        handler.setup(llm, engine=LlamaCppEngine(llm, constrain=constrain))
+        made[constrain] = handler
+    return {mode: made[CONSTRAIN[mode]] for mode in MODES}
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
+    """Answer every selected case not yet in the results file, appending as it goes."""
+    from llama_cpp import Llama
+
+    from tooldialect import model_path
+
+    bfcl_data.fetch()
+    out = results_path(model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lines = read_records(out)
+    done = {r["id"] for r in lines if "modes" in r}
+    started = [r["start"] for r in lines if "start" in r and r["start"] not in done]
+    cases = [c for c in select_cases(per_category) if c.id not in done]
+    with out.open("a", encoding="utf-8") as fh:
+        for dead in dict.fromkeys(started):  # the process died inside it: a crash, not a retry
+            case = next((c for c in cases if c.id == dead), None)
+            if case is not None:
+                crash = {"model": model, "id": dead, "category": case.category, "crashed": True}
+                crash["modes"] = {m: _crash_record() for m in MODES}
+                fh.write(json.dumps(crash) + "\n")
+                cases.remove(case)
+        fh.flush()
+        with quiet_stderr():
+            llm: Any = Llama(
+                model_path=str(model_path(model)),
+                n_ctx=N_CTX,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+                seed=0,
+            )
+        by_mode = handlers(llm)
+        for index, case in enumerate(cases):
+            fh.write(json.dumps({"start": case.id}) + "\n")
+            fh.flush()
+            llm.reset()  # every case from an empty cache: a resumed run decodes as a whole one
+            record: dict[str, Any] = {"model": model, "id": case.id, "category": case.category}
+            record["modes"] = {mode: answer(by_mode[mode], llm, case, mode) for mode in MODES}
+            fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            marks = "".join("+" if record["modes"][m]["correct"] else "." for m in MODES)
+            print(
+                f"{model} {index + 1}/{len(cases)} {case.id} {marks}", file=sys.stderr, flush=True
+            )
+
+
+def _crash_record() -> dict[str, Any]:
+    return {
+        "content": "",
+        "calls": [],
+        "finish_reason": None,
+        "error": "process died",
+        "validity": [],
+        "correct": False,
+        "error_type": "crash",
+        "seconds": 0.0,
+    }
+
+
+def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Accuracy per category and mode; validity (calls that parse and match their schema)."""
+    cases = [r for r in records if "modes" in r]
+    out: dict[str, Any] = {"n": {}, "accuracy": {}, "validity": {}, "calls": {}, "errors": {}}
+    for category in CATEGORIES:
+        out["n"][category] = sum(1 for r in cases if r["category"] == category)
+    for mode in MODES:
+        acc = {}
+        for category in CATEGORIES:
+            rs = [r["modes"][mode] for r in cases if r["category"] == category]
+            acc[category] = sum(r["correct"] for r in rs) / len(rs) if rs else None
+        mine = [r["modes"][mode] for r in cases]
+        acc["overall"] = sum(r["correct"] for r in mine) / len(mine) if mine else None
+        out["accuracy"][mode] = acc
+        checks = [v for r in mine for v in r["validity"]]
+        ok = sum(1 for v in checks if v["known"] and v["parses"] and v["schema"])
+        out["calls"][mode] = len(checks)
+        out["validity"][mode] = ok / len(checks) if checks else None
+        out["errors"][mode] = sum(1 for r in mine if r["error"])
+    return out
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def format_table(model: str, summary: dict[str, Any]) -> str:
+    """One Markdown table for ``model``: a row per mode, a column per category."""
+    cats = [c for c in CATEGORIES if summary["n"][c]]
+    short = {c: c.replace("parallel", "par").replace("multiple", "mult") for c in cats}
+    head = "| mode | " + " | ".join(f"{short[c]} ({summary['n'][c]})" for c in cats)
+    head += " | overall | valid calls | errors |"
+    rows = [f"**{model}**", "", head, "|" + "---|" * (len(cats) + 4)]
+    for mode in MODES:
+        acc = summary["accuracy"][mode]
+        cells = " | ".join(_pct(acc[c]) for c in cats)
+        valid = f"{_pct(summary['validity'][mode])} of {summary['calls'][mode]}"
+        rows.append(
+            f"| {MODE_LABELS[mode]} | {cells} | {_pct(acc['overall'])} | {valid} | "
+            f"{summary['errors'][mode]} |"
+        )
+    return "\n".join(rows)
+
+
+def tables(models: list[str]) -> str:
+    parts = []
+    for model in models:
+        records = read_records(results_path(model))
+        if any("modes" in r for r in records):
+            parts.append(format_table(model, summarize(records)))
+    return "\n\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="a tooldialect.model_path key (smollm2, qwen, qwen15)")
+    parser.add_argument("--per-category", type=int, default=PER_CATEGORY)
+    parser.add_argument("--threads", type=int, default=N_THREADS)
+    parser.add_argument("--table", nargs="*", help="print the table of these models' results")
+    args = parser.parse_args(argv)
+    if args.table is not None:
+        text = tables(args.table or ["smollm2", "qwen", "qwen15"])
+        (RESULTS / "constraint-tax.md").write_text(text + "\n", encoding="utf-8")
+        print(text)
+        return
+    if not args.model:
+        parser.error("pass --model or --table")
+    run(args.model, args.per_category, threads=args.threads)
+    print(tables([args.model]))
+
+
+if __name__ == "__main__":
+    main()
