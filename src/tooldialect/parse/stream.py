@@ -7,21 +7,16 @@ still become a marker is held back, so the work per chunk is proportional to the
 opener is seen, a call reader (``calls.py``) takes over and holds the text until the call is
 certain; a call that fails before then is given back as content, unchanged.
 
-Whitespace rule (the same in ``parse_output``, which is this parser fed once): whitespace adjacent
-to a marker (reasoning open/close, a call emission, a ``strip`` marker) is dropped, so content
-pieces are stripped on the side where a marker or call touches them; whitespace elsewhere is kept.
-Content on both sides of a call emission is joined with one ``"\n"`` (``"Sure.\n<call>\nDone."``
-gives ``"Sure.\nDone."``), sent with the first content after the calls.
+What the text becomes (content and reasoning under the whitespace rule, calls, the deltas) is
+written by ``deltas.DeltaWriter``; this module decides where each piece of text goes.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
 
-from ..dialect.spec import DialectSpec, format_template
+from ..dialect.spec import DialectSpec
 from ..errors import ToolDialectError
 from ..tools import ToolLike, normalize_tools
 from .calls import (
@@ -34,15 +29,16 @@ from .calls import (
     Reader,
     read_emission,
 )
+from .deltas import Delta, DeltaWriter
 from .events import Text
 from .header_messages import FormatReader, MessageParser
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
-from .result import ParsedOutput, finished_call
+from .result import ParsedOutput
 from .stream_plan import CALL as _CALL
 from .stream_plan import CLOSE as _CLOSE
 from .stream_plan import END as _END
 from .stream_plan import OPEN as _OPEN
-from .stream_plan import Plan, Scan, plan_for
+from .stream_plan import plan_for
 from .variants import read_whole, reads_a_call
 
 __all__ = ["StreamParser"]
@@ -52,15 +48,6 @@ _NEXT, _WAIT, _READ = range(3)
 
 _WS = re.compile(r"\s+")
 _PLAIN_STOP = PLAIN_STRING_STOP.search
-
-
-@dataclass
-class _Call:
-    index: int
-    id: str
-    name: str
-    parts: list[str]
-    cut: bool = False
 
 
 class StreamParser:
@@ -88,10 +75,6 @@ class StreamParser:
     ``end_of_turn``: marker texts that end the reply (the template's end of an assistant turn,
     such as ``<|im_end|>``, written as text): the marker and anything after it never reach the
     result. The front end passes the markers its template writes after an assistant turn.
-
-    ``read_calls=False``: no call is read (``tool_choice="none"``): a call's text stays content,
-    verbatim, while reasoning is still split off. Header-addressed specs (``spec.messages``)
-    ignore it.
     """
 
     def __init__(
@@ -103,7 +86,6 @@ class StreamParser:
         prefill: str = "",
         end_of_turn: Sequence[str] = (),
         stream_arguments: bool = False,
-        read_calls: bool = True,
     ) -> None:
         self._spec = spec
         self._messages: MessageParser | None = None
@@ -117,12 +99,9 @@ class StreamParser:
                 prefill=prefill,
                 end_of_turn=end_of_turn,
             )
-        self._stream_arguments = stream_arguments
-        self._held: list[dict[str, Any]] | None = None
-        """A call's deltas held until it ends (``stream_arguments`` off)."""
+        self._w = DeltaWriter(spec, stream_arguments=stream_arguments)
+        """What the text becomes: content, reasoning, calls, their deltas."""
         self._plan = plan_for(spec, tuple(end_of_turn))
-        if not read_calls:
-            self._plan = _without_calls(self._plan)
         ends = sorted({m.strip() for m in end_of_turn if m.strip()}, key=len, reverse=True)
         self._end_re = re.compile("|".join(map(re.escape, ends))) if ends else None
         """The end-of-turn markers: the first one ends the reply wherever it stands, inside a
@@ -140,26 +119,14 @@ class StreamParser:
         self.final = False
         """True once ``close`` was called."""
         self._pos = 0
-        self._reasoning_mode = False
         self._prefill_left = 0
         self._reader: Reader | None = None
         self._cands: tuple[int, ...] = ()
         self._cand_i = 0
         self._cand_at = 0
         self._cand_core = ""
-        self._pending_ws = ""
-        self._drop_ws = False
         self._hold_seen = 0
-        self._join = False
         self._at_start = bool(self._plan.start)
-        self._content: list[str] = []
-        self._reasoning: list[str] = []
-        self._calls: list[_Call] = []
-        self._current: _Call | None = None
-        self._out: list[dict[str, Any]] = []
-        self._run: tuple[dict[str, Any], str, list[str]] | None = None
-        """The last text delta in ``_out`` and its pieces, joined once (``_join_run``): adding
-        to the delta's string each time would copy it, quadratic in a long batch parse."""
         self._result: ParsedOutput | None = None
         self._plain = False
         self._jsc: JsonScanner | None = None
@@ -168,7 +135,7 @@ class StreamParser:
         """Plain string text of a held call's arguments not yet added to ``buf``."""
         self._fast_mode: bool | None = None
         self._fast_key = "content"
-        self._fast_acc = self._content.append
+        self._fast_acc = self._w.content.append
         self._fast_char: str | None = None
         self._fast_search: Callable[[str], object] = _no_match
         self._ended = False
@@ -188,11 +155,11 @@ class StreamParser:
             self.buf = prefill
             self._prefill_left = len(prefill)
             self._advance()
-            self._out = []
+            self._w.new_out()
         self._refresh_fast()
 
     # public API
-    def feed(self, text: str) -> list[dict[str, Any]]:
+    def feed(self, text: str) -> list[Delta]:
         """Consume ``text``; return the deltas it completes (possibly none)."""
         if self._messages is not None:
             return self._messages.feed(text)
@@ -213,29 +180,29 @@ class StreamParser:
             text = text[: len(text) - keep] if keep else text
         return self._feed(text)
 
-    def _feed(self, text: str) -> list[dict[str, Any]]:
+    def _feed(self, text: str) -> list[Delta]:
         # Hot paths first; each leaves exactly the state the general path below would.
         if self._plain and text:
             # no call open, nothing held back, no character that could start a marker: content
             char = self._fast_char
             if (char not in text) if char is not None else (self._fast_search(text) is None):
-                if self._drop_ws:
-                    out: list[dict[str, Any]] = []
-                    self._out = out
-                    self._text(text)
-                    self._join_run()
+                w = self._w
+                if w.drop_ws:
+                    out = w.new_out()
+                    w.write_text(text)
+                    w.join_run()
                     return out
                 if text[-1].isspace():  # trailing whitespace waits: a marker may follow
                     body = text.rstrip()
                     if not body:
-                        self._pending_ws += text
+                        w.pending_ws += text
                         return []
                     tail = text[len(body) :]
                 else:
                     body, tail = text, ""
-                if self._pending_ws:
-                    body = self._pending_ws + body
-                self._pending_ws = tail
+                if w.pending_ws:
+                    body = w.pending_ws + body
+                w.pending_ws = tail
                 self._fast_acc(body)
                 return [{self._fast_key: body}]
         elif self._jsc is not None and text:
@@ -245,16 +212,15 @@ class StreamParser:
             text = ""
         if self.final:
             raise ToolDialectError("StreamParser.feed() after close(); create a new parser")
-        out = []
-        self._out = out
+        out = self._w.new_out()
         self._jsc = None
         self.buf = self._merged() + text
         self._advance()
         self._refresh_fast()
-        self._join_run()
+        self._w.join_run()
         return out
 
-    def _feed_args(self, sc: JsonScanner, text: str) -> list[dict[str, Any]] | None:
+    def _feed_args(self, sc: JsonScanner, text: str) -> list[Delta] | None:
         """Streaming JSON arguments: drive the reader's scanner here (see ``calls.Wait``); None
         where the value ended or broke (the reader takes over)."""
         if self._jstr and _PLAIN_STOP(text) is None:
@@ -263,7 +229,7 @@ class StreamParser:
             # the call being certain, nothing before the scanner's position is re-read.
             # Held calls may still be given back as content: their text is kept aside.
             frag = text
-            if self._held is not None:
+            if self._w.held is not None:
                 self._jtail.append(text)
                 sc.skip_plain(len(text))
         else:
@@ -277,14 +243,7 @@ class StreamParser:
             return None
         if not frag:
             return []
-        call = self._current
-        assert call is not None
-        call.parts.append(frag)
-        delta = {"tool_calls": [{"index": call.index, "function": {"arguments": frag}}]}
-        if self._held is not None:
-            self._held.append(delta)
-            return []
-        return [delta]
+        return self._w.add_fragment(frag)
 
     def _merged(self) -> str:
         """``buf`` with the plain string text the hot path kept aside put back."""
@@ -303,16 +262,16 @@ class StreamParser:
             and not self.final
             and not self._ended
         )
-        mode = self._reasoning_mode
+        mode = self._w.reasoning
         if mode != self._fast_mode:
             self._fast_mode = mode
             scan = self._plan.reasoning if mode else self._plan.content
             self._fast_key = "reasoning_content" if mode else "content"
-            self._fast_acc = (self._reasoning if mode else self._content).append
+            self._fast_acc = (self._w.reasoning_text if mode else self._w.content).append
             self._fast_char = next(iter(scan.firsts)) if len(scan.firsts) == 1 else None
             self._fast_search = scan.first.search if scan.first is not None else _no_match
 
-    def close(self, *, truncated: bool = False) -> list[dict[str, Any]]:
+    def close(self, *, truncated: bool = False) -> list[Delta]:
         """End of the reply: flush held text, finish or give back an open call.
 
         ``truncated``: the token limit cut the reply (``finish_reason == "length"``). A cut-off
@@ -330,22 +289,11 @@ class StreamParser:
         self._plain = False
         self._jsc = None
         self.buf = self._merged()
-        out: list[dict[str, Any]] = []
-        self._out = out
+        out = self._w.new_out()
         self._advance()
-        if self._pending_ws:
-            self._emit(self._pending_ws)
-            self._pending_ws = ""
-        content = "".join(self._content)
-        reasoning = "".join(self._reasoning)
-        self._result = ParsedOutput(
-            content=content or None,
-            reasoning_content=reasoning or None,
-            tool_calls=[
-                finished_call(c.id, c.name, c.parts, index=c.index, cut=c.cut) for c in self._calls
-            ],
-        )
-        self._join_run()
+        self._w.flush()
+        self._result = self._w.parsed()
+        self._w.join_run()
         return [*out_held, *out] if out_held else out
 
     @property
@@ -358,43 +306,9 @@ class StreamParser:
         return self._result
 
     # text outside calls
-    def _emit(self, s: str) -> None:
-        key = "reasoning_content" if self._reasoning_mode else "content"
-        (self._reasoning if self._reasoning_mode else self._content).append(s)
-        out, run = self._out, self._run
-        if run is not None and out and out[-1] is run[0] and run[1] == key:
-            run[2].append(s)
-        else:
-            self._join_run()
-            delta = {key: s}
-            out.append(delta)
-            self._run = (delta, key, [s])
-
-    def _join_run(self) -> None:
-        if self._run is not None:
-            delta, key, parts = self._run
-            delta[key] = "".join(parts)
-            self._run = None
-
     def _text(self, t: str) -> None:
-        if self._drop_ws:
-            t = t.lstrip()
-            if not t:
-                return
-            self._drop_ws = False
-        body = t.rstrip()
-        if not body:
-            self._pending_ws += t
-            return
-        lead = self._pending_ws
-        if not self._reasoning_mode:
+        if self._w.write_text(t) and not self._w.reasoning:
             self._at_start = False
-            if self._join:  # content on both sides of a call block: one newline between
-                self._join = False
-                if self._content:
-                    lead = "\n"  # (held whitespace is empty here: a call is a marker)
-        self._emit(lead + body if lead else body)
-        self._pending_ws = t[len(body) :]
 
     def _give(self, a: int, b: int) -> None:
         """``buf[a:b]`` is content, less what of it is prefill (never emitted)."""
@@ -404,8 +318,7 @@ class StreamParser:
             self._text(self.buf[a:b])
 
     def _marker(self) -> None:
-        self._pending_ws = ""
-        self._drop_ws = True
+        self._w.mark()
 
     def _advance(self) -> None:
         while True:
@@ -425,7 +338,7 @@ class StreamParser:
         """Scan text outside calls; True when a call reader was started."""
         buf, pos, plan = self.buf, self._pos, self._plan
         while True:
-            if self._at_start and not self._reasoning_mode:
+            if self._at_start and not self._w.reasoning:
                 m = _WS.match(buf, pos)
                 p = m.end() if m else pos
                 if p >= len(buf) and not self.final:
@@ -436,7 +349,7 @@ class StreamParser:
                     self._at_start = False
                     self._start_reader(plan.start, p, "")
                     return True
-            scan = plan.reasoning if self._reasoning_mode else plan.content
+            scan = plan.reasoning if self._w.reasoning else plan.content
             m = scan.regex.search(buf, pos) if scan.regex is not None else None
             if m is None:
                 k = 0 if self.final else scan.held(buf, pos)
@@ -468,14 +381,14 @@ class StreamParser:
             self._ended = True
             self._pos = len(self.buf)
             return _WAIT
-        if action == _CLOSE and not self._reasoning_mode:
+        if action == _CLOSE and not self._w.reasoning:
             if not self._stray_close:  # a close with no block open: text
                 self._give(m.start(), m.end())
                 self._pos = m.end()
                 return _NEXT
             self._stray_close = False
-        if action == _OPEN and self._reasoning_mode:
-            if len(self._reasoning) != self._block_mark:  # the opener quoted in reasoning
+        if action == _OPEN and self._w.reasoning:
+            if len(self._w.reasoning_text) != self._block_mark:  # the opener quoted in reasoning
                 self._give(m.start(), m.end())
                 self._pos = m.end()
                 return _NEXT
@@ -484,20 +397,20 @@ class StreamParser:
             return _NEXT
         self._marker()
         if action == _OPEN:
-            self._reasoning_mode = True
+            self._w.reasoning = True
             self._prompt_block = m.start() < self._prefill_left
-            self._block_mark = len(self._reasoning)
+            self._block_mark = len(self._w.reasoning_text)
         elif action == _CLOSE:
-            self._reasoning_mode = self._prompt_block = False
-            self._at_start = self._at_start or (bool(self._plan.start) and not self._content)
+            self._w.reasoning = self._prompt_block = False
+            self._at_start = self._at_start or (bool(self._plan.start) and not self._w.content)
         self._pos = m.end()
         return _NEXT
 
     def _on_call(self, m: re.Match[str], formats: tuple[int, ...]) -> int:
-        if self._reasoning_mode and self._prompt_block:
+        if self._w.reasoning and self._prompt_block:
             # the generation prompt opened the block: a call ends it, closed later or not
             self._ends_reasoning = True
-        elif self._reasoning_mode:
+        elif self._w.reasoning:
             verdict = self._call_in_reasoning(m, formats)
             if verdict is None:
                 return _WAIT  # the block may still be closed
@@ -505,8 +418,8 @@ class StreamParser:
                 self._give(m.start(), m.end())
                 self._pos = m.end()
                 return _NEXT
-            self._reasoning_mode = False
-        elif not self._spec.parallel_calls and self._calls:
+            self._w.reasoning = False
+        elif not self._spec.parallel_calls and self._w.calls:
             self._give(m.start(), m.end())  # a second call where the dialect allows one: content
             self._pos = m.end()
             return _NEXT
@@ -528,7 +441,7 @@ class StreamParser:
             self._hold_seen = max(m.end(), len(buf) - self._plan.close_longest + 1)
             return None
         self._hold_seen = 0
-        if not self._spec.parallel_calls and self._calls:
+        if not self._spec.parallel_calls and self._w.calls:
             return False
         plans = [self._plan.formats[i] for i in formats]
         return reads_a_call(buf, m.start(), plans, self._ctx)
@@ -564,7 +477,7 @@ class StreamParser:
 
     def _reader_done(self, end: int, status: int) -> None:
         self._reader = None
-        if self._current is not None and status == FAIL:  # announced, never ended: no call
+        if self._w.current is not None and status == FAIL:  # announced, never ended: no call
             self._end_call(End(void=True))
         if status == FAIL:
             self._cand_i += 1
@@ -576,92 +489,33 @@ class StreamParser:
             self._give(self._cand_at, self._cand_at + len(self._cand_core))
             self._pos = self._cand_at + len(self._cand_core)
             return
-        self._marker()  # the next content goes through _text, which sees _join
-        self._join = True
+        self._marker()  # the next content joins earlier content (DeltaWriter.join)
+        self._w.join = True
         self._at_start = False
         self._pos = end
         if status == BROKEN:
-            self._current = None
-
-    def _send(self, delta: dict[str, Any]) -> None:
-        """A call's delta: out now, or held until the call ends (``stream_arguments`` off)."""
-        if self._held is not None:
-            self._held.append(delta)
-        else:
-            self._out.append(delta)
+            self._w.current = None
 
     def _event(self, ev: Begin | Args | End | Text) -> None:
         if isinstance(ev, Args):
-            call = self._current
-            assert call is not None
-            if ev.text:
-                call.parts.append(ev.text)
-                self._send(
-                    {"tool_calls": [{"index": call.index, "function": {"arguments": ev.text}}]}
-                )
-            return
-        if isinstance(ev, End):
+            self._w.add_arguments(ev.text)
+        elif isinstance(ev, End):
             self._end_call(ev)
-            return
-        if isinstance(ev, Text):  # no call, inside an emission: content
-            self._join = bool(self._content)
-            self._drop_ws, self._pending_ws = False, ""
-            self._text(ev.text)
-            self._join = False
-            self._marker()
-            return
-        index = len(self._calls)
-        cid = ev.id
-        if cid is None and ev.index is not None and self._spec.id_template:
-            cid = format_template(self._spec.id_template, name=ev.name, index=ev.index, id="")
-        if cid is None:
-            cid = self._spec.new_id(name=ev.name, index=index)
-        self._current = call = _Call(index=index, id=cid, name=ev.name, parts=[])
-        self._calls.append(call)
-        if not self._stream_arguments:
-            self._held = []
-        self._send(
-            {
-                "tool_calls": [
-                    {
-                        "index": index,
-                        "id": cid,
-                        "type": "function",
-                        "function": {"name": ev.name, "arguments": ""},
-                    }
-                ]
-            }
-        )
+        elif isinstance(ev, Text):  # no call, inside an emission: content
+            if self._w.write_loose_text(ev.text) and not self._w.reasoning:
+                self._at_start = False
+        else:
+            self._w.begin_call(ev)
 
     def _end_call(self, ev: End) -> None:
-        call, held = self._current, self._held
-        self._current, self._held = None, None
-        if ev.void:  # announced, but no call: nothing of it was sent
-            if call is not None and self._calls and self._calls[-1] is call:
-                self._calls.pop()
-            return
-        if ev.cut and call is not None:
-            call.cut = True
-        if held:
-            self._out.extend(held)
-        if self._ends_reasoning:  # a call ends the prompt-opened reasoning block
-            self._ends_reasoning = self._prompt_block = self._reasoning_mode = False
+        if self._w.end_call(ev) and self._ends_reasoning:
+            # a call ends the prompt-opened reasoning block
+            self._ends_reasoning = self._prompt_block = self._w.reasoning = False
             self._stray_close = True
 
 
 def _no_match(text: str) -> None:
     return None
-
-
-def _without_calls(plan: Plan) -> Plan:
-    """``plan`` with no call opener looked for: only reasoning, strip and end markers."""
-
-    def scan(of: Scan) -> Scan:
-        return Scan.build({k: v for k, v in of.actions.items() if v[0] != _CALL})
-
-    return replace(
-        plan, content=scan(plan.content), reasoning=scan(plan.reasoning), start=(), whole=frozenset()
-    )
 
 
 def _formats_reader(tools: Sequence[ToolLike] | None) -> FormatReader:
