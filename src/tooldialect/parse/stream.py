@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..dialect.spec import DialectSpec
 from ..errors import ToolDialectError
@@ -38,7 +39,7 @@ from .stream_plan import CALL as _CALL
 from .stream_plan import CLOSE as _CLOSE
 from .stream_plan import END as _END
 from .stream_plan import OPEN as _OPEN
-from .stream_plan import plan_for
+from .stream_plan import Plan, Scan, plan_for
 from .variants import read_whole, reads_a_call
 
 __all__ = ["StreamParser"]
@@ -75,6 +76,10 @@ class StreamParser:
     ``end_of_turn``: marker texts that end the reply (the template's end of an assistant turn,
     such as ``<|im_end|>``, written as text): the marker and anything after it never reach the
     result. The front end passes the markers its template writes after an assistant turn.
+
+    ``read_calls=False``: no call is read (``tool_choice="none"``): a call's text stays content,
+    verbatim, while reasoning is still split off. Header-addressed specs (``spec.messages``)
+    ignore it.
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class StreamParser:
         prefill: str = "",
         end_of_turn: Sequence[str] = (),
         stream_arguments: bool = False,
+        read_calls: bool = True,
     ) -> None:
         self._spec = spec
         self._messages: MessageParser | None = None
@@ -102,6 +108,8 @@ class StreamParser:
         self._w = DeltaWriter(spec, stream_arguments=stream_arguments)
         """What the text becomes: content, reasoning, calls, their deltas."""
         self._plan = plan_for(spec, tuple(end_of_turn))
+        if not read_calls:
+            self._plan = _without_calls(self._plan)
         ends = sorted({m.strip() for m in end_of_turn if m.strip()}, key=len, reverse=True)
         self._end_re = re.compile("|".join(map(re.escape, ends))) if ends else None
         """The end-of-turn markers: the first one ends the reply wherever it stands, inside a
@@ -516,6 +524,21 @@ class StreamParser:
 
 def _no_match(text: str) -> None:
     return None
+
+
+def _without_calls(plan: Plan) -> Plan:
+    """``plan`` with no call opener looked for: only reasoning, strip and end markers."""
+
+    def scan(of: Scan) -> Scan:
+        return Scan.build({k: v for k, v in of.actions.items() if v[0] != _CALL})
+
+    return replace(
+        plan,
+        content=scan(plan.content),
+        reasoning=scan(plan.reasoning),
+        start=(),
+        whole=frozenset(),
+    )
 
 
 def _formats_reader(tools: Sequence[ToolLike] | None) -> FormatReader:
