@@ -227,7 +227,7 @@ def stream_chunks(
         yield last
         return
     for piece in gen:
-        # the parser's deltas are OpenAI's delta shape (parse/stream.py writes them)
+        # the parser's deltas are OpenAI's delta shape (parse/deltas.py writes them)
         for delta in cast("list[Delta]", parser.feed(piece)):
             saw_call = saw_call or "tool_calls" in delta
             yield chunk(client_ids(delta, request.call_ids))
