@@ -722,7 +722,7 @@ def check_conversation(template: Any, spec: Any, messages: Any, tools: Any) -> s
     from tooldialect.errors import RenderBudgetError, TemplateError, ToolSpecError
     from tooldialect.frontend.render import render_prompt
     from tooldialect.prompt.request_messages import validate_messages
-    from tooldialect.tools import normalize_tools
+    from tooldialect.tool_defs import normalize_tools
 
     before = copy.deepcopy((messages, tools))
     try:

@@ -76,7 +76,7 @@ def stub_tools(defs: list[dict[str, Any]]) -> list[Any]:
     from pydantic import ConfigDict, create_model
 
     from tooldialect import Tool
-    from tooldialect.tools import normalize_tools
+    from tooldialect.tool_defs import normalize_tools
 
     model = create_model("AnyArguments", __config__=ConfigDict(extra="allow"))
 

@@ -23,7 +23,7 @@ from tooldialect.engine.in_process.checkpoints import (
 )
 from tooldialect.errors import ToolDialectError
 from tooldialect.frontend.prefix import SENTINEL, PrefixCache, shared_head, tool_prefix
-from tooldialect.tools import normalize_tools
+from tooldialect.tool_defs import normalize_tools
 
 
 @dataclass

@@ -18,9 +18,9 @@ from conftest import read_template
 from fake_engine import fake_handler
 from server.fake import FakeServer
 from tooldialect import Agent, CallFinished, InvalidToolCallError, ServerClient, ToolChatHandler
-from tooldialect.apps.function_tool import Tool
+from tooldialect.apps.python_tool import Tool
 from tooldialect.errors import OptionError
-from tooldialect.tools import ToolDef
+from tooldialect.tool_defs import ToolDef
 
 TEMPLATE = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")  # hermes: <tool_call> JSON
 FORECAST = {

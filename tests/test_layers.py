@@ -23,7 +23,7 @@ PACKAGE = "tooldialect"
 STAGES: dict[str, int] = {
     # foundations: no pipeline knowledge
     "errors": 0,
-    "tools": 0,
+    "tool_defs": 0,
     "gguf": 0,
     "models": 0,
     "shapes": 0,
@@ -269,8 +269,8 @@ def test_the_checks_catch_each_kind_of_violation(tmp_path: Path) -> None:
     root = _fake_tree(
         tmp_path,
         {
-            "errors.py": "from . import tools\n",
-            "tools.py": "from .errors import _secret\nfrom . import errors\n",
+            "errors.py": "from . import tool_defs\n",
+            "tool_defs.py": "from .errors import _secret\nfrom . import errors\n",
             "prompt/__init__.py": "",
             "prompt/render.py": (
                 "from typing import TYPE_CHECKING\n"
@@ -290,13 +290,13 @@ def test_the_checks_catch_each_kind_of_violation(tmp_path: Path) -> None:
         ("tooldialect.prompt.render", "tooldialect.parse"),
         ("tooldialect.prompt.render", "tooldialect.engine"),
     }
-    assert private(imports) == {("tooldialect.tools", "tooldialect.errors", "_secret")}
-    assert cycles(imports, set()) == [["tooldialect.errors", "tooldialect.tools"]]
-    assert cycles(imports, {("tooldialect.errors", "tooldialect.tools")}) == []
+    assert private(imports) == {("tooldialect.tool_defs", "tooldialect.errors", "_secret")}
+    assert cycles(imports, set()) == [["tooldialect.errors", "tooldialect.tool_defs"]]
+    assert cycles(imports, {("tooldialect.errors", "tooldialect.tool_defs")}) == []
     # render -> spec at import time, spec -> render only in a function: a cycle all the same
     assert sorted(cycles(imports, set(), lazy=True)) == [
         ["tooldialect.dialect.spec", "tooldialect.prompt.render"],
-        ["tooldialect.errors", "tooldialect.tools"],
+        ["tooldialect.errors", "tooldialect.tool_defs"],
     ]
     lazy = {i.target: i.at_import_time for i in imports if i.importer.endswith("render")}
     assert lazy == {

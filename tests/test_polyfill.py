@@ -11,7 +11,7 @@ from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.polyfill import apply_polyfill, example_arguments, render_guide
 from tooldialect.dialect.spec import DialectSpec, Polyfill
 from tooldialect.errors import DialectError
-from tooldialect.tools import normalize_tools
+from tooldialect.tool_defs import normalize_tools
 
 SPEC = get_builtin("polyfill-json")
 TOOLS = normalize_tools(

@@ -13,7 +13,7 @@ from tooldialect.dialect.spec import ReasoningMarkers
 from tooldialect.errors import TemplateError, ToolSpecError
 from tooldialect.frontend.render import prompt_opens_reasoning, render_prompt
 from tooldialect.prompt.template import ChatTemplate
-from tooldialect.tools import normalize_tools
+from tooldialect.tool_defs import normalize_tools
 
 TOOLS: list[dict[str, Any]] = [
     {

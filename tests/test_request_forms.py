@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tooldialect import ToolSpecError
-from tooldialect.tools import normalize_response_format, normalize_tool_choice, normalize_tools
+from tooldialect.tool_defs import normalize_response_format, normalize_tool_choice, normalize_tools
 
 TOOLS = normalize_tools(
     [

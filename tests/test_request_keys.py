@@ -131,7 +131,7 @@ def test_a_lone_surrogate_is_a_tool_spec_error_naming_the_message() -> None:
 def test_a_ref_cycle_without_structure_is_refused_naming_tool_and_pointer() -> None:
     from tooldialect.dialect.builtins import get_builtin
     from tooldialect.grammar import build_grammar
-    from tooldialect.tools import normalize_tools
+    from tooldialect.tool_defs import normalize_tools
 
     tools = normalize_tools([REF_CYCLE])
     with pytest.raises(UnsupportedSchemaError, match="tool 'loop'") as caught:

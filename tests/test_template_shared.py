@@ -11,7 +11,7 @@ from tooldialect.dialect.builtins import get_builtin
 from tooldialect.frontend.render import render_prompt
 from tooldialect.prompt.shared import is_shared, tool_form, tool_forms
 from tooldialect.prompt.template import ChatTemplate
-from tooldialect.tools import normalize_tools, tools_key
+from tooldialect.tool_defs import normalize_tools, tools_key
 
 USER = [{"role": "user", "content": "hi"}]
 

@@ -28,7 +28,7 @@ from tooldialect.apps.tool_search import (
 from tooldialect.engine.base import Generation, GenerationRequest
 from tooldialect.grammar.forced import GbnfAutomaton
 from tooldialect.handler import ToolChatHandler
-from tooldialect.tools import normalize_tools
+from tooldialect.tool_defs import normalize_tools
 
 
 def make_tool(name: str, description: str, *params: str) -> Tool:

@@ -29,8 +29,8 @@ from .apps.agent import (
     TextDelta,
 )
 from .apps.agent_policy import ask_before
-from .apps.function_tool import Tool, ToolArgumentsError, ToolResult, tool
 from .apps.mcp import MCPServerConfig, MCPTool, MCPTools, load_mcp_config
+from .apps.python_tool import Tool, ToolArgumentsError, ToolResult, tool
 from .apps.tool_search import ToolSearch
 from .dialect import DialectSpec, builtin_dialects
 from .dialect.polyfill import apply_polyfill
@@ -64,7 +64,7 @@ from .parse import ParsedOutput, StreamParser, ToolCall, parse_output
 from .prompt.budget import RenderBudget
 from .prompt.template import ChatTemplate, TemplateCapabilities, normalize_messages
 from .server_client import ServerClient
-from .tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+from .tool_defs import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 from .verify import derive_dialect, detect_dialect
 
 try:  # one literal, in pyproject.toml; the installed metadata carries it

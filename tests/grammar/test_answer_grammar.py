@@ -11,7 +11,7 @@ from conftest import model_path
 from grammar_check import grammar_accepts, validate_grammar, vocab_of
 from tooldialect import DialectSpec, UnsupportedSchemaError
 from tooldialect.grammar.answer import ANY_OBJECT, build_answer_grammar
-from tooldialect.tools import normalize_tools
+from tooldialect.tool_defs import normalize_tools
 
 
 @pytest.fixture(scope="module")

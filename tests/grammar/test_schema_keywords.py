@@ -17,7 +17,7 @@ from grammar_check import grammar_accepts, validate_grammar, vocab_of
 from tooldialect.errors import UnsupportedSchemaError
 from tooldialect.grammar import GbnfBuilder, SchemaConverter, schema_grammar
 from tooldialect.grammar.validate import _Fallback, check_call, validate_value
-from tooldialect.tools import ToolDef
+from tooldialect.tool_defs import ToolDef
 
 
 @pytest.fixture(scope="module")

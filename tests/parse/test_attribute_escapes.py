@@ -1,7 +1,7 @@
 """Keys (and names) written as quoted attributes are decoded as the family's values are: where
 derivation learnt that the template XML-escapes (``xml_escape``), ``name="x&lt;y"`` is ``x<y``;
 where it does not, the text is kept as written. Batch and stream alike. (Tool names cannot hold
-the characters XML escapes, see ``tools.py``: keys are where it shows.)"""
+the characters XML escapes, see ``tool_defs.py``: keys are where it shows.)"""
 
 from __future__ import annotations
 

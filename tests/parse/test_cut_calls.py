@@ -8,7 +8,7 @@ import pytest
 from tooldialect.dialect.builtins import builtin_dialects
 from tooldialect.dialect.spec import DialectSpec, ElementBody
 from tooldialect.parse import StreamParser, parse_output
-from tooldialect.tools import normalize_tools
+from tooldialect.tool_defs import normalize_tools
 
 TOOLS = normalize_tools(
     [

@@ -17,7 +17,7 @@ from tooldialect.errors import ToolSpecError
 from tooldialect.parse import StreamParser, parse_output
 from tooldialect.parse.markers import split_literal
 from tooldialect.parse.variants import rebodied_formats, unwrapped_formats
-from tooldialect.tools import normalize_tools
+from tooldialect.tool_defs import normalize_tools
 
 
 @pytest.mark.parametrize(

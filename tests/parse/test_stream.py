@@ -170,7 +170,7 @@ def test_feed_after_close_and_result_before_close_raise() -> None:
 
 
 def test_tooldefs_and_openai_dicts_both_accepted() -> None:
-    from tooldialect.tools import normalize_tools
+    from tooldialect.tool_defs import normalize_tools
 
     spec = get_builtin("qwen3-coder")
     text = spec.render_call("get_weather", {"n": 3})

@@ -13,7 +13,7 @@ from tooldialect.engine.base import GenerationRequest, SamplingParams
 from tooldialect.engine.llama_server.engine import completion_body
 from tooldialect.frontend.pipeline import resolve_triggers, spec_markers
 from tooldialect.grammar import build_grammar
-from tooldialect.tools import normalize_tool_choice, normalize_tools
+from tooldialect.tool_defs import normalize_tool_choice, normalize_tools
 
 from .fake import FakeServer
 

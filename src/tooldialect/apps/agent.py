@@ -52,7 +52,7 @@ from .agent_policy import (
     edited_arguments,
 )
 from .agent_turn import Turn
-from .function_tool import (
+from .python_tool import (
     Tool,
     ToolArgumentsError,
     ToolResult,

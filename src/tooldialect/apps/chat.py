@@ -30,7 +30,7 @@ from .agent import (
     TextDelta,
 )
 from .announce import model_line, spellings
-from .function_tool import Tool
+from .python_tool import Tool
 
 __all__ = ["add_chat_command", "load_tool", "main", "run_chat"]
 

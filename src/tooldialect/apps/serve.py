@@ -64,7 +64,7 @@ from ..frontend.options import (
 from ..frontend.pipeline import check_encodable
 from ..handler import ToolChatHandler
 from ..prompt.request_messages import validate_messages
-from ..tools import normalize_tools
+from ..tool_defs import normalize_tools
 from .announce import model_line, with_known_spelling
 from .asgi import AsgiMessage, Receive, Scope, Send, error_field, send_json
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolSpecError
-from .function_tool import Tool
+from .python_tool import Tool
 
 __all__ = [
     "BM25",

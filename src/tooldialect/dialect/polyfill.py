@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import DialectError
 from ..prompt.compat import fold_system_turns
 from ..shapes import Message
-from ..tools import ToolDef
+from ..tool_defs import ToolDef
 from .spec import DialectSpec, Polyfill, format_template
 
 __all__ = ["apply_polyfill", "assistant_as_text", "example_arguments", "render_guide"]

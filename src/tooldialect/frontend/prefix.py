@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ToolDialectError
 from ..prompt.compat import SYSTEM_ROLES
-from ..tools import ToolDef, tools_key
+from ..tool_defs import ToolDef, tools_key
 
 __all__ = ["PrefixCache", "shared_head", "tool_prefix"]
 

@@ -26,7 +26,7 @@ from ..prompt.coverage import lost_messages
 from ..prompt.request_messages import canonical_messages
 from ..prompt.shared import tool_forms
 from ..prompt.template import ChatTemplate
-from ..tools import ToolLike, normalize_tools
+from ..tool_defs import ToolLike, normalize_tools
 
 __all__ = [
     "calls_in_content",

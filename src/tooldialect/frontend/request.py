@@ -21,7 +21,7 @@ from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
 from ..prompt.request_messages import canonical_messages
 from ..prompt.turns import end_of_turn_markers
-from ..tools import (
+from ..tool_defs import (
     ToolChoice,
     ToolDef,
     normalize_response_format,

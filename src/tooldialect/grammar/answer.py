@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..dialect.spec import DialectSpec
-from ..tools import ToolDef
+from ..tool_defs import ToolDef
 from .build import GAP, ToolGrammar
 from .codec import ArgumentLayout
 from .formats import format_rule

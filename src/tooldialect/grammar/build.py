@@ -38,7 +38,7 @@ from ..dialect.spec import (
     format_template,
 )
 from ..errors import UnsupportedToolChoiceError
-from ..tools import ToolChoice, ToolLike, normalize_tool_choice, normalize_tools
+from ..tool_defs import ToolChoice, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout
 from .formats import format_rule
 from .gbnf import GbnfBuilder, optional_edges, until

@@ -7,7 +7,7 @@ output (``answer``), which all sit above it.
 from __future__ import annotations
 
 from ..dialect.spec import CallFormat, DialectSpec
-from ..tools import ToolDef
+from ..tool_defs import ToolDef
 from .bodies import body_rule
 from .codec import ArgumentLayout
 from .gbnf import GbnfBuilder

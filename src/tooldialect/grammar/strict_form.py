@@ -11,7 +11,7 @@ and llama.cpp accepts the capture there, so that fast-forward forces the envelop
 from __future__ import annotations
 
 from ..dialect.spec import DialectSpec
-from ..tools import ToolDef
+from ..tool_defs import ToolDef
 from .bodies import strict_indents_for
 from .formats import format_rule
 from .gbnf import GbnfBuilder

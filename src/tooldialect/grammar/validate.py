@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from ..tools import ToolDef
+from ..tool_defs import ToolDef
 
 __all__ = ["InvalidArgumentsWarning", "SchemaViolation", "check_call", "validate_value"]
 

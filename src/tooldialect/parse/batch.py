@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ..dialect.spec import DialectSpec
 from ..errors import ToolCallParseError
-from ..tools import ToolLike
+from ..tool_defs import ToolLike
 from .result import ParsedOutput
 from .stream import StreamParser
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..dialect.spec import DialectSpec, MessageHeaders
 from ..errors import ToolDialectError
-from ..tools import ToolLike, normalize_tools
+from ..tool_defs import ToolLike, normalize_tools
 from .headers import CUT, MAYBE, Header, route
 from .headers import read_header as _read_header
 from .jsonscan import NEED, JsonScanner

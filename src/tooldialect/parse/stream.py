@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..dialect.spec import DialectSpec
 from ..errors import ToolDialectError
-from ..tools import ToolLike, normalize_tools
+from ..tool_defs import ToolLike, normalize_tools
 from .calls import (
     BROKEN,
     FAIL,

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..tools import ToolDef
+from ..tool_defs import ToolDef
 
 __all__ = ["SharedMutation", "is_shared", "plain_data", "shared_json", "tool_form", "tool_forms"]
 

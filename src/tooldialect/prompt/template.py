@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import RenderBudgetError, TemplateError, TemplateSecurityError
 from ..shapes import Message
-from ..tools import ToolDef
+from ..tool_defs import ToolDef
 from .budget import BudgetedSandbox, RenderBudget, check_source, render_budgeted
 from .code_cache import compile_cached
 from .conventions import conventional_variables, is_helper

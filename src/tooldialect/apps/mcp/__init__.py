@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .config import MCPServerConfig, expand_vars, load_mcp_config
 from .convert import Naming, make_name, result_from_mcp
-from .tools import MCPServers, MCPTool, MCPTools, require_mcp
+from .server_tools import MCPServers, MCPTool, MCPTools, require_mcp
 
 __all__ = [
     "MCPServerConfig",

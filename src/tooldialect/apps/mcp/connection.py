@@ -22,7 +22,7 @@ from contextlib import AsyncExitStack
 from typing import Any, TextIO, TypeVar
 
 from ...errors import MCPError
-from ..function_tool import ToolResult
+from ..python_tool import ToolResult
 from . import supervise
 from .config import MCPServerConfig
 from .convert import failure, result_from_mcp

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import UnsupportedSchemaError
-from ..function_tool import ToolResult
+from ..python_tool import ToolResult
 
 __all__ = ["Naming", "check_schema", "failure", "make_name", "result_from_mcp"]
 

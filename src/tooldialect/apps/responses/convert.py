@@ -16,7 +16,7 @@ from typing import Any
 from ...errors import ToolDialectError, ToolSpecError
 from ...frontend.options import check_known_keys, check_request_values
 from ...frontend.pipeline import check_encodable
-from ...tools import normalize_tools
+from ...tool_defs import normalize_tools
 
 __all__ = [
     "SUPPORTED_TOOL_TYPES",

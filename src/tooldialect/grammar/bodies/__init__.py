@@ -11,7 +11,7 @@ from typing import Any
 
 from ...dialect.spec import DialectSpec, ElementBody, JsonBody, PythonBody, TaggedBody
 from ...errors import DialectError, UnsupportedSchemaError
-from ...tools import ToolDef
+from ...tool_defs import ToolDef
 from ..codec import ArgumentLayout
 from ..gbnf import GbnfBuilder
 from .base import BodyRequest

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...dialect.spec import DialectSpec
-from ...tools import ToolDef
+from ...tool_defs import ToolDef
 from ..codec import ArgumentLayout
 from ..gbnf import GbnfBuilder, literal
 from ..marker_rules import INDEX_RULE, id_rule

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import to_json
 
 from ..errors import ToolSpecError
-from ..tools import ToolDef, normalize_tools
+from ..tool_defs import ToolDef, normalize_tools
 from .docstrings import parse_docstring
 
 __all__ = [

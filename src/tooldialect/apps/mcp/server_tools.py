@@ -25,8 +25,8 @@ from typing import Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, create_model
 
 from ...errors import MCPError, MCPToolNameError, ToolSpecError, UnsupportedSchemaError
-from ...tools import normalize_tools
-from ..function_tool import Tool, ToolResult, decode_arguments
+from ...tool_defs import normalize_tools
+from ..python_tool import Tool, ToolResult, decode_arguments
 from .config import MCPServerConfig, load_mcp_config
 from .connection import BackgroundLoop, ServerConnection
 from .convert import Naming, check_schema, make_name

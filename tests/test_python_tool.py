@@ -12,10 +12,10 @@ from pydantic import BaseModel, Field
 
 from tooldialect import DialectSpec, Tool, ToolArgumentsError, ToolSpecError, tool
 from tooldialect.apps.docstrings import parse_docstring
-from tooldialect.apps.function_tool import check_unique, result_text
+from tooldialect.apps.python_tool import check_unique, result_text
 from tooldialect.grammar import build_grammar
 from tooldialect.grammar.schema import schema_grammar
-from tooldialect.tools import normalize_tool_choice, normalize_tools
+from tooldialect.tool_defs import normalize_tool_choice, normalize_tools
 
 
 class Unit(enum.Enum):
