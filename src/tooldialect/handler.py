@@ -56,7 +56,21 @@ class ToolChatHandler:
     ``dialect``: a ``DialectSpec``, a builtin name, or ``None`` to detect it from the template.
     ``chat_template``: a Jinja source that overrides the model's. ``template_kwargs`` go to every
     render (a request's ``chat_template_kwargs`` / ``enable_thinking`` ... add to them).
+    ``parallel_tool_calls``: the default for a request that does not say; a request's own
+    ``parallel_tool_calls`` wins (through ``tooldialect.create_chat_completion`` or
+    :meth:`complete`: llama-cpp-python's ``Llama.create_chat_completion`` has no such keyword).
+    ``False`` makes the call grammar allow exactly one call; a named ``tool_choice`` always
+    allows one, and a spec with ``parallel_calls=False`` never more. Only decoding is
+    constrained: the prompt and the parser are the same either way.
     ``fallback``: use a shipped template for GGUFs that carry none (see ``fallback_templates``).
+    ``verbatim_history``: render the assistant turns this model wrote as the raw text it wrote
+    them (remembered per model, the latest 64 replies, matched by the content and calls the
+    client got back, not by position), instead of the template's own rendering of the
+    ``tool_calls`` the client sends back. The prompt then matches the tokens the KV cache holds
+    (a tolerated layout or the model's own JSON spacing re-rendered canonically would change
+    them, and the whole reply would be decoded again), and the model sees what it said. A
+    template that refuses that form gets the messages as sent. ``False`` renders history as
+    sent.
     ``render_budget`` bounds every render of the template, detection's included (see
     :class:`~tooldialect.RenderBudget`; ``None`` keeps the defaults).
     ``prompt_cache``: restore the longest cached prompt prefix across conversations, as
