@@ -43,8 +43,9 @@ class ServerClient:
     ``urls``: one base URL or several (``"http://127.0.0.1:8080"``), or ``LlamaServer``s we
     launched; each request goes to the least busy server that serves ``model``, except that a
     conversation returns to the server and slot holding its prefix. ``dialect``,
-    ``chat_template``, ``template_kwargs``, ``fallback``, ``render_budget``, ``argument_layout``
-    and ``invalid_arguments`` mean what they mean for ``ToolChatHandler``.
+    ``chat_template``, ``template_kwargs``, ``parallel_tool_calls``, ``fallback``,
+    ``verbatim_history``, ``render_budget``, ``argument_layout`` and ``invalid_arguments`` mean
+    what they mean for ``ToolChatHandler``.
     ``retry_window``: seconds spent finding a server that answers before ``ServerError``;
     ``timeout``: seconds of silence before a running reply is abandoned; a server that is down,
     or does not answer its ``/slots`` probe within ``probe_timeout`` seconds, is left out of
