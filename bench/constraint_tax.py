@@ -11,7 +11,8 @@ reuses it and prefill is paid once per case):
 * ``required``: ``tool_choice="required"`` where the case expects a call (irrelevance and
   live_irrelevance keep ``"auto"``).
 
-Greedy, ``max_tokens`` 256, ``n_ctx`` 8192, every case from an empty KV cache. Recorded per case
+Greedy, ``max_tokens`` 256, ``n_ctx`` 8192, every case from an empty KV cache whose prompt is
+decoded once first (``warm``), so the four modes start from the same logits. Recorded per case
 and mode: the calls, content, finish reason, whether each call parses and matches its tool's JSON
 Schema (validity), and BFCL's AST verdict (``bench.bfcl_score``). Raw records go to
 ``bench/results/constraint-tax-<model>.jsonl``, one line per case, appended as it goes: a killed
@@ -144,6 +145,19 @@ def handlers(llm: Any) -> dict[str, Any]:
     return {mode: made[CONSTRAIN[mode]] for mode in MODES}
 
 
+def warm(handler: Any, llm: Any, case: bfcl_data.Case) -> None:
+    """Decode the case's prompt once before the four modes. Each mode then reuses it and
+    decodes only its last token anew, so all four start from the same logits: a mode that
+    decoded the whole prompt in one batch would see logits differing in the last bits and
+    flip greedy near-ties (SmolLM2 on parallel_0 began its answer with another word)."""
+    try:
+        handler.complete(
+            llama=llm, messages=case.messages, tools=case.tools(), temperature=0.0, max_tokens=1
+        )
+    except Exception:  # e.g. a prompt longer than the context: each mode records it
+        return
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -187,6 +201,7 @@ def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
             fh.write(json.dumps({"start": case.id}) + "\n")
             fh.flush()
             llm.reset()  # every case from an empty cache: a resumed run decodes as a whole one
+            warm(by_mode["parse"], llm, case)
             record: dict[str, Any] = {"model": model, "id": case.id, "category": case.category}
             record["modes"] = {mode: answer(by_mode[mode], llm, case, mode) for mode in MODES}
             fh.write(json.dumps(record) + "\n")
