@@ -228,7 +228,14 @@ def _crash_record() -> dict[str, Any]:
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Accuracy per category and mode; validity (calls that parse and match their schema)."""
     cases = [r for r in records if "modes" in r]
-    out: dict[str, Any] = {"n": {}, "accuracy": {}, "validity": {}, "calls": {}, "errors": {}}
+    out: dict[str, Any] = {
+        "n": {},
+        "accuracy": {},
+        "validity": {},
+        "calls": {},
+        "cut_invalid": {},
+        "errors": {},
+    }
     for category in CATEGORIES:
         out["n"][category] = sum(1 for r in cases if r["category"] == category)
     for mode in MODES:
@@ -243,6 +250,10 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         ok = sum(1 for v in checks if v["known"] and v["parses"] and v["schema"])
         out["calls"][mode] = len(checks)
         out["validity"][mode] = ok / len(checks) if checks else None
+        # a reply cut by max_tokens may end in half a call: count those calls apart
+        cut = [v for r in mine if r["finish_reason"] == "length" for v in r["validity"]]
+        cut_bad = sum(1 for v in cut if not (v["known"] and v["parses"] and v["schema"]))
+        out["cut_invalid"][mode] = cut_bad
         out["errors"][mode] = sum(1 for r in mine if r["error"])
     return out
 
@@ -262,6 +273,8 @@ def format_table(model: str, summary: dict[str, Any]) -> str:
         acc = summary["accuracy"][mode]
         cells = " | ".join(_pct(acc[c]) for c in cats)
         valid = f"{_pct(summary['validity'][mode])} of {summary['calls'][mode]}"
+        if summary["cut_invalid"][mode]:
+            valid += f" ({summary['cut_invalid'][mode]} invalid cut by max_tokens)"
         rows.append(
             f"| {MODE_LABELS[mode]} | {cells} | {_pct(acc['overall'])} | {valid} | "
             f"{summary['errors'][mode]} |"
