@@ -15,7 +15,7 @@ from conftest import read_template
 from fake_engine import FakeLlama, fake_handler
 from tooldialect.engine.base import Generation, GenerationRequest, GenerationResult, Triggers
 from tooldialect.engine.in_process import LlamaCppEngine, LlamaCppStats
-from tooldialect.engine.in_process import engine as engine_module
+from tooldialect.engine.in_process import llama_cpp_engine as engine_module
 from tooldialect.engine.in_process.checkpoints import PrefixCheckpoints
 from tooldialect.engine.in_process.generate import DEFAULT_DRAFTS
 from tooldialect.errors import ToolSpecError

@@ -21,7 +21,7 @@ from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
 from .engine.base import Engine, GenerationResult
 from .engine.in_process.checkpoints import CheckpointOption, CheckpointStores, PrefixCheckpoints
-from .engine.in_process.engine import LlamaCppEngine
+from .engine.in_process.llama_cpp_engine import LlamaCppEngine
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .errors import ToolSpecError
 from .frontend.options import ChatOptions

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
-from .engine.llama_server.engine import LlamaServerEngine, server_adds_bos
 from .engine.llama_server.launch import LlamaServer
+from .engine.llama_server.llama_server_engine import LlamaServerEngine, server_adds_bos
 from .engine.llama_server.pool import Backend, ServerPool
 from .engine.llama_server.vocab import server_vocabulary
 from .errors import ServerError

@@ -13,7 +13,7 @@ import pytest
 
 from tooldialect import MCPConfigError, MCPServerConfig, UnsupportedSchemaError, load_mcp_config
 from tooldialect.apps.mcp import make_name, result_from_mcp
-from tooldialect.apps.mcp.convert import check_schema
+from tooldialect.apps.mcp.mcp_values import check_schema
 
 CLAUDE_DESKTOP = {
     "mcpServers": {

@@ -21,9 +21,9 @@ from tooldialect.grammar.gbnf import literal
 from tooldialect.grammar.schema import SchemaConverter
 from tooldialect.parse import parse_output
 from tooldialect.parse.body_kinds import BodyKind, register_body_kind
-from tooldialect.parse.events import FAIL, OK, Reader, certain
 from tooldialect.parse.markers import Source, compile_template, match_template
 from tooldialect.parse.plan import BodyPlan, Context, FormatPlan
+from tooldialect.parse.reader_events import FAIL, OK, Reader, certain
 from tooldialect.parse.stream import StreamParser
 from tooldialect.parse.variants import listed_formats, rebodied_formats
 

@@ -10,7 +10,7 @@ import pytest
 from tooldialect import ServerClient, ServerError
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, SamplingParams
-from tooldialect.engine.llama_server.engine import completion_body
+from tooldialect.engine.llama_server.llama_server_engine import completion_body
 from tooldialect.frontend.pipeline import resolve_triggers, spec_markers
 from tooldialect.grammar import build_grammar
 from tooldialect.tool_defs import normalize_tool_choice, normalize_tools

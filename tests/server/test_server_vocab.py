@@ -13,7 +13,7 @@ from tooldialect.dialect.spec import CallFormat, DialectSpec, JsonBody
 from tooldialect.dialect.vocabulary import Vocabulary, marker_candidates
 from tooldialect.engine.base import SamplingParams
 from tooldialect.engine.llama_server import LlamaServer
-from tooldialect.engine.llama_server.engine import completion_body
+from tooldialect.engine.llama_server.llama_server_engine import completion_body
 from tooldialect.engine.llama_server.vocab import probe_vocabulary, server_vocabulary
 from tooldialect.verify import detect_dialect
 

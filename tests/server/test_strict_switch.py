@@ -13,7 +13,7 @@ from grammar_check import grammar_accepts
 from server.fake import FakeServer
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, Triggers
-from tooldialect.engine.llama_server.engine import LlamaServerEngine, completion_body
+from tooldialect.engine.llama_server.llama_server_engine import LlamaServerEngine, completion_body
 from tooldialect.engine.llama_server.pool import ServerPool
 from tooldialect.engine.llama_server.strict_switch import SwitchWatch
 from tooldialect.grammar import build_grammar

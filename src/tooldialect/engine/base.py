@@ -32,8 +32,8 @@ for usage and the finish reason).
   read the keys you know, refuse one you know you cannot honour, ignore the rest.
 
 Implementations: ``in_process.LlamaCppEngine`` (llama-cpp-python in this process),
-``llama_server.engine.LlamaServerEngine`` (llama.cpp's server over HTTP), and the scripted engine
-the tests use (tests/fake_engine.py).
+``llama_server.llama_server_engine.LlamaServerEngine`` (llama.cpp's server over HTTP), and the
+scripted engine the tests use (tests/fake_engine.py).
 """
 
 from __future__ import annotations

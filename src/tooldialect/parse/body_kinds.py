@@ -15,11 +15,11 @@ from typing import Any
 from ..dialect.spec import CallFormat, ElementBody, JsonBody, PythonBody, TaggedBody
 from ..errors import DialectError
 from .element_body import element_other_syntaxes, plan_element_body, read_element_call
-from .events import Reader
 from .json_body import json_name_key, plan_json_body, read_json_body
 from .markers import Source
 from .plan import BodyPlan, Context, FormatPlan
 from .python_body import plan_python_body, read_python_body
+from .reader_events import Reader
 from .tagged_body import plan_tagged_body, read_tagged_body
 
 __all__ = ["BodyKind", "body_kind", "plan_format", "read_body", "register_body_kind"]

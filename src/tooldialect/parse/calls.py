@@ -32,7 +32,6 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 from .body_kinds import read_body
-from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Text, Wait
 from .markers import (
     Source,
     closes_after,
@@ -45,6 +44,7 @@ from .markers import (
 )
 from .plan import Context, FormatPlan
 from .pydict import python_object_end
+from .reader_events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Text, Wait
 
 __all__ = [
     "BROKEN",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dialect.spec import DialectSpec, format_template
-from .events import Begin, End
+from .reader_events import Begin, End
 from .result import ParsedOutput, finished_call
 
 __all__ = ["Delta", "DeltaWriter"]

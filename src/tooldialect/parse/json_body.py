@@ -10,11 +10,11 @@ from collections.abc import Generator
 from dataclasses import dataclass
 
 from ..dialect.spec import CallFormat, JsonBody
-from .events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 from .jsonscan import DONE, ERROR, NEED, JsonScanner
 from .markers import Source, probe_literal, skip_ws
 from .plan import BodyPlan, Context, FormatPlan
 from .pydict import read_python_dict
+from .reader_events import BROKEN, FAIL, OK, Args, Begin, End, Event, Reader, Wait, certain
 
 __all__ = [
     "json_head_patterns",

@@ -9,9 +9,9 @@ import json
 from collections.abc import Collection, Generator
 
 from ..dialect.spec import JsonBody
-from .events import FAIL, OK, Reader, certain
 from .markers import Source
 from .plan import Context, FormatPlan
+from .reader_events import FAIL, OK, Reader, certain
 from .values import literal_value
 
 __all__ = ["python_object_end", "read_python_call", "read_python_dict"]

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from ..dialect.spec import TOKEN_QUOTE, CallFormat, PythonBody
 from ..dialect.value_codecs import value_codec
-from .events import FAIL, OK, Reader, certain
 from .markers import Source, compile_template, match_template, split_literal, stop_before
 from .plan import BodyPlan, Context, FormatPlan
 from .pycall import KwargsSyntax, More, ScanMemo, read_kwargs, retype_strings
+from .reader_events import FAIL, OK, Reader, certain
 
 __all__ = ["plan_python_body", "read_python_body"]
 

@@ -9,9 +9,9 @@ import json
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from .events import FAIL, OK, Reader, certain
 from .markers import Source, find_literal, probe_closer
 from .plan import Context, FormatPlan
+from .reader_events import FAIL, OK, Reader, certain
 
 __all__ = ["read_raw_args", "read_raw_call"]
 

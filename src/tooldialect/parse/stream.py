@@ -31,9 +31,9 @@ from .calls import (
     read_emission,
 )
 from .deltas import Delta, DeltaWriter
-from .events import Text
 from .header_messages import FormatReader, MessageParser
 from .jsonscan import NEED, PLAIN_STRING_STOP, JsonScanner
+from .reader_events import Text
 from .result import ParsedOutput
 from .stream_plan import CALL as _CALL
 from .stream_plan import CLOSE as _CLOSE

@@ -7,11 +7,11 @@ import re
 from collections.abc import Generator
 
 from ..dialect.spec import CallFormat, TaggedBody, format_template
-from .events import BROKEN, FAIL, OK, Begin, End, Reader
 from .json_body import end_event, stream_args
 from .markers import Source, compile_template, match_template, probe_closers, probe_literal, skip_ws
 from .plan import BodyPlan, Context, FormatPlan
 from .raw_args import read_raw_call
+from .reader_events import BROKEN, FAIL, OK, Begin, End, Reader
 
 __all__ = ["plan_tagged_body", "read_tagged_body"]
 

@@ -13,9 +13,9 @@ from functools import lru_cache
 from ..dialect.spec import CallFormat, JsonBody
 from .body_kinds import body_kind
 from .calls import Context, FormatPlan, read_emission
-from .events import FAIL, OK, End, Event, Reader
 from .jsonscan import JsonScanner
 from .markers import Source, split_literal
+from .reader_events import FAIL, OK, End, Event, Reader
 
 __all__ = [
     "joined_json_format",

@@ -11,7 +11,7 @@ works without it, starting servers raises ``MCPError`` with the install hint. Se
 from __future__ import annotations
 
 from .config import MCPServerConfig, expand_vars, load_mcp_config
-from .convert import Naming, make_name, result_from_mcp
+from .mcp_values import Naming, make_name, result_from_mcp
 from .server_tools import MCPServers, MCPTool, MCPTools, require_mcp
 
 __all__ = [

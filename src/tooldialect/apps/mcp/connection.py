@@ -25,7 +25,7 @@ from ...errors import MCPError
 from ..python_tool import ToolResult
 from . import supervise
 from .config import MCPServerConfig
-from .convert import failure, result_from_mcp
+from .mcp_values import failure, result_from_mcp
 
 __all__ = ["BackgroundLoop", "ServerConnection"]
 

@@ -29,7 +29,7 @@ from ...tool_defs import normalize_tools
 from ..python_tool import Tool, ToolResult, decode_arguments
 from .config import MCPServerConfig, load_mcp_config
 from .connection import BackgroundLoop, ServerConnection
-from .convert import Naming, check_schema, make_name
+from .mcp_values import Naming, check_schema, make_name
 
 __all__ = ["MCPServers", "MCPTool", "MCPTools", "require_mcp"]
 

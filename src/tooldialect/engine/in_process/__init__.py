@@ -2,7 +2,7 @@
 grammar sampler, the prompt cache, fast-forward, drafts, tool-prefix checkpoints and the
 logprobs hooks. ``LlamaCppEngine`` is the engine; ``LlamaCppStats`` its results' ``stats``."""
 
-from .engine import LlamaCppEngine
+from .llama_cpp_engine import LlamaCppEngine
 from .stats import LlamaCppStats
 
 __all__ = ["LlamaCppEngine", "LlamaCppStats"]

@@ -11,8 +11,8 @@ emitted.
 
 ``LlamaDecoder`` is the state of one ``Llama`` (its vocabulary's pieces, what its KV cache holds,
 whose generation runs on it), one per ``Llama`` (``decoder_for``): every engine on that
-``Llama`` shares it. ``engine.LlamaCppEngine`` is the ``engine.base.Engine`` over it, with the
-engine's options.
+``Llama`` shares it. ``llama_cpp_engine.LlamaCppEngine`` is the ``engine.base.Engine`` over it,
+with the engine's options.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from collections.abc import Generator
 from dataclasses import dataclass
 
 from ...dialect.spec import ElementBody
-from ..events import FAIL, OK, Event, Reader
 from ..jsonscan import JsonScanner
 from ..markers import Source, find_literal, probe_closers, split_literal
 from ..plan import Context, FormatPlan
+from ..reader_events import FAIL, OK, Event, Reader
 from .params import read_element_body
 
 __all__ = ["read_element_call"]

@@ -18,7 +18,6 @@ from ...dialect.spec import (
     TaggedBody,
     format_template,
 )
-from ..events import FAIL, OK, Reader, certain
 from ..markers import (
     Segment,
     Source,
@@ -29,6 +28,7 @@ from ..markers import (
     skip_ws,
 )
 from ..plan import BodyPlan, Context, FormatPlan
+from ..reader_events import FAIL, OK, Reader, certain
 from ..values import schema_types
 from .nested_values import read_value
 from .value_end import (
