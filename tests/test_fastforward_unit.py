@@ -84,7 +84,7 @@ def test_nothing_is_forced_before_the_trigger() -> None:
     assert ff.extend(tok("hi"), FakeSampler(active=False), room=10) == []  # type: ignore[arg-type]
 
 
-def test_after_the_trigger_forced_tokens_are_appended_minus_the_last() -> None:
+def test_after_the_trigger_the_forced_text_is_appended() -> None:
     ff = FastForward.create(FakeEngine(), Grammar())
     assert ff is not None
     sampler = FakeSampler()
@@ -92,14 +92,25 @@ def test_after_the_trigger_forced_tokens_are_appended_minus_the_last() -> None:
         ff.observe(tok(word))
     assert ff.active
     forced = ff.extend(tok("<call>"), sampler, room=10)  # type: ignore[arg-type]
-    # forced text '{"name": "' tokenizes to {" name ": ' "' ; the last is held back
-    assert [VOCAB[t] for t in forced] == [b'{"', b"name", b'":']
+    # forced text '{"name": "' tokenizes to {" name ": ' "'; only "a" or "b" may follow, and no
+    # token spans ' "' and either, so the last forced token is kept
+    assert [VOCAB[t] for t in forced] == [b'{"', b"name", b'":', b' "']
     assert sampler.accepted == forced
-    # ' "' would be the held-back last
-    assert ff.extend(forced[-1], sampler, room=10) == []  # type: ignore[arg-type]
-    ff.observe(tok(' "'))
     # alpha | beta: a branch point
-    assert ff.extend(tok(' "'), sampler, room=10) == []  # type: ignore[arg-type]
+    assert ff.extend(forced[-1], sampler, room=10) == []  # type: ignore[arg-type]
+
+
+def test_a_last_forced_token_that_may_merge_with_what_follows_is_held_back() -> None:
+    """``h`` then ``i`` or ``x``: ``h`` + ``i`` is the token ``hi``, so ``h`` is left to the
+    model (forcing it would write ``h`` ``i`` where the tokenizer writes ``hi``)."""
+    gbnf = 'root ::= "<call>" "{\\"name\\": \\"" ("alpha" | "beta") "\\"} h" ("i" | "x")'
+    ff = FastForward.create(FakeEngine(), Grammar(gbnf=gbnf, lazy=False, trigger_patterns=()))
+    assert ff is not None
+    sampler = FakeSampler()
+    for word in ["<call>", '{"', "name", '":', ' "', "alpha"]:
+        ff.observe(tok(word))
+    forced = ff.extend(tok("alpha"), sampler, room=10)  # type: ignore[arg-type]
+    assert [VOCAB[t] for t in forced] == [b'"}', b" "]
 
 
 @pytest.mark.parametrize("room", [0, 1, 2], ids=["no-room", "one", "two"])
@@ -119,14 +130,15 @@ def test_a_grammar_that_accepts_the_end_is_never_forced() -> None:
 
 
 def test_a_forced_grammar_is_forced_from_the_start() -> None:
-    """Before the first sample: the opener, tokenized alone, minus the held-back last token."""
+    """Before the first sample: the opener, tokenized alone (its last token kept: nothing the
+    grammar allows next merges into it)."""
     gbnf = 'root ::= "hi{\\"name\\": \\"" ("alpha" | "beta") "\\"}"'
     grammar = Grammar(gbnf=gbnf, lazy=False, trigger_patterns=())
     ff = FastForward.create(FakeEngine(), grammar)
     assert ff is not None
     sampler = FakeSampler()
     forced = ff.start(sampler, room=10)  # type: ignore[arg-type]
-    assert [VOCAB[t] for t in forced] == [b"hi", b'{"', b"name", b'":']
+    assert [VOCAB[t] for t in forced] == [b"hi", b'{"', b"name", b'":', b' "']
     assert sampler.accepted == forced
 
 
@@ -207,6 +219,6 @@ def test_after_a_switch_the_strict_forms_text_is_forced(switch: bool) -> None:
     assert ff.active
     forced = ff.extend(tok("<call>"), sampler, room=10)  # type: ignore[arg-type]
     if switch:
-        assert [VOCAB[t] for t in forced] == [b'{"', b"name", b'":']
+        assert [VOCAB[t] for t in forced] == [b'{"', b"name", b'":', b' "']
     else:
         assert forced == []  # ' '? '{': a branch point

@@ -105,3 +105,17 @@ def test_long_repetitions_do_not_grow_the_stack() -> None:
     assert automaton.feed('"' + "x" * 5000 + '"' + ",1" * 2000)
     assert max(len(s) for s in automaton._stacks) < 8
     assert automaton.forced().text == ""
+
+
+def test_the_few_characters_after_the_forced_text_are_listed() -> None:
+    """``next_chars``: what may follow the forced text where it is a short list (the seam check
+    of fast-forward reads it); many (a free string) or a negated class: ``None``."""
+    a = GbnfAutomaton('root ::= "{" ("a" | "bc") "}" [^"]* "\\""')
+    first = a.forced()
+    assert first.text == "{" and first.next_chars == frozenset("ab")
+    after = a.forced_after("{b")
+    assert after is not None and after.text == "c}" and after.next_chars is None
+    assert a.forced_after("{x") is None
+    assert a.forced().text == "{"  # forced_after does not advance
+    digits = GbnfAutomaton('root ::= "n: " [0-9] [0-9]*')
+    assert digits.forced().next_chars == frozenset("0123456789")

@@ -29,6 +29,8 @@ _MAX_STACKS = 512
 """Past this many live stacks the automaton gives up (it then forces nothing)."""
 _MAX_FORCED = 512
 """Longest forced string computed at once."""
+_MAX_NEXT_CHARS = 16
+"""Past this many possible next characters, :attr:`ForcedText.next_chars` is not listed."""
 
 # an element: ("c", ranges, negated) for a character class, ("r", rule id) for a reference
 Ranges = tuple[tuple[int, int], ...]
@@ -236,6 +238,10 @@ class ForcedText:
     """The only legal continuation (may be empty)."""
     complete: bool
     """The grammar is complete after ``text`` and nothing can follow (only the end)."""
+    next_chars: frozenset[str] | None = None
+    """The characters that may follow ``text`` where they are few (at most
+    ``_MAX_NEXT_CHARS``, each a plain character); ``None`` where they are many or unknown.
+    The end of the grammar counts as no character."""
 
 
 class GbnfAutomaton:
@@ -308,10 +314,25 @@ class GbnfAutomaton:
     def forced(self) -> ForcedText:
         """The longest continuation every live stack agrees on (without advancing)."""
         try:
-            return self._forced()
+            return self._forced(self._stacks)
         except GbnfSyntaxError:
             self.failed = True
             return ForcedText("", False)
+
+    def forced_after(self, text: str) -> ForcedText | None:
+        """What :meth:`forced` would say after ``text`` (without advancing); ``None`` where the
+        grammar rejects ``text``."""
+        if self.failed:
+            return None
+        try:
+            stacks = self._stacks
+            for ch in text:
+                stacks = self._step(stacks, ord(ch))
+                if not stacks or len(stacks) > _MAX_STACKS:
+                    return None
+            return self._forced(stacks)
+        except GbnfSyntaxError:
+            return None
 
     def _feed(self, text: str) -> bool:
         if self.failed:
@@ -325,24 +346,24 @@ class GbnfAutomaton:
         self._stacks = stacks
         return True
 
-    def _forced(self) -> ForcedText:
+    def _forced(self, stacks: set[Stack]) -> ForcedText:
         if self.failed:
             return ForcedText("", False)
-        stacks = self._stacks
         chars: list[str] = []
         while len(chars) < _MAX_FORCED:
             if () in stacks:
-                return ForcedText("".join(chars), len(stacks) == 1)
+                text = "".join(chars)
+                return ForcedText(text, len(stacks) == 1, self._next_chars(stacks))
             code = None
             for st in stacks:
                 _, ranges, neg = self._element(st[-1])
                 if neg or len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
-                    return ForcedText("".join(chars), False)
+                    return ForcedText("".join(chars), False, self._next_chars(stacks))
                 c = ranges[0][0]
                 if code is None:
                     code = c
                 elif c != code:
-                    return ForcedText("".join(chars), False)
+                    return ForcedText("".join(chars), False, self._next_chars(stacks))
             if code is None:
                 break
             chars.append(chr(code))
@@ -350,6 +371,21 @@ class GbnfAutomaton:
             if not stacks or len(stacks) > _MAX_STACKS:
                 break
         return ForcedText("".join(chars), False)
+
+    def _next_chars(self, stacks: set[Stack]) -> frozenset[str] | None:
+        """The characters the live stacks accept next, where they are few and listed (a
+        negated class, or a wide range, accepts too many: ``None``)."""
+        chars: set[str] = set()
+        for st in stacks:
+            if not st:
+                continue  # the end of the grammar: no character
+            _, ranges, neg = self._element(st[-1])
+            if neg or sum(hi - lo + 1 for lo, hi in ranges) > _MAX_NEXT_CHARS:
+                return None
+            chars.update(chr(c) for lo, hi in ranges for c in range(lo, hi + 1))
+            if len(chars) > _MAX_NEXT_CHARS:
+                return None
+        return frozenset(chars)
 
 
 def _gbnf_char(code: int) -> str:

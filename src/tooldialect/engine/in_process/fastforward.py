@@ -27,7 +27,7 @@ import codecs
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...grammar.forced import GbnfAutomaton, GbnfSyntaxError
+from ...grammar.forced import ForcedText, GbnfAutomaton, GbnfSyntaxError
 from ..trigger_watch import TriggerWatch
 from .added import AddedTokens
 from .strict_sampler import StrictSwitch
@@ -184,6 +184,7 @@ class FastForward:
         body = text.encode("utf-8")
         added = self._added.ids
         ids = self._tokenize(head + body)
+        whole = ids  # the tokens of head + body, for the seam check below
         if token is not None:
             if ids and ids[0] != token and ids[0] in added and self._spells(head, ids[0]):
                 # The model is spelling an added token's text ("<" of "<tool_call>"): to it the
@@ -191,6 +192,7 @@ class FastForward:
                 spelled, rest = self._before_added(body)
                 sealed = sealed or len(spelled) < len(body)  # an added token follows
                 body, ids = spelled, [token, *rest]
+                whole = ids
             if not ids or ids[0] != token:
                 return []  # the seam would not be canonical: let the model write on
             ids = ids[1:]
@@ -203,7 +205,7 @@ class FastForward:
             # starts calls with "<" "tool" "_call" ">" and, given "<tool_call>", goes on
             # calling). Nothing merges into an added token, so nothing is held back before it.
             ids = ids[:cut]
-        elif not sealed:
+        elif not sealed and not self._seam_holds(head + body, whole, forced, text):
             ids = ids[:-1]  # may merge with the free text after it
         out: list[int] = []
         for t in ids[:room]:
@@ -213,6 +215,22 @@ class FastForward:
             self.observe(t)
             out.append(t)
         return out
+
+    def _seam_holds(self, text: bytes, ids: list[int], forced: ForcedText, kept: str) -> bool:
+        """Whether the last forced token stays a token whatever the model writes next: the
+        grammar allows only a few characters after the forced text, and each of them, with
+        what it then forces, tokenizes after ``text`` without changing ``ids`` (``text``'s
+        tokens). Then it need not be held back (``}\n`` before a choice of ``` or ``{``)."""
+        if kept != forced.text or not forced.next_chars:
+            return False
+        for char in sorted(forced.next_chars):
+            after = self._automaton.forced_after(forced.text + char)
+            if after is None:
+                return False
+            tail = (char + after.text).encode("utf-8")
+            if self._tokenize(text + tail)[: len(ids)] != ids:
+                return False
+        return True
 
     def _stable(self, text: str) -> str:
         """``text`` up to where an added token (``<tool_call>``) might begin: forcing ``<`` of
