@@ -212,7 +212,10 @@ def test_invalid_utf8_from_the_server_is_replaced_and_the_reply_goes_on() -> Non
         assert _ask(client) == "café \ufffdx\ufffd ok end"
         chunks: Any = client.create_chat_completion(messages=HELLO, stream=True)
         texts = [c["choices"][0]["delta"].get("content") for c in chunks]
-        assert [t for t in texts if t] == ["café ", "\ufffdx", "\ufffd ok", " end"]
+        # the stream holds a trailing space until text follows it (the parser's whitespace
+        # rule), so chunk edges move; the text, and that it arrives in pieces, do not
+        assert "".join(t for t in texts if t) == "café \ufffdx\ufffd ok end"
+        assert len([t for t in texts if t]) >= 3
 
 
 def _hung_url() -> tuple[socket.socket, str]:
