@@ -322,17 +322,34 @@ class GbnfAutomaton:
     def forced_after(self, text: str) -> ForcedText | None:
         """What :meth:`forced` would say after ``text`` (without advancing); ``None`` where the
         grammar rejects ``text``."""
+        found = self.continuations(text, ("",))
+        return None if found is None else found[""]
+
+    def continuations(self, text: str, nexts: Iterable[str]) -> dict[str, ForcedText] | None:
+        """For each of ``nexts``, what :meth:`forced` would say after ``text`` and it (without
+        advancing; ``text`` is walked once); ``None`` where the grammar rejects any of them."""
         if self.failed:
             return None
         try:
-            stacks = self._stacks
-            for ch in text:
-                stacks = self._step(stacks, ord(ch))
-                if not stacks or len(stacks) > _MAX_STACKS:
+            base = self._walk(self._stacks, text)
+            if base is None:
+                return None
+            out: dict[str, ForcedText] = {}
+            for nxt in nexts:
+                stacks = self._walk(base, nxt)
+                if stacks is None:
                     return None
-            return self._forced(stacks)
+                out[nxt] = self._forced(stacks)
+            return out
         except GbnfSyntaxError:
             return None
+
+    def _walk(self, stacks: set[Stack], text: str) -> set[Stack] | None:
+        for ch in text:
+            stacks = self._step(stacks, ord(ch))
+            if not stacks or len(stacks) > _MAX_STACKS:
+                return None
+        return stacks
 
     def _feed(self, text: str) -> bool:
         if self.failed:

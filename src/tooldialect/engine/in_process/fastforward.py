@@ -223,14 +223,13 @@ class FastForward:
         tokens). Then it need not be held back (``}\n`` before a choice of ``` or ``{``)."""
         if kept != forced.text or not forced.next_chars:
             return False
-        for char in sorted(forced.next_chars):
-            after = self._automaton.forced_after(forced.text + char)
-            if after is None:
-                return False
-            tail = (char + after.text).encode("utf-8")
-            if self._tokenize(text + tail)[: len(ids)] != ids:
-                return False
-        return True
+        found = self._automaton.continuations(forced.text, sorted(forced.next_chars))
+        if found is None:
+            return False
+        return all(
+            self._tokenize(text + (char + after.text).encode("utf-8"))[: len(ids)] == ids
+            for char, after in found.items()
+        )
 
     def _stable(self, text: str) -> str:
         """``text`` up to where an added token (``<tool_call>``) might begin: forcing ``<`` of
