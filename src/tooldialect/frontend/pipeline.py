@@ -41,6 +41,7 @@ from ..prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
 from ..prompt.template import ChatTemplate
 from ..shapes import ChatCompletion, ChatCompletionChunk
 from ..verify import detect_dialect
+from .call_or_answer import choose_answer_or_call
 from .options import ChatOptions
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
@@ -315,6 +316,7 @@ class FrontEnd:
             top_logprobs=options.top_logprobs,
             logits_processor=options.logits_processor,
         )
+        job = choose_answer_or_call(prepared, job, setup.engine)
         gen = setup.engine.run(job)
         return Completed(self.reply(prepared, gen, model=model, stream=options.stream), gen.result)
 

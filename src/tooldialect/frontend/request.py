@@ -105,6 +105,10 @@ class Request:
     prefix: str = ""
     """The head of ``prompt`` the system turns and tools make (``prefix.tool_prefix``): where
     the in-process engine keeps a state checkpoint."""
+    answer_alone: GrammarLike | None = None
+    """Where ``grammar`` allows a call or the ``response_format`` answer from the first token
+    (tools under ``auto``): the answer's grammar alone, for a reply the model does not start
+    as a call (``call_or_answer``)."""
 
 
 def prepare_request(
@@ -167,6 +171,7 @@ def prepare_request(
     prefill = prompt_prefill(prompt, spec)
     reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
+    closed = not reasoning_open and prompt_closes_reasoning(prompt, spec)
     gram = grammar_for(
         setup,
         defs,
@@ -176,8 +181,21 @@ def prepare_request(
         call_prefill,
         answer_schema=answer,
         layout=argument_layout,
-        reasoning_closed=not reasoning_open and prompt_closes_reasoning(prompt, spec),
+        reasoning_closed=closed,
     )
+    answer_alone = None
+    if answer is not None and choice.mode == "auto" and defs and spec.forcible and not call_prefill:
+        # the same answer grammar without the calls (``grammar_for`` with no tools)
+        answer_alone = grammar_for(
+            setup,
+            [],
+            choice,
+            parallel,
+            reasoning_open,
+            "",
+            answer_schema=answer,
+            reasoning_closed=closed,
+        )
     if gram is None and grammar is not None and choice.mode in ("none", "auto"):
         gram = ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
     return Request(
@@ -192,6 +210,7 @@ def prepare_request(
         call_ids=client_call_ids(messages),
         stop=end_of_turn_markers(setup.template),
         prefix=prefix,
+        answer_alone=answer_alone,
     )
 
 

@@ -319,6 +319,23 @@ class GbnfAutomaton:
             self.failed = True
             return ForcedText("", False)
 
+    def viable(self, text: str) -> bool | None:
+        """Whether the grammar accepts ``text`` next, as the start of the rest of a sentence
+        (without advancing); ``None`` where the automaton cannot tell (it grew too large)."""
+        if self.failed:
+            return None
+        stacks = self._stacks
+        try:
+            for ch in text:
+                stacks = self._step(stacks, ord(ch))
+                if not stacks:
+                    return False
+                if len(stacks) > _MAX_STACKS:
+                    return None
+        except GbnfSyntaxError:
+            return None
+        return True
+
     def forced_after(self, text: str) -> ForcedText | None:
         """What :meth:`forced` would say after ``text`` (without advancing); ``None`` where the
         grammar rejects ``text``."""
