@@ -16,7 +16,8 @@ decoded once first (``warm``), so the four modes start from the same logits. Rec
 and mode: the calls, content, finish reason, whether each call parses and matches its tool's JSON
 Schema (validity), and BFCL's AST verdict (``bench.bfcl_score``). Raw records go to
 ``bench/results/constraint-tax-<model>.jsonl``, one line per case, appended as it goes: a killed
-run continues where it stopped (a case that killed the process is recorded as a crash).
+run continues where it stopped (a case that killed the process twice is recorded as a crash;
+once may be the run being stopped, so it is tried again).
 
     python bench/constraint_tax.py --model smollm2 [--per-category 20]
     python bench/constraint_tax.py --table smollm2 qwen qwen15   # the Markdown table
@@ -34,6 +35,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -176,10 +178,11 @@ def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = read_records(out)
     done = {r["id"] for r in lines if "modes" in r}
-    started = [r["start"] for r in lines if "start" in r and r["start"] not in done]
+    started = Counter(r["start"] for r in lines if "start" in r and r["start"] not in done)
     cases = [c for c in select_cases(per_category) if c.id not in done]
     with out.open("a", encoding="utf-8") as fh:
-        for dead in dict.fromkeys(started):  # the process died inside it: a crash, not a retry
+        # Started twice and never finished: the case kills the process. Once is a stopped run.
+        for dead in [case_id for case_id, starts in started.items() if starts >= 2]:
             case = next((c for c in cases if c.id == dead), None)
             if case is not None:
                 crash = {"model": model, "id": dead, "category": case.category, "crashed": True}
@@ -291,13 +294,42 @@ def tables(models: list[str]) -> str:
     return "\n\n".join(parts)
 
 
+def verdict_changes(models: list[str], *, base: str, other: str) -> str:
+    """The cases whose BFCL verdict differs between two modes, each with both replies: the
+    list to read when one mode loses to another (``--changes parse lazy``)."""
+    lines = []
+    for model in models:
+        for record in read_records(results_path(model)):
+            modes = record.get("modes", {})
+            if base not in modes or modes[base]["correct"] == modes[other]["correct"]:
+                continue
+            winner = base if modes[base]["correct"] else other
+            lines.append(f"{model} {record['id']}: {winner} right")
+            for mode in (base, other):
+                reply = modes[mode]
+                shown = json.dumps(reply["calls"])[:300] or "[]"
+                text = reply["content"][:200]
+                lines.append(f"    {mode}: calls={shown} content={text!r} {reply['error_type']}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a tooldialect.model_path key (smollm2, qwen, qwen15)")
     parser.add_argument("--per-category", type=int, default=PER_CATEGORY)
     parser.add_argument("--threads", type=int, default=N_THREADS)
     parser.add_argument("--table", nargs="*", help="print the table of these models' results")
+    parser.add_argument(
+        "--changes",
+        nargs=2,
+        metavar=("BASE", "OTHER"),
+        help="list the cases whose verdict differs between two modes (e.g. parse lazy)",
+    )
     args = parser.parse_args(argv)
+    if args.changes:
+        models = [args.model] if args.model else ["smollm2", "qwen", "qwen15"]
+        print(verdict_changes(models, base=args.changes[0], other=args.changes[1]))
+        return
     if args.table is not None:
         text = tables(args.table or ["smollm2", "qwen", "qwen15"])
         (RESULTS / "constraint-tax.md").write_text(text + "\n", encoding="utf-8")
