@@ -367,6 +367,32 @@ def test_cases_are_exact(schema: Any, good: list[str], bad: list[str]) -> None:
     assert conv.loose == []
 
 
+@pytest.mark.model
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        # BFCL live_relevance_8-8-0's Events_3_BuyEventTickets, as a user wrote it: the enum
+        # spells the integers it means as strings
+        ({"type": "integer", "enum": ["1", "2", "9"]}, ["1", "2", "9"], ['"1"', "3"]),
+        ({"type": "number", "enum": ["2.5", "10"]}, ["2.5", "10"], ['"2.5"', "3"]),
+        ({"type": "boolean", "enum": ["true"]}, ["true"], ['"true"', "false"]),
+    ],
+    ids=["integers-as-strings", "numbers-as-strings", "boolean-as-string"],
+)
+def test_an_enum_that_contradicts_its_type_is_read_not_refused(
+    vocab_llama: Any, schema: Any, good: list[str], bad: list[str]
+) -> None:
+    gbnf = schema_grammar(schema, layout="canonical")
+    validate_grammar(gbnf, vocab=vocab_of(vocab_llama))
+    assert [t for t in good if not grammar_accepts(gbnf, t, llama=vocab_llama)] == []
+    assert [t for t in bad if grammar_accepts(gbnf, t, llama=vocab_llama)] == []
+
+
+def test_an_enum_none_of_whose_values_reads_as_its_type_is_empty() -> None:
+    with pytest.raises(UnsupportedSchemaError, match="no 'enum' value"):
+        schema_grammar({"type": "integer", "enum": ["one", "2"]})
+
+
 def test_a_dropped_ref_target_leaves_no_rule_behind() -> None:
     """A ``$ref`` whose target admits nothing is dropped with its branch, every time it is
     referenced; no empty (unloadable, or empty-text-matching) rule is left for it."""

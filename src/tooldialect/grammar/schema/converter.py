@@ -283,11 +283,7 @@ class SchemaConverter:
                     f"'enum' at {pointer!r} must be a non-empty list, got {values!r}",
                     pointer=ptr(pointer, "enum"),
                 )
-            kept = [v for v in values if _fits_type(v, schema.get("type"))]
-            if not kept:
-                raise EmptySchemaError(
-                    f"no 'enum' value at {pointer!r} has the schema's type", pointer=pointer
-                )
+            kept = _enum_values(values, schema.get("type"), pointer)
             return " | ".join(dict.fromkeys(c.const(v) for v in kept))
         typ = schema.get("type")
         if isinstance(typ, list):
@@ -365,6 +361,39 @@ class SchemaConverter:
         finally:
             self._raw_mode = False
         return None if content is None else f"({content})"
+
+
+def _enum_values(values: list[Any], typ: Any, pointer: str) -> list[Any]:
+    """The ``enum`` values a reply may write: those of the schema's ``type``. Where none is,
+    the schema contradicts itself (a real one: ``"type": "integer", "enum": ["1", ..., "9"]``);
+    rather than refuse the whole request, the values are read as the type where each spells one
+    exactly (``"3"`` -> ``3``); the call is then checked against the schema as written
+    (``invalid_arguments``). Otherwise no value fits (``EmptySchemaError``: an ``anyOf`` branch
+    is dropped, a tool refused)."""
+    kept = [v for v in values if _fits_type(v, typ)]
+    if kept:
+        return kept
+    read = [_read_as(v, typ) for v in values]
+    if all(r is not _NOT_READ for r in read):
+        return read
+    # no value (an ``anyOf`` branch whose enum the parent's type rules out): nothing fits
+    raise EmptySchemaError(f"no 'enum' value at {pointer!r} has the schema's type", pointer=pointer)
+
+
+_NOT_READ = object()
+
+
+def _read_as(value: Any, typ: Any) -> Any:
+    """``value`` (a string) read as a JSON scalar of ``typ``, else ``_NOT_READ``."""
+    if not isinstance(value, str):
+        return _NOT_READ
+    try:
+        read = json.loads(value)
+    except ValueError:
+        return _NOT_READ
+    if isinstance(read, (list, dict)) or not _fits_type(read, typ) or json.dumps(read) != value:
+        return _NOT_READ
+    return read
 
 
 def _fits_type(value: Any, typ: Any) -> bool:
