@@ -45,13 +45,26 @@ from bench.accuracy import calls_of_message
 from bench.common import RESULTS, quiet_stderr
 
 MODES = ("parse", "lazy", "first", "required")
+EXTRA_MODES = ("lazy_free",)
+"""Modes run afterwards over the cases already done (``--add-mode``), kept in a file of their
+own (``results_path(model, mode)``) so that a run in progress can go on appending."""
 MODE_LABELS = {
     "parse": "parse only (no grammar)",
-    "lazy": "lazy grammar (default)",
+    "lazy": "lazy grammar, canonical layout",
+    "lazy_free": "lazy grammar, the model's own layout",
     "first": "grammar from the first token",
     "required": 'tool_choice="required"',
 }
-CONSTRAIN = {"parse": "off", "lazy": "request", "first": "first_token", "required": "request"}
+CONSTRAIN = {
+    "parse": "off",
+    "lazy": "request",
+    "lazy_free": "request",
+    "first": "first_token",
+    "required": "request",
+}
+LAYOUT = {"lazy_free": "free"}
+"""Argument layout per mode (``ToolChatHandler(argument_layout=...)``); the rest canonical, as
+every run so far was made."""
 CATEGORIES = bfcl_data.CATEGORIES + bfcl_data.LIVE_CATEGORIES
 NO_CALL_EXPECTED = ("irrelevance", "live_irrelevance")
 PER_CATEGORY = 20
@@ -63,8 +76,8 @@ N_THREADS = 1
 depend on the thread count (each row of a product is one thread's)."""
 
 
-def results_path(model: str) -> Path:
-    return RESULTS / f"constraint-tax-{model}.jsonl"
+def results_path(model: str, mode: str = "") -> Path:
+    return RESULTS / f"constraint-tax-{model}{'-' + mode if mode else ''}.jsonl"
 
 
 def select_cases(per_category: int) -> list[bfcl_data.Case]:
@@ -139,12 +152,14 @@ def handlers(llm: Any) -> dict[str, Any]:
     from tooldialect.engine.in_process import LlamaCppEngine
     from tooldialect.handler import ToolChatHandler
 
-    made: dict[str, Any] = {}
-    for constrain in ("off", "request", "first_token"):
-        handler = ToolChatHandler(prefix_checkpoints=False)
-        handler.setup(llm, engine=LlamaCppEngine(llm, constrain=constrain))
-        made[constrain] = handler
-    return {mode: made[CONSTRAIN[mode]] for mode in MODES}
+    made: dict[tuple[str, str], Any] = {}
+    for mode in (*MODES, *EXTRA_MODES):
+        key = (CONSTRAIN[mode], LAYOUT.get(mode, "canonical"))
+        if key not in made:
+            handler = ToolChatHandler(prefix_checkpoints=False, argument_layout=key[1])
+            handler.setup(llm, engine=LlamaCppEngine(llm, constrain=key[0]))
+            made[key] = handler
+    return {mode: made[(CONSTRAIN[mode], LAYOUT.get(mode, "canonical"))] for mode in CONSTRAIN}
 
 
 def warm(handler: Any, llm: Any, case: bfcl_data.Case) -> None:
@@ -215,6 +230,51 @@ def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
             )
 
 
+def add_mode(model: str, mode: str, *, threads: int = N_THREADS) -> None:
+    """Run ``mode`` over every case the main run has done and this mode has not, each from the
+    same warm start as the main run's modes, appending to ``results_path(model, mode)``."""
+    from llama_cpp import Llama
+
+    from tooldialect import model_path
+
+    bfcl_data.fetch()
+    done = {r["id"] for r in read_records(results_path(model)) if "modes" in r}
+    out = results_path(model, mode)
+    have = {r["id"] for r in read_records(out)}
+    cases = [c for c in select_cases(10**6) if c.id in done and c.id not in have]
+    with quiet_stderr():
+        llm: Any = Llama(
+            model_path=str(model_path(model)),
+            n_ctx=N_CTX,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+            seed=0,
+        )
+    by_mode = handlers(llm)
+    with out.open("a", encoding="utf-8") as fh:
+        for index, case in enumerate(cases):
+            llm.reset()
+            warm(by_mode["parse"], llm, case)
+            record = {"id": case.id, "category": case.category, "mode": mode}
+            record["record"] = answer(by_mode[mode], llm, case, mode)
+            fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            mark = "+" if record["record"]["correct"] else "."
+            print(f"{model} {mode} {index + 1}/{len(cases)} {case.id} {mark}", file=sys.stderr)
+
+
+def merged_records(model: str) -> list[dict[str, Any]]:
+    """The main run's records with each extra mode's answers folded into ``modes``."""
+    records = read_records(results_path(model))
+    for mode in EXTRA_MODES:
+        extra = {r["id"]: r["record"] for r in read_records(results_path(model, mode))}
+        for record in records:
+            if "modes" in record and record["id"] in extra:
+                record["modes"][mode] = extra[record["id"]]
+    return records
+
+
 def _crash_record() -> dict[str, Any]:
     return {
         "content": "",
@@ -241,12 +301,18 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
     for category in CATEGORIES:
         out["n"][category] = sum(1 for r in cases if r["category"] == category)
-    for mode in MODES:
+    out["cases"] = {}
+    for mode in (*MODES, *EXTRA_MODES):
+        mine = [r["modes"][mode] for r in cases if mode in r["modes"]]
+        if not mine:
+            continue
+        out["cases"][mode] = len(mine)
         acc = {}
         for category in CATEGORIES:
-            rs = [r["modes"][mode] for r in cases if r["category"] == category]
+            rs = [
+                r["modes"][mode] for r in cases if r["category"] == category and mode in r["modes"]
+            ]
             acc[category] = sum(r["correct"] for r in rs) / len(rs) if rs else None
-        mine = [r["modes"][mode] for r in cases]
         acc["overall"] = sum(r["correct"] for r in mine) / len(mine) if mine else None
         out["accuracy"][mode] = acc
         checks = [v for r in mine for v in r["validity"]]
@@ -272,15 +338,18 @@ def format_table(model: str, summary: dict[str, Any]) -> str:
     head = "| mode | " + " | ".join(f"{short[c]} ({summary['n'][c]})" for c in cats)
     head += " | overall | valid calls | errors |"
     rows = [f"**{model}**", "", head, "|" + "---|" * (len(cats) + 4)]
-    for mode in MODES:
+    total = sum(summary["n"].values())
+    for mode in summary["accuracy"]:
         acc = summary["accuracy"][mode]
+        label = MODE_LABELS[mode]
+        if summary["cases"][mode] < total:
+            label += f" ({summary['cases'][mode]} of the {total} cases)"
         cells = " | ".join(_pct(acc[c]) for c in cats)
         valid = f"{_pct(summary['validity'][mode])} of {summary['calls'][mode]}"
         if summary["cut_invalid"][mode]:
             valid += f" ({summary['cut_invalid'][mode]} invalid cut by max_tokens)"
         rows.append(
-            f"| {MODE_LABELS[mode]} | {cells} | {_pct(acc['overall'])} | {valid} | "
-            f"{summary['errors'][mode]} |"
+            f"| {label} | {cells} | {_pct(acc['overall'])} | {valid} | {summary['errors'][mode]} |"
         )
     return "\n".join(rows)
 
@@ -288,7 +357,7 @@ def format_table(model: str, summary: dict[str, Any]) -> str:
 def tables(models: list[str]) -> str:
     parts = []
     for model in models:
-        records = read_records(results_path(model))
+        records = merged_records(model)
         if any("modes" in r for r in records):
             parts.append(format_table(model, summarize(records)))
     return "\n\n".join(parts)
@@ -299,9 +368,11 @@ def verdict_changes(models: list[str], *, base: str, other: str) -> str:
     list to read when one mode loses to another (``--changes parse lazy``)."""
     lines = []
     for model in models:
-        for record in read_records(results_path(model)):
+        for record in merged_records(model):
             modes = record.get("modes", {})
-            if base not in modes or modes[base]["correct"] == modes[other]["correct"]:
+            if base not in modes or other not in modes:
+                continue
+            if modes[base]["correct"] == modes[other]["correct"]:
                 continue
             winner = base if modes[base]["correct"] else other
             lines.append(f"{model} {record['id']}: {winner} right")
@@ -320,6 +391,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=N_THREADS)
     parser.add_argument("--table", nargs="*", help="print the table of these models' results")
     parser.add_argument(
+        "--add-mode",
+        choices=EXTRA_MODES,
+        help="run this mode over the cases --model's main run has done (a file of its own)",
+    )
+    parser.add_argument(
         "--changes",
         nargs=2,
         metavar=("BASE", "OTHER"),
@@ -337,6 +413,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if not args.model:
         parser.error("pass --model or --table")
+    if args.add_mode:
+        add_mode(args.model, args.add_mode, threads=args.threads)
+        return
     run(args.model, args.per_category, threads=args.threads)
     print(tables([args.model]))
 
