@@ -188,10 +188,11 @@ def measure(llm: Any, handler: Any, w: Workload, n_tools: int, reps: int) -> dic
     }
 
 
-def run(model: str, sizes: list[int], reps: int) -> dict[str, Any]:
+def run(model: str, sizes: list[int], reps: int, *, layout: str | None = None) -> dict[str, Any]:
     from tooldialect.handler import ToolChatHandler
 
-    handler = ToolChatHandler()
+    options: dict[str, Any] = {} if layout is None else {"argument_layout": layout}
+    handler = ToolChatHandler(**options)
     with quiet_stderr():
         llm = make_llama(model, "default", n_ctx=8192 if max(sizes) > 10 else 4096)
     llm.chat_handler = handler
@@ -211,6 +212,7 @@ def run(model: str, sizes: list[int], reps: int) -> dict[str, Any]:
             )
     return {
         "model": model,
+        "argument_layout": layout or "default",
         "median_ratio": round(median([c["ratio"] for c in cells]), 3),
         "target": TARGET,
         "load_average_1min": load,
@@ -223,8 +225,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="qwen")
     parser.add_argument("--tools", nargs="+", type=int, default=[1, 10, 50])
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--layout", choices=["free", "canonical"], help="argument_layout (default: the handler's)"
+    )
     args = parser.parse_args(argv)
-    out = run(args.model, args.tools, args.reps)
+    out = run(args.model, args.tools, args.reps, layout=args.layout)
     print(f"# median over the spread: x{out['median_ratio']}", file=sys.stderr)
     print(json.dumps(out, indent=1))
 

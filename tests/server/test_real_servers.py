@@ -306,3 +306,31 @@ def test_the_vocabulary_is_the_same_evidence_on_both_engines(
         assert remote == local_spec and remote.id != detect_dialect(UNSIGNED).id
         assert "<tool_call>" in remote.primary.opener()
         assert spec_markers(remote, vocab) == spec_markers(local_spec, local)
+
+
+def test_the_call_or_answer_choice_is_the_front_ends(smollm2_path: Path) -> None:
+    """Tools and a schema under ``"auto"`` over HTTP: the model's free start is read by the same
+    front end (``frontend.call_or_answer``), so SmolLM2's prose answer becomes the schema's
+    JSON, not a call, as in process (tests/test_structured_reasoning_models.py)."""
+    forecast = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},
+        "required": ["city", "temperature_c"],
+    }
+    ask = "Yesterday Rome was 20 C; today it is 3 degrees warmer. What is it today in Rome?"
+    with LlamaServer(smollm2_path, binary=_binary(), args=ARGS) as server:
+        client = ServerClient(server.url)
+        out = _complete(
+            client,
+            messages=[{"role": "user", "content": ask}],
+            tools=[WEATHER],
+            tool_choice="auto",
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "Forecast", "schema": forecast},
+            },
+        )
+    message = out["choices"][0]["message"]
+    assert not message.get("tool_calls"), message
+    answer = json.loads(message["content"] or "")
+    assert set(answer) == {"city", "temperature_c"} and answer["city"] == "Rome"
