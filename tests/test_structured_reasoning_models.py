@@ -170,7 +170,7 @@ def test_a_model_that_would_answer_answers_with_the_schema_not_a_call(
 
 
 def test_the_final_answer_under_auto_follows_the_schema(smollm2_llm: Any) -> None:
-    call = {"id": "c1", "type": "function"}
+    call: dict[str, Any] = {"id": "c1", "type": "function"}
     call["function"] = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
     messages: list[dict[str, Any]] = [
         {"role": "user", "content": "What's the weather in Paris? Use the tool, then tell me."},
