@@ -226,7 +226,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tools", nargs="+", type=int, default=[1, 10, 50])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument(
-        "--layout", choices=["free", "canonical"], help="argument_layout (default: the handler's)"
+        "--layout",
+        choices=["free", "canonical", "natural"],
+        help="argument_layout (default: the handler's)",
     )
     args = parser.parse_args(argv)
     out = run(args.model, args.tools, args.reps, layout=args.layout)

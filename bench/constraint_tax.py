@@ -45,13 +45,14 @@ from bench.accuracy import calls_of_message
 from bench.common import RESULTS, quiet_stderr
 
 MODES = ("parse", "lazy", "first", "required")
-EXTRA_MODES = ("lazy_free",)
+EXTRA_MODES = ("lazy_free", "lazy_natural")
 """Modes run afterwards over the cases already done (``--add-mode``), kept in a file of their
 own (``results_path(model, mode)``) so that a run in progress can go on appending."""
 MODE_LABELS = {
     "parse": "parse only (no grammar)",
     "lazy": "lazy grammar, canonical layout",
-    "lazy_free": "lazy grammar, the model's own layout",
+    "lazy_free": "lazy grammar, free whitespace",
+    "lazy_natural": "lazy grammar, natural layout",
     "first": "grammar from the first token",
     "required": 'tool_choice="required"',
 }
@@ -59,10 +60,11 @@ CONSTRAIN = {
     "parse": "off",
     "lazy": "request",
     "lazy_free": "request",
+    "lazy_natural": "request",
     "first": "first_token",
     "required": "request",
 }
-LAYOUT = {"lazy_free": "free"}
+LAYOUT = {"lazy_free": "free", "lazy_natural": "natural"}
 """Argument layout per mode (``ToolChatHandler(argument_layout=...)``); the rest canonical, as
 every run so far was made."""
 CATEGORIES = bfcl_data.CATEGORIES + bfcl_data.LIVE_CATEGORIES

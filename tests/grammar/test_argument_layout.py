@@ -16,6 +16,7 @@ from tooldialect import ToolChatHandler
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
 from tooldialect.errors import GrammarError
 from tooldialect.grammar.build import build_grammar
+from tooldialect.grammar.codec import LAYOUTS
 from tooldialect.grammar.forced import GbnfAutomaton
 
 NOTE = {
@@ -89,7 +90,7 @@ def test_render_call_is_accepted_in_both_layouts(spec_id: str) -> None:
     """Every builtin body kind (JSON, tagged, element, Python, Gemma 4 values)."""
     spec = get_builtin(spec_id)
     rendered = spec.render_call("save_note", ARGS)
-    for layout in ("free", "canonical"):
+    for layout in LAYOUTS:
         grammar = build_grammar(spec, [NOTE], tool_choice="required", argument_layout=layout)
         assert grammar is not None
         automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
@@ -102,6 +103,51 @@ def test_canonical_rejects_other_whitespace_inside_arguments(variant: str) -> No
     text = call("hermes", VARIANTS[variant])
     assert automaton_accepts("free", text), text
     assert not automaton_accepts("canonical", text), text
+
+
+# what pretty-printers write: Qwen2.5-Coder (0.5B and 1.5B) writes its arguments so unconstrained,
+# objects broken over lines at two spaces a level, short arrays on one line
+PRETTY = {
+    "qwen-style": '{\n    "title": "Lunch",\n    "tags": ["a", "b"],\n    "meta": {\n      '
+    '"pinned": true,\n      "rank": 2\n    }\n  }',
+    "json.dumps-indent": json.dumps(ARGS, indent=2),
+}
+
+
+@pytest.mark.parametrize("text", [*PRETTY.values(), CANONICAL], ids=[*PRETTY, "canonical"])
+def test_natural_accepts_compact_and_pretty_printed_arguments(text: str) -> None:
+    assert automaton_accepts("natural", call("hermes", text)), text
+    assert automaton_accepts("free", call("hermes", text)), text
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS), ids=list(VARIANTS))
+def test_natural_rejects_whitespace_no_printer_writes(variant: str) -> None:
+    """Spaces inside a line stay canonical (``": "``, ``", "``, nothing inside brackets);
+    only line breaks and indents are free."""
+    text = call("hermes", VARIANTS[variant])
+    assert automaton_accepts("natural", text) == (variant == "pretty-printed"), text
+
+
+def test_natural_forces_keys_and_colons_once_a_line_starts() -> None:
+    """The indent is the model's (any width); the key, its colon and the value's quote are
+    forced, as in the canonical layout."""
+    automaton = lazy_automaton("natural")
+    assert automaton.feed('<tool_call>\n{"name": "save_note", "arguments": {\n    "')
+    assert automaton.forced().text == 'title": "'
+    assert automaton.feed('title": "Lunch",')
+    assert automaton.forced().text == ""  # a space, or a line break: the model's choice
+
+
+def test_natural_strict_form_takes_a_pretty_envelope_and_arguments() -> None:
+    """The strict switch keeps the model's layout: a fenced, indented envelope around
+    pretty-printed arguments (Qwen2.5 under auto) is one of the strict form's calls."""
+    grammar = build_grammar(
+        get_builtin("hermes"), [NOTE], tool_choice="auto", argument_layout="natural"
+    )
+    assert grammar is not None and grammar.strict_gbnf
+    envelope = '<tool_call>\n{"name": "save_note", "arguments": ' + PRETTY["qwen-style"] + "}"
+    strict = GbnfAutomaton(grammar.strict_gbnf, grammar.strict_root)
+    assert strict.feed(envelope), envelope
 
 
 FREE_ENVELOPE = (
@@ -195,13 +241,19 @@ def test_llama_cpp_agrees(vocab_llama: Any, variant: str) -> None:
 
     spec = get_builtin("hermes")
     canonical = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="canonical")
+    natural = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="natural")
     free = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="free")
-    assert canonical is not None and free is not None
+    assert canonical is not None and free is not None and natural is not None
     good = spec.render_call("save_note", ARGS)
     assert grammar_accepts(canonical.gbnf, good, llama=vocab_llama)
+    assert grammar_accepts(natural.gbnf, good, llama=vocab_llama)
     text = call("hermes", VARIANTS[variant])
     assert grammar_accepts(free.gbnf, text, llama=vocab_llama)
     assert not grammar_accepts(canonical.gbnf, text, llama=vocab_llama)
+    pretty = variant == "pretty-printed"
+    assert grammar_accepts(natural.gbnf, text, llama=vocab_llama) == pretty
+    for text in PRETTY.values():
+        assert grammar_accepts(natural.gbnf, call("hermes", text), llama=vocab_llama), text
 
 
 @pytest.fixture(scope="module")

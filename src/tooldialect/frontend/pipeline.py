@@ -35,7 +35,7 @@ from ..engine.base import (
 from ..errors import GrammarError, MissingTemplateError, ToolSpecError
 from ..gguf import ModelInfo
 from ..grammar.build import word_pattern
-from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
+from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, LAYOUTS, ArgumentLayout
 from ..prompt.budget import RenderBudget, using_budget
 from ..prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
 from ..prompt.template import ChatTemplate
@@ -165,9 +165,9 @@ class FrontEnd:
         argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
         invalid_arguments: InvalidArguments = "report",
     ) -> None:
-        if argument_layout not in ("free", "canonical"):
+        if argument_layout not in LAYOUTS:
             raise GrammarError(
-                f"argument_layout={argument_layout!r} is not a layout; pass 'canonical' or 'free'"
+                f"argument_layout={argument_layout!r} is not a layout; pass one of {LAYOUTS}"
             )
         self.adapter = adapter
         self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect

@@ -120,7 +120,8 @@ def build_grammar(
     grammar then starts right after it. Lazily, the first call after such a prefill is left
     unconstrained (no trigger can precede it); the parser still reads it.
     ``argument_layout="canonical"`` allows only the canonical whitespace inside arguments
-    (``", "`` and ``": "``, as ``render_call`` writes them); ``"free"`` lets the model choose.
+    (``", "`` and ``": "``, as ``render_call`` writes them); ``"natural"`` that or a
+    pretty-printer's line breaks and indents; ``"free"`` lets the model choose.
     """
     defs = normalize_tools(tools)
     choice = (
@@ -153,7 +154,7 @@ def build_grammar(
             hint="call",
             prefill=prefill,
             layout=argument_layout,
-            exact=argument_layout == "canonical",
+            exact=argument_layout != "free",
         )
         if reasoning is not None:
             think = until(b, reasoning.close, hint="think")
@@ -194,8 +195,8 @@ def build_grammar(
         return None
     b.define(root, " | ".join(alts))
     strict = (
-        strict_call_rules(spec, selected, parallel=parallel_tool_calls)
-        if argument_layout == "canonical"
+        strict_call_rules(spec, selected, parallel=parallel_tool_calls, layout=argument_layout)
+        if argument_layout != "free"
         else None
     )
     return ToolGrammar(

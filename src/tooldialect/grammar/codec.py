@@ -44,9 +44,13 @@ __all__ = [
 
 CodecName = str
 """A registered codec's name (``json``, ``json-in-string``, ``python``, ``bare-key``...)."""
-ArgumentLayout = Literal["free", "canonical"]
+ArgumentLayout = Literal["free", "canonical", "natural"]
 """Whitespace inside argument values: ``"free"`` lets the model choose it between tokens (within
-``WS``); ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": [1, 2]}``)."""
+``WS``); ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": [1, 2]}``);
+``"natural"`` allows what compact and pretty printers write: the canonical spacing, or a line
+break and an indent after ``{``, ``[`` and ``,`` and before ``}``, ``]`` (``": "`` always)."""
+
+LAYOUTS: tuple[ArgumentLayout, ...] = ("free", "canonical", "natural")
 
 DEFAULT_ARGUMENT_LAYOUT: ArgumentLayout = "canonical"
 """What every engine's requests use unless told otherwise (docs/fast-forward.md has the figures)."""
@@ -54,6 +58,8 @@ DEFAULT_ARGUMENT_LAYOUT: ArgumentLayout = "canonical"
 # Whitespace between JSON tokens: a few spaces, then at most two newlines each followed by an
 # indent, so a model cannot run away in whitespace while pretty-printed JSON still fits.
 WS = '[ \\t]{0,4} ("\\n" [ \\t]{0,24}){0,2}'
+# A pretty-printer's line break: a newline and the next line's indent.
+BREAK = '"\\n" [ \\t]{0,24}'
 JSON_CHAR = '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 # A JSON string char as it reads once the JSON text is itself encoded into a JSON string.
 EMBEDDED_CHAR = (
@@ -75,6 +81,8 @@ class Codec:
     """Keys are unquoted identifiers (``{k:v}``)."""
     canonical_space: ClassVar[str] = " "
     """What the encoder writes after ``,`` and ``:`` (``", "``, ``": "``)."""
+    breaks: ClassVar[bool] = True
+    """Its values may span lines (``"natural"`` allows the breaks; else it is canonical)."""
 
     layout: ArgumentLayout = "free"
     """``"canonical"``: separators are ``", "`` and ``": "``, nothing pads a bracket, as the
@@ -109,7 +117,9 @@ class Codec:
 
     def pad(self, b: GbnfBuilder) -> str:
         """Whitespace just inside ``{ }`` / ``[ ]``."""
-        return '""' if self.layout == "canonical" else self.ws(b)
+        if self._natural():
+            return shared_rule(b, "break", f"({BREAK})?")
+        return '""' if self.layout != "free" else self.ws(b)
 
     def sep(self, b: GbnfBuilder) -> str:
         """Between two members or items."""
@@ -120,10 +130,18 @@ class Codec:
         return self._around(b, ":")
 
     def _around(self, b: GbnfBuilder, mark: str) -> str:
-        if self.layout == "canonical":
+        if self._natural() and mark == ",":
+            space = self.text(self.canonical_space) if self.canonical_space else '""'
+            return shared_rule(
+                b, f"{self.name}-break-sep", f"{self.text(mark)} ({space} | {BREAK})"
+            )
+        if self.layout != "free":  # canonical, and a natural colon: '": "' in every style
             return self.text(mark + self.canonical_space)
         ws = self.ws(b)
         return f"{ws} {self.text(mark)} {ws}"
+
+    def _natural(self) -> bool:
+        return self.layout == "natural" and self.breaks
 
     def char_body(self) -> str:
         """One character of string content, as a GBNF expression."""
@@ -165,6 +183,7 @@ class JsonInStringCodec(Codec):
     """JSON text that is itself the content of a JSON string (``arguments_as_string``)."""
 
     name: ClassVar[str] = "json-in-string"
+    breaks: ClassVar[bool] = False
 
     def text(self, s: str) -> str:
         return literal(json.dumps(s, ensure_ascii=False)[1:-1])
@@ -240,6 +259,7 @@ class BareKeyCodec(Codec):
     aliases: ClassVar[tuple[str, ...]] = BareKeyValueCodec.aliases
     bare_keys: ClassVar[bool] = True
     canonical_space: ClassVar[str] = ""
+    breaks: ClassVar[bool] = False
 
     def encode(self, value: Any) -> str:
         return encode_bare_key_value(value, quote=self.string_quote)

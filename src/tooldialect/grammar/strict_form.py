@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..dialect.spec import DialectSpec
 from ..tool_defs import ToolDef
 from .bodies import strict_indents_for
+from .codec import ArgumentLayout
 from .formats import format_rule
 from .gbnf import GbnfBuilder
 
@@ -20,13 +21,17 @@ __all__ = ["strict_call_rules"]
 
 
 def strict_call_rules(
-    spec: DialectSpec, tools: list[ToolDef], *, parallel: bool
+    spec: DialectSpec,
+    tools: list[ToolDef],
+    *,
+    parallel: bool,
+    layout: ArgumentLayout = "canonical",
 ) -> tuple[str, str] | None:
     """``(gbnf, root)`` of a lazy grammar's strict form: every format that has a trigger, in
-    the canonical argument layout with the exact envelope of a forced call (in each layout its
-    body kind registers, ``bodies.strict_indents_for``: a JSON body compact and indented), each
-    starting with its trigger text as the lazy one does. ``None`` when no format has a
-    trigger."""
+    the lazy grammar's argument ``layout`` (canonical or natural) with the exact envelope of a
+    forced call (in each layout its body kind registers, ``bodies.strict_indents_for``: a JSON
+    body compact and indented), each starting with its trigger text as the lazy one does.
+    ``None`` when no format has a trigger."""
     b = GbnfBuilder()
     root = b.name("strict")
     alts = []
@@ -45,7 +50,7 @@ def strict_call_rules(
                     tools,
                     parallel=parallel,
                     hint=f"fmt{i}" if indent is None else f"fmt{i}-i{indent}",
-                    layout="canonical",
+                    layout=layout,
                     exact=True,
                     indent=indent,
                 )
