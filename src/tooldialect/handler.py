@@ -87,10 +87,13 @@ class ToolChatHandler:
     decoding of as many tokens. ``False`` samples every token; it is off by itself for requests
     with ``logprobs`` or a ``logits_processor``. Batched logits can change greedy output at near
     ties (BFCL: 94 % of Qwen2.5-0.5B answers identical, every difference explained).
-    ``argument_layout``: whitespace a constrained call may write inside its arguments. The
-    default ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": v2}``):
-    fewer tokens, same BFCL accuracy, separators forced; ``"free"`` lets the model indent
-    (docs/fast-forward.md).
+    ``argument_layout``: whitespace a constrained call may write inside its arguments.
+    ``"canonical"`` allows exactly what ``render_call`` writes (``{"k": v, "k2": v2}``): fewest
+    tokens, separators forced; ``"natural"`` also a pretty-printer's line breaks and indents,
+    as models write unconstrained; ``"free"`` any bounded whitespace. The default (``None``)
+    is natural under ``auto``, where the model chose to call and its own layout keeps its
+    answers (BFCL: parse-only's verdict on every case, docs/benchmarks.md), and canonical for
+    a forced call (docs/fast-forward.md).
     ``invalid_arguments``: what a parsed call whose arguments fail its tool's full JSON Schema
     does (docs/parsing.md): ``"report"`` keeps it in ``tool_calls``, lists it in the message's
     ``invalid_tool_calls`` (the last chunk's delta when streaming) and logs a warning;
@@ -114,7 +117,7 @@ class ToolChatHandler:
         prompt_cache: PromptCacheOption = None,
         prefix_checkpoints: CheckpointOption = True,
         fast_forward: bool = True,
-        argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
         invalid_arguments: InvalidArguments = "report",
     ) -> None:
         self.frontend = FrontEnd(

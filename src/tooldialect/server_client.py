@@ -69,7 +69,7 @@ class ServerClient:
         fallback: bool = True,
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
-        argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
         invalid_arguments: InvalidArguments = "report",
         timeout: float = 600.0,
         retry_window: float = 30.0,

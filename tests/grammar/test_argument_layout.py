@@ -332,3 +332,57 @@ def test_canonical_calls_on_smollm2(smollm2: Any, tool_choice: Any, fast_forward
 def test_canonical_calls_on_qwen(qwen: Any, tool_choice: Any) -> None:
     """Qwen2.5 indents required-call arguments when the layout is free (issue 11, section 6)."""
     _canonical_call(qwen, tool_choice, True)
+
+
+FIND = {
+    "type": "function",
+    "function": {
+        "name": "find_places",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "cuisines": {"type": "array", "items": {"type": "string"}},
+                "options": {
+                    "type": "object",
+                    "properties": {"size": {"type": "integer"}, "kind": {"type": "string"}},
+                },
+            },
+            "required": ["city", "cuisines", "options"],
+        },
+    },
+}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "Find Italian and Thai places in Paris for 4 people, for dinner.",
+        "What is the weather in Paris for 3 days?",
+    ],
+    ids=["nested", "flat"],
+)
+def test_the_default_auto_call_is_the_one_the_model_writes_unconstrained(
+    qwen: Any, ask: str
+) -> None:
+    """Under ``auto`` the default layout is natural: Qwen2.5 writes its arguments over lines,
+    as it does with no grammar at all, so the lazy grammar changes nothing in a valid call
+    (the canonical layout made it write them compact, and BFCL answers changed with that)."""
+    from tooldialect.engine.in_process import LlamaCppEngine
+
+    request: dict[str, Any] = {
+        "messages": [{"role": "user", "content": ask}],
+        "tools": [WEATHER, FIND],
+        "temperature": 0,
+        "max_tokens": 120,
+    }
+    free = ToolChatHandler(prefix_checkpoints=False)
+    free.setup(qwen, engine=LlamaCppEngine(qwen, constrain="off"))
+    free(llama=qwen, **request)
+    default = ToolChatHandler(prefix_checkpoints=False)
+    out = default(llama=qwen, **request)
+    assert out["choices"][0]["message"].get("tool_calls")  # type: ignore[index]
+    assert free.last_result is not None and default.last_result is not None
+    assert "\n    " in default.last_result.text, "the model's own line breaks"
+    assert default.last_result.text == free.last_result.text

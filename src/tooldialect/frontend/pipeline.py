@@ -162,10 +162,10 @@ class FrontEnd:
         fallback: bool = True,
         verbatim_history: bool = True,
         render_budget: RenderBudget | None = None,
-        argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+        argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
         invalid_arguments: InvalidArguments = "report",
     ) -> None:
-        if argument_layout not in LAYOUTS:
+        if argument_layout is not None and argument_layout not in LAYOUTS:
             raise GrammarError(
                 f"argument_layout={argument_layout!r} is not a layout; pass one of {LAYOUTS}"
             )
@@ -177,7 +177,7 @@ class FrontEnd:
         self.fallback = fallback
         self.verbatim_history = verbatim_history
         self.render_budget = render_budget
-        self.argument_layout: ArgumentLayout = argument_layout
+        self.argument_layout: ArgumentLayout | None = argument_layout
         self.invalid_arguments = check_invalid_arguments(invalid_arguments, adapter=adapter)
 
     # ---- per model ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..dialect.spec import DialectSpec
 from ..errors import TemplateError
 from ..grammar.build import ensure_forcible
-from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT
+from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, layout_for
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
 from ..prompt.request_messages import canonical_messages
@@ -124,7 +124,7 @@ def prepare_request(
     default_parallel: bool = True,
     default_template_kwargs: Mapping[str, Any] | None = None,
     verbatim_history: bool = True,
-    argument_layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+    argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
     parallel_tool_calls: bool | None = None,
     chat_template_kwargs: Mapping[str, Any] | None = None,
     **template_variables: Any,
@@ -244,7 +244,7 @@ def grammar_for(
     prefill: str,
     *,
     answer_schema: dict[str, Any] | None = None,
-    layout: ArgumentLayout = DEFAULT_ARGUMENT_LAYOUT,
+    layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
     reasoning_closed: bool = False,
 ) -> GrammarLike | None:
     """The request's grammar, built once per distinct request shape and cached on ``setup``;
@@ -261,6 +261,7 @@ def grammar_for(
     )
     if not calls and not answering:
         return None
+    layout = layout_for(layout, forced=choice.forced)
     spec = setup.spec
     # Guarding triggers against reasoning turns them into regexes that llama.cpp re-matches
     # over the whole output at every token; skip it when the template never reasons (Qwen2.5

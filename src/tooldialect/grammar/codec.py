@@ -30,6 +30,7 @@ from .key_syntax import (
 
 __all__ = [
     "DEFAULT_ARGUMENT_LAYOUT",
+    "LAYOUTS",
     "ArgumentLayout",
     "BareKeyCodec",
     "Codec",
@@ -39,6 +40,7 @@ __all__ = [
     "PythonCodec",
     "codec_for",
     "codec_names",
+    "layout_for",
     "register_codec",
 ]
 
@@ -52,8 +54,20 @@ break and an indent after ``{``, ``[`` and ``,`` and before ``}``, ``]`` (``": "
 
 LAYOUTS: tuple[ArgumentLayout, ...] = ("free", "canonical", "natural")
 
-DEFAULT_ARGUMENT_LAYOUT: ArgumentLayout = "canonical"
-"""What every engine's requests use unless told otherwise (docs/fast-forward.md has the figures)."""
+DEFAULT_ARGUMENT_LAYOUT: ArgumentLayout | None = None
+"""What every engine's requests use unless told otherwise: ``layout_for``'s choice per request
+(docs/fast-forward.md and docs/benchmarks.md have the figures)."""
+
+
+def layout_for(layout: ArgumentLayout | None, *, forced: bool) -> ArgumentLayout:
+    """A request's argument layout: ``layout`` when the caller chose one; else ``"natural"``
+    where the model chose to call (``auto``: it keeps its own layout, so the grammar changes
+    no answer the model would have written validly) and ``"canonical"`` where the call is
+    forced (``required``, named: the library's call, its separators forced text)."""
+    if layout is not None:
+        return layout
+    return "canonical" if forced else "natural"
+
 
 # Whitespace between JSON tokens: a few spaces, then at most two newlines each followed by an
 # indent, so a model cannot run away in whitespace while pretty-printed JSON still fits.
