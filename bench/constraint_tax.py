@@ -50,9 +50,9 @@ EXTRA_MODES = ("lazy_free", "lazy_natural")
 own (``results_path(model, mode)``) so that a run in progress can go on appending."""
 MODE_LABELS = {
     "parse": "parse only (no grammar)",
-    "lazy": "lazy grammar, canonical layout",
+    "lazy": "lazy grammar, canonical layout (the default before)",
     "lazy_free": "lazy grammar, free whitespace",
-    "lazy_natural": "lazy grammar, natural layout",
+    "lazy_natural": "**lazy grammar, natural layout (the default)**",
     "first": "grammar from the first token",
     "required": 'tool_choice="required"',
 }
@@ -64,6 +64,8 @@ CONSTRAIN = {
     "first": "first_token",
     "required": "request",
 }
+ROWS = ("parse", "lazy_natural", "lazy", "lazy_free", "first", "required")
+"""The table's rows, in order."""
 LAYOUT = {"lazy_free": "free", "lazy_natural": "natural"}
 """Argument layout per mode (``ToolChatHandler(argument_layout=...)``); the rest canonical, as
 every run so far was made."""
@@ -304,7 +306,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     for category in CATEGORIES:
         out["n"][category] = sum(1 for r in cases if r["category"] == category)
     out["cases"] = {}
-    for mode in (*MODES, *EXTRA_MODES):
+    for mode in ROWS:
         mine = [r["modes"][mode] for r in cases if mode in r["modes"]]
         if not mine:
             continue
@@ -356,12 +358,36 @@ def format_table(model: str, summary: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def paired(records: list[dict[str, Any]]) -> str:
+    """For each extra mode, the cases it ran on: its accuracy beside parse only's and the
+    canonical lazy grammar's on those same cases, and how many verdicts differ from parse only."""
+    lines = []
+    for mode in EXTRA_MODES:
+        both = [r["modes"] for r in records if mode in r.get("modes", {})]
+        if not both:
+            continue
+
+        def acc(m: str, rows: list[dict[str, Any]] = both) -> str:
+            return _pct(sum(r[m]["correct"] for r in rows) / len(rows))
+
+        differ = sum(1 for r in both if r[mode]["correct"] != r["parse"]["correct"])
+        lines.append(
+            f"On the {len(both)} cases {MODE_LABELS[mode].strip('*')} ran: {acc(mode)}, "
+            f"parse only {acc('parse')}, canonical {acc('lazy')}; "
+            f"verdicts that differ from parse only: {differ}."
+        )
+    return "\n".join(lines)
+
+
 def tables(models: list[str]) -> str:
     parts = []
     for model in models:
         records = merged_records(model)
         if any("modes" in r for r in records):
             parts.append(format_table(model, summarize(records)))
+            extra = paired(records)
+            if extra:
+                parts.append(extra)
     return "\n\n".join(parts)
 
 

@@ -128,14 +128,19 @@ def test_natural_rejects_whitespace_no_printer_writes(variant: str) -> None:
     assert automaton_accepts("natural", text) == (variant == "pretty-printed"), text
 
 
-def test_natural_forces_keys_and_colons_once_a_line_starts() -> None:
-    """The indent is the model's (any width); the key, its colon and the value's quote are
-    forced, as in the canonical layout."""
+def test_natural_forces_every_line_after_the_first_break() -> None:
+    """The model's first line break picks the indent; from there each member's line break,
+    indent, key and colon are forced text, as the canonical layout forces ``, "key": ``."""
     automaton = lazy_automaton("natural")
-    assert automaton.feed('<tool_call>\n{"name": "save_note", "arguments": {\n    "')
+    assert automaton.feed('<tool_call>\n{"name": "save_note", "arguments": {')
+    assert automaton.forced().text == ""  # compact or over lines: the model's choice
+    assert automaton.feed('\n    "')
     assert automaton.forced().text == 'title": "'
     assert automaton.feed('title": "Lunch",')
-    assert automaton.forced().text == ""  # a space, or a line break: the model's choice
+    assert automaton.forced().text == '\n    "tags": ['
+    compact = lazy_automaton("natural")
+    assert compact.feed('<tool_call>\n{"name": "save_note", "arguments": {"title": "Lunch",')
+    assert compact.forced().text == ' "tags": ['
 
 
 def test_natural_strict_form_takes_a_pretty_envelope_and_arguments() -> None:

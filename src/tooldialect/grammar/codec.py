@@ -74,6 +74,17 @@ def layout_for(layout: ArgumentLayout | None, *, forced: bool) -> ArgumentLayout
 WS = '[ \\t]{0,4} ("\\n" [ \\t]{0,24}){0,2}'
 # A pretty-printer's line break: a newline and the next line's indent.
 BREAK = '"\\n" [ \\t]{0,24}'
+PRETTY_INDENTS: tuple[tuple[int, int], ...] = tuple(
+    (step, level * step) for step in (2, 4) for level in (1, 2, 3, 4)
+)
+"""``(step, width)`` of the pretty-printed layouts a natural object or array may take: its
+members each on a line indented ``width`` spaces, its closer ``step`` spaces less
+(``json.dumps(indent=2)`` writes a top-level object at ``(2, 2)``; Qwen2.5 writes arguments
+inside its call object at ``(2, 4)``)."""
+
+Bracketing = tuple[str, str, str]
+"""GBNF of what follows an opening bracket, what separates members, and what precedes the
+closing bracket, in one layout."""
 JSON_CHAR = '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 # A JSON string char as it reads once the JSON text is itself encoded into a JSON string.
 EMBEDDED_CHAR = (
@@ -134,6 +145,19 @@ class Codec:
         if self._natural():
             return shared_rule(b, "break", f"({BREAK})?")
         return '""' if self.layout != "free" else self.ws(b)
+
+    def bracketings(self, b: GbnfBuilder) -> list[Bracketing]:
+        """The layouts an object's members or an array's items may take, each an alternative
+        of its own. One in the canonical and free layouts; under natural, the canonical one and
+        one per pretty-printer's indent (``PRETTY_INDENTS``), so that the model's first line
+        break picks the indent and every later break and indent is forced text."""
+        if not self._natural():
+            return [(self.pad(b), self.sep(b), self.pad(b))]
+        out: list[Bracketing] = [('""', self.text("," + self.canonical_space), '""')]
+        for step, width in PRETTY_INDENTS:
+            line = "\n" + " " * width
+            out.append((literal(line), self.text(",") + " " + literal(line), literal(line[:-step])))
+        return out
 
     def sep(self, b: GbnfBuilder) -> str:
         """Between two members or items."""

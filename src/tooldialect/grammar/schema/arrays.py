@@ -45,18 +45,23 @@ def array_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: s
             parts.append(conv.visit(sub, ptr(pointer, "prefixItems", i), hint=f"{hint}-{i}"))
         lo = max(0, lo - len(prefix))
         hi = None if hi is None else max(0, int(hi) - len(prefix))
-    head = f" {sep} ".join(parts)
-    if items is False or hi == 0:
-        body = head or '""'
-    else:
+    item = None
+    if not (items is False or hi == 0):
         item = conv.visit(items, ptr(pointer, "items"), hint=f"{hint}-item")
-        rep = repeat(
-            f"({sep} {item})",
-            max(0, lo - (0 if parts else 1)),
-            None if hi is None else int(hi) - (0 if parts else 1),
-        )
-        body = f"{head} {rep}" if parts else f"{item} {rep}" if lo >= 1 else f"({item} {rep})?"
-    return f"{c.text('[')} {ws} {body} {ws} {c.text(']')}"
+    alts = []
+    for opening, sep, closing in c.bracketings(b):
+        head = f" {sep} ".join(parts)
+        if item is None:
+            body = head or '""'
+        else:
+            rep = repeat(
+                f"({sep} {item})",
+                max(0, lo - (0 if parts else 1)),
+                None if hi is None else int(hi) - (0 if parts else 1),
+            )
+            body = f"{head} {rep}" if parts else f"{item} {rep}" if lo >= 1 else f"({item} {rep})?"
+        alts.append(f"{c.text('[')} {opening} {body} {closing} {c.text(']')}")
+    return alts[0] if len(alts) == 1 else "(" + " | ".join(alts) + ")"
 
 
 def _finite_values(conv: Converter, items: Any, pointer: str) -> list[Any] | None:

@@ -46,7 +46,7 @@ def object_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: 
         return " | ".join(dict.fromkeys(alts))
     c, b = conv.codec, conv.b
     props, required, addl, patterns = _members(conv, schema, pointer)
-    ws, sep, colon = c.pad(b), c.sep(b), c.colon(b)
+    colon = c.colon(b)
     items = []
     for k, sub in props.items():
         if sub is False:
@@ -66,13 +66,17 @@ def object_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: 
         items.append((kv, k in required))
     extra = _extra_member(conv, pointer, hint, list(props), addl, patterns)
     lo, hi = _count_bounds(conv, schema, pointer, items, extra)
-    if lo == 0 and hi is None:
-        tail_rest = f"({sep} {extra})*" if extra else ""
-        tail_first = f"({extra} ({sep} {extra})*)?" if extra else ""
-        seq = props_sequence(b, items, sep, hint=hint, tail_rest=tail_rest, tail_first=tail_first)
-    else:
-        seq = _counted_sequence(b, items, sep, extra, lo, hi, hint=hint)
-    return f"{c.text('{')} {ws} {seq} {ws} {c.text('}')}"
+    alts = []
+    for i, (opening, sep, closing) in enumerate(c.bracketings(b)):
+        at = hint if i == 0 else f"{hint}-l{i}"  # one member sequence per layout
+        if lo == 0 and hi is None:
+            tail_rest = f"({sep} {extra})*" if extra else ""
+            tail_first = f"({extra} ({sep} {extra})*)?" if extra else ""
+            seq = props_sequence(b, items, sep, hint=at, tail_rest=tail_rest, tail_first=tail_first)
+        else:
+            seq = _counted_sequence(b, items, sep, extra, lo, hi, hint=at)
+        alts.append(f"{c.text('{')} {opening} {seq} {closing} {c.text('}')}")
+    return alts[0] if len(alts) == 1 else "(" + " | ".join(alts) + ")"
 
 
 def _members(
