@@ -370,13 +370,22 @@ def paired(records: list[dict[str, Any]]) -> str:
         def acc(m: str, rows: list[dict[str, Any]] = both) -> str:
             return _pct(sum(r[m]["correct"] for r in rows) / len(rows))
 
-        differ = sum(1 for r in both if r[mode]["correct"] != r["parse"]["correct"])
+        differ = [r for r in both if r[mode]["correct"] != r["parse"]["correct"]]
+        valid = [r for r in differ if _all_valid(r["parse"])]
+        won = sum(1 for r in differ if r[mode]["correct"])
         lines.append(
             f"On the {len(both)} cases {MODE_LABELS[mode].strip('*')} ran: {acc(mode)}, "
-            f"parse only {acc('parse')}, canonical {acc('lazy')}; "
-            f"verdicts that differ from parse only: {differ}."
+            f"parse only {acc('parse')}, canonical {acc('lazy')}; verdicts that differ from "
+            f"parse only: {len(differ)} ({won} won, {len(differ) - won} lost; "
+            f"{len(valid)} where parse only's calls were all valid)."
         )
     return "\n".join(lines)
+
+
+def _all_valid(reply: dict[str, Any]) -> bool:
+    return not reply["error"] and all(
+        v["known"] and v["parses"] and v["schema"] for v in reply["validity"]
+    )
 
 
 def tables(models: list[str]) -> str:
