@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conftest import read_template
 from tooldialect import ToolChatHandler
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
 from tooldialect.errors import GrammarError
@@ -391,3 +392,24 @@ def test_the_default_auto_call_is_the_one_the_model_writes_unconstrained(
     assert free.last_result is not None and default.last_result is not None
     assert "\n    " in default.last_result.text, "the model's own line breaks"
     assert default.last_result.text == free.last_result.text
+
+
+def test_the_default_layout_follows_who_chose_the_call() -> None:
+    from fake_engine import fake_handler
+    from tooldialect.grammar.codec import layout_for
+
+    assert layout_for(None, forced=False) == "natural"  # auto: the model chose to call
+    assert layout_for(None, forced=True) == "canonical"  # required, named: the library's call
+    assert layout_for("free", forced=True) == "free"  # the caller's choice wins
+    handler, llama, _ = fake_handler(read_template("Qwen2.5-Coder-0.5B-Instruct.jinja"))
+    pretty = call("hermes", PRETTY["qwen-style"])
+    for choice, accepts in (("auto", True), ("required", False)):
+        request = handler.prepare(
+            llama=llama,
+            messages=[{"role": "user", "content": "x"}],
+            tools=[NOTE],
+            tool_choice=choice,
+        )
+        grammar = request.grammar
+        assert grammar is not None
+        assert GbnfAutomaton(grammar.gbnf, grammar.root).feed(pretty) is accepts, choice
