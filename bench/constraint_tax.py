@@ -186,12 +186,25 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
-    """Answer every selected case not yet in the results file, appending as it goes."""
+def load_model(model: str, *, threads: int) -> Any:
+    """The bench's ``Llama`` for ``model`` (a ``tooldialect.model_path`` key)."""
     from llama_cpp import Llama
 
     from tooldialect import model_path
 
+    with quiet_stderr():
+        return Llama(
+            model_path=str(model_path(model)),
+            n_ctx=N_CTX,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+            seed=0,
+        )
+
+
+def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
+    """Answer every selected case not yet in the results file, appending as it goes."""
     bfcl_data.fetch()
     out = results_path(model)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -209,15 +222,7 @@ def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
                 fh.write(json.dumps(crash) + "\n")
                 cases.remove(case)
         fh.flush()
-        with quiet_stderr():
-            llm: Any = Llama(
-                model_path=str(model_path(model)),
-                n_ctx=N_CTX,
-                n_threads=threads,
-                n_threads_batch=threads,
-                verbose=False,
-                seed=0,
-            )
+        llm = load_model(model, threads=threads)
         by_mode = handlers(llm)
         for index, case in enumerate(cases):
             fh.write(json.dumps({"start": case.id}) + "\n")
@@ -237,24 +242,12 @@ def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
 def add_mode(model: str, mode: str, *, threads: int = N_THREADS) -> None:
     """Run ``mode`` over every case the main run has done and this mode has not, each from the
     same warm start as the main run's modes, appending to ``results_path(model, mode)``."""
-    from llama_cpp import Llama
-
-    from tooldialect import model_path
-
     bfcl_data.fetch()
     done = {r["id"] for r in read_records(results_path(model)) if "modes" in r}
     out = results_path(model, mode)
     have = {r["id"] for r in read_records(out)}
     cases = [c for c in select_cases(10**6) if c.id in done and c.id not in have]
-    with quiet_stderr():
-        llm: Any = Llama(
-            model_path=str(model_path(model)),
-            n_ctx=N_CTX,
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
-            seed=0,
-        )
+    llm = load_model(model, threads=threads)
     by_mode = handlers(llm)
     with out.open("a", encoding="utf-8") as fh:
         for index, case in enumerate(cases):

@@ -12,30 +12,14 @@ import pytest
 from conftest import model_path, read_template
 from fake_engine import fake_handler
 from grammar_check import grammar_accepts
+from test_structured_reasoning import ANSWER, SCHEMA_FORMAT, WEATHER
 from tooldialect.frontend.call_or_answer import PROBE_TOKENS
 from tooldialect.grammar.forced import GbnfAutomaton
 
 QWEN25 = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")
 QWEN3 = read_template("Qwen-Qwen3-0.6B.jinja")
-CITY = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
-    "required": ["city", "country"],
-}
-SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "City", "schema": CITY}}
+# the schema, answer and tool of the structured-output tests, shared
 ASK = [{"role": "user", "content": "What is the capital of France?"}]
-ANSWER = '{"city": "Paris", "country": "France"}'
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 @pytest.fixture(scope="module")
