@@ -135,3 +135,18 @@ def test_no_drafts_when_logprobs_are_asked(qwen: Any) -> None:
     out, last = complete(qwen, READ, PATH_QUESTION, max_tokens=64, logprobs=True, top_logprobs=2)
     assert out["choices"][0]["logprobs"] is not None
     assert last.stats.draft_proposed == 0
+
+
+STANDUP_QUESTION = (  # bench/auto_spread.py's "long unquoted string"
+    "Save a note titled Standup saying that the release moves to Friday because the payment "
+    "tests still fail on the staging server, and that Maria owns the fix."
+)
+
+
+def test_no_draft_from_forced_structure_and_one_sampled_token(qwen: Any) -> None:
+    """After ``"body": "`` the tail ``": "The`` matched the tool's own
+    description ("The full text of the note."), a first draft that kept nothing; drafts now
+    wait for two words in the matched tail, and the first one copies the user's words."""
+    calls, result = ask(qwen, NOTE, STANDUP_QUESTION, DraftOptions())
+    assert calls and "payment tests still fail" in calls[0]["arguments"]
+    assert result.stats.draft_accepted[0] > 0, result.stats.draft_accepted

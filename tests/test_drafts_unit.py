@@ -164,3 +164,33 @@ def test_drafts_stop_once_they_do_not_pay() -> None:
 def test_min_acceptance_is_a_share() -> None:
     with pytest.raises(OptionError, match="min_acceptance"):
         PromptLookup(PROMPT, options=DraftOptions(min_acceptance=1.5))
+
+
+def test_no_draft_until_min_words_of_the_match_are_words() -> None:
+    # a tail of JSON punctuation and one word (": "The) matches the tool definitions: no draft
+    lookup = PromptLookup(PROMPT, options=DraftOptions(min_match=2, min_words=2))
+    assert lookup.propose([7, 13, 14], room=4, words=1) == []
+    assert lookup.propose([7, 13, 14], room=4, words=2) == [15, 2, 20, 11]
+    assert lookup.propose([7, 13, 14], room=4) == [15, 2, 20, 11]  # not counted: all words
+
+
+@pytest.mark.parametrize("min_words", [-1, 3])
+def test_rejects_min_words_outside_the_match(min_words: int) -> None:
+    with pytest.raises(OptionError, match="min_words"):
+        PromptLookup(PROMPT, options=DraftOptions(min_match=2, min_words=min_words))
+
+
+@pytest.mark.parametrize(
+    ("piece", "word"),
+    [
+        (b"The", True),
+        (b" 45", True),
+        (b'": "', False),
+        (b" ", False),
+        (b"\xc3\xa9", True),
+        (b"_", False),
+        (b".com", True),
+    ],
+)
+def test_holds_word(piece: bytes, word: bool) -> None:
+    assert drafts.holds_word(piece) is word

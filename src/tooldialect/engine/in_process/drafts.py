@@ -12,8 +12,9 @@ The KV cache then drops the rejected tokens (:func:`truncate`).
 On 2 cores a batch of 2 costs about 1.6x one token, so a draft is proposed only after a match of
 ``min_match`` tokens, which makes the copy likely, only right after a token the model sampled
 (text the grammar forced follows the grammar, not the prompt: the schema's or the system
-prompt's example would be proposed), and cut where the grammar rejects it. Each generation
-adapts: a draft that kept nothing halves the next one's length and skips ``min_match``
+prompt's example would be proposed), only when ``min_words`` of the matched tokens are words
+(JSON punctuation matches the tool definitions), and cut where the grammar rejects it. Each
+generation adapts: a draft that kept nothing halves the next one's length and skips ``min_match``
 proposals, one kept whole doubles it, and once drafts stop paying (under ``min_acceptance`` of
 the proposed tokens kept) the generation drafts no more.
 """
@@ -31,6 +32,7 @@ __all__ = [
     "PromptLookup",
     "Verdict",
     "decode_with_logits",
+    "holds_word",
     "truncate",
     "verify_draft",
 ]
@@ -56,6 +58,11 @@ class DraftOptions:
     saves; see the module's docstring)."""
     judge_after: int = 16
     """Draft tokens proposed before ``min_acceptance`` is applied."""
+    min_words: int = 2
+    """Of the last ``min_match`` tokens generated, how many must hold a letter or a digit
+    (:func:`holds_word`) before a draft: a match made of JSON punctuation and one word
+    (``": "The``, ``"name": "get``) is found mostly in the tool definitions, whose sequel is
+    the schema's text, not the answer's (``bench/auto_spread.py``: such drafts kept none)."""
 
 
 class PromptLookup:
@@ -74,6 +81,12 @@ class PromptLookup:
             raise OptionError(
                 f"DraftOptions: min_match and max_draft must be at least 1, got "
                 f"{self.options.min_match} and {self.options.max_draft}; pass larger values"
+            )
+        if not 0 <= self.options.min_words <= self.options.min_match:
+            raise OptionError(
+                f"DraftOptions: min_words counts among the last min_match tokens, so it lies "
+                f"between 0 and min_match ({self.options.min_match}), got "
+                f"{self.options.min_words}"
             )
         if not 0.0 <= self.options.min_acceptance <= 1.0:
             raise OptionError(
@@ -120,12 +133,16 @@ class PromptLookup:
             self._index = index
         return self._index
 
-    def propose(self, history: Sequence[int], *, room: int) -> list[int]:
-        """Up to ``room`` draft tokens to follow ``history`` (the tokens generated so far);
-        ``[]`` when its last ``min_match`` tokens occur nowhere in the prompt."""
+    def propose(self, history: Sequence[int], *, room: int, words: int | None = None) -> list[int]:
+        """Up to ``room`` draft tokens to follow ``history`` (the tokens generated so far;
+        ``words``: how many of its last ``min_match`` hold a letter or digit, ``None``: all);
+        ``[]`` when those tokens occur nowhere in the prompt or fewer than ``min_words`` of
+        them are words."""
         m = self.options.min_match
         if self._pause:
             self._pause -= 1
+            return []
+        if words is not None and words < self.options.min_words:
             return []
         if room <= 0 or len(history) < m or not self.paying:
             return []
@@ -147,6 +164,12 @@ class PromptLookup:
         while n < limit and p[end - 1 - n] == history[-1 - n]:
             n += 1
         return n
+
+
+def holds_word(piece: bytes) -> bool:
+    """Whether a token's bytes hold a letter or a digit (any non-ASCII byte counts: a letter
+    of another script), not only punctuation, quotes and spaces."""
+    return any(b >= 0x80 or chr(b).isalnum() for b in piece)
 
 
 def decode_with_logits(llama: Any, tokens: Sequence[int], *, n_logits: int) -> bool:

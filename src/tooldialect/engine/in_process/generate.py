@@ -30,7 +30,7 @@ from ..base import Generation, GenerationResult, Triggers
 from ..text import TextStream
 from .added import AddedTokens, read_added_tokens
 from .checkpoints import PrefixCheckpoints, PrefixPoint, prefix_key
-from .drafts import DraftOptions, PromptLookup, truncate, verify_draft
+from .drafts import DraftOptions, PromptLookup, holds_word, truncate, verify_draft
 from .fastforward import FastForward
 from .hooks import LogprobRecorder, SampleFn, with_logits_processor, with_logprobs
 from .prefill import PromptDecoder
@@ -433,7 +433,9 @@ class LlamaDecoder(PromptDecoder):
         if not (ff.active or lookup.options.anywhere):
             return None
         left = run.limit - run.n  # tokens that may still be emitted
-        draft = lookup.propose(run.sampled, room=left - 1)
+        tail = run.sampled[-lookup.options.min_match :]
+        words = sum(holds_word(self.piece(t)) for t in tail)
+        draft = lookup.propose(run.sampled, room=left - 1, words=words)
         # a draft token the grammar rejects cannot be sampled: no position spent on it
         draft = draft[: grammar.allowed_prefix(draft)] if draft else draft
         ctx = self.llama._ctx.ctx
