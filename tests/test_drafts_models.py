@@ -143,10 +143,10 @@ STANDUP_QUESTION = (  # bench/auto_spread.py's "long unquoted string"
 )
 
 
-def test_no_draft_from_forced_structure_and_one_sampled_token(qwen: Any) -> None:
-    """After ``"body": "`` the tail ``": "The`` matched the tool's own
-    description ("The full text of the note."), a first draft that kept nothing; drafts now
-    wait for two words in the matched tail, and the first one copies the user's words."""
+def test_no_draft_from_a_match_of_punctuation_and_one_word(qwen: Any) -> None:
+    """After ``"body": "`` the tail ``": "The`` matched the tool's own description ("The
+    full text of the note."), a first draft that kept nothing; drafts now wait for two words
+    in the matched tail, and the first one copies the user's words."""
     calls, result = ask(qwen, NOTE, STANDUP_QUESTION, DraftOptions())
     assert calls and "payment tests still fail" in calls[0]["arguments"]
     assert result.stats.draft_accepted[0] > 0, result.stats.draft_accepted

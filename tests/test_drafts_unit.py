@@ -168,10 +168,13 @@ def test_min_acceptance_is_a_share() -> None:
 
 def test_no_draft_until_min_words_of_the_match_are_words() -> None:
     # a tail of JSON punctuation and one word (": "The) matches the tool definitions: no draft
-    lookup = PromptLookup(PROMPT, options=DraftOptions(min_match=2, min_words=2))
-    assert lookup.propose([7, 13, 14], room=4, words=1) == []
-    assert lookup.propose([7, 13, 14], room=4, words=2) == [15, 2, 20, 11]
-    assert lookup.propose([7, 13, 14], room=4) == [15, 2, 20, 11]  # not counted: all words
+    options = DraftOptions(min_match=2, min_words=2)
+    one_word = PromptLookup(PROMPT, options=options, is_word=lambda t: t != 13)
+    two_words = PromptLookup(PROMPT, options=options, is_word=lambda t: t in (13, 14))
+    uncounted = PromptLookup(PROMPT, options=options)
+    assert one_word.propose([7, 13, 14], room=4) == []
+    assert two_words.propose([7, 13, 14], room=4) == [15, 2, 20, 11]
+    assert uncounted.propose([7, 13, 14], room=4) == [15, 2, 20, 11]  # not counted: all words
 
 
 @pytest.mark.parametrize("min_words", [-1, 3])

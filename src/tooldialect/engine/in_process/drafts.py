@@ -75,7 +75,10 @@ class PromptLookup:
         *,
         options: DraftOptions | None = None,
         stop_tokens: Collection[int] = (),
+        is_word: Callable[[int], bool] | None = None,
     ) -> None:
+        """``is_word(token)``: whether the token holds a letter or digit (``holds_word`` on its
+        bytes); ``None``: every token counts as a word (``min_words`` off)."""
         self.options = options or DraftOptions()
         if self.options.min_match < 1 or self.options.max_draft < 1:
             raise OptionError(
@@ -95,6 +98,7 @@ class PromptLookup:
             )
         self._prompt = list(prompt)
         self._stops = frozenset(stop_tokens)
+        self._is_word = is_word
         self._index: dict[tuple[int, ...], list[int]] | None = None  # built on first use
         self._length = self.options.max_draft
         """Tokens the next draft may hold: halved after a draft that kept none, doubled after
@@ -133,21 +137,19 @@ class PromptLookup:
             self._index = index
         return self._index
 
-    def propose(self, history: Sequence[int], *, room: int, words: int | None = None) -> list[int]:
-        """Up to ``room`` draft tokens to follow ``history`` (the tokens generated so far;
-        ``words``: how many of its last ``min_match`` hold a letter or digit, ``None``: all);
-        ``[]`` when those tokens occur nowhere in the prompt or fewer than ``min_words`` of
-        them are words."""
+    def propose(self, history: Sequence[int], *, room: int) -> list[int]:
+        """Up to ``room`` draft tokens to follow ``history`` (the tokens generated so far);
+        ``[]`` when its last ``min_match`` tokens occur nowhere in the prompt or fewer than
+        ``min_words`` of them are words."""
         m = self.options.min_match
         if self._pause:
             self._pause -= 1
             return []
-        if words is not None and words < self.options.min_words:
-            return []
         if room <= 0 or len(history) < m or not self.paying:
             return []
-        ends = self._positions().get(tuple(history[-m:]))
-        if not ends:
+        tail = tuple(history[-m:])
+        ends = self._positions().get(tail)
+        if not ends or self._count_words(tail) < self.options.min_words:
             return []
         end = max(reversed(ends[-8:]), key=lambda e: self._shared(history, e))
         draft: list[int] = []
@@ -156,6 +158,10 @@ class PromptLookup:
                 break  # an end-of-turn or control token ends what can be copied
             draft.append(t)
         return draft
+
+    def _count_words(self, tokens: Sequence[int]) -> int:
+        is_word = self._is_word
+        return len(tokens) if is_word is None else sum(map(is_word, tokens))
 
     def _shared(self, history: Sequence[int], end: int) -> int:
         """How many tokens before ``end`` in the prompt equal the tail of ``history``."""

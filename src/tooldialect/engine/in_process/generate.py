@@ -237,7 +237,12 @@ class LlamaDecoder(PromptDecoder):
         run = _Run(tokens, chain, gsampler, limit, result, stats, sample, cache, ff)
         if ff is not None and drafts is not None:
             ends = self.added_tokens().ids | {int(llama.token_eos())}
-            run.lookup = PromptLookup(tokens, options=drafts, stop_tokens=ends)
+            run.lookup = PromptLookup(
+                tokens,
+                options=drafts,
+                stop_tokens=ends,
+                is_word=lambda t: holds_word(self.piece(t)),
+            )
         if checkpoints is not None:
             stats.prefix_tokens = self.prefix_length(prefix, tokens)
             if stats.prefix_tokens:
@@ -433,9 +438,7 @@ class LlamaDecoder(PromptDecoder):
         if not (ff.active or lookup.options.anywhere):
             return None
         left = run.limit - run.n  # tokens that may still be emitted
-        tail = run.sampled[-lookup.options.min_match :]
-        words = sum(holds_word(self.piece(t)) for t in tail)
-        draft = lookup.propose(run.sampled, room=left - 1, words=words)
+        draft = lookup.propose(run.sampled, room=left - 1)
         # a draft token the grammar rejects cannot be sampled: no position spent on it
         draft = draft[: grammar.allowed_prefix(draft)] if draft else draft
         ctx = self.llama._ctx.ctx
