@@ -159,6 +159,14 @@ class Codec:
             out.append((literal(line), self.text(",") + " " + literal(line), literal(line[:-step])))
         return out
 
+    @property
+    def any_order(self) -> bool:
+        """Whether an object's properties (a call's arguments) may come in any order. Under
+        ``"natural"`` the model keeps its own layout, the order of its keys included (Qwen2.5
+        1.5B writes an optional key before another the schema lists first); elsewhere the
+        schema's order, which structured output relies on (``reasoning`` before ``answer``)."""
+        return self.layout == "natural"
+
     def sep(self, b: GbnfBuilder) -> str:
         """Between two members or items."""
         return self._around(b, ",")

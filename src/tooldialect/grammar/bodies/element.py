@@ -63,7 +63,11 @@ def element_body_rule(req: BodyRequest, body: ElementBody) -> str:
             param = element_param(conv, body, pre, sub, ptr, post, key=key, hint=h, stops=stops)
         items.append((param, key in required_of(schema)))
     seq = props_sequence(
-        b, items, body_literal(body.param_separator, exact) or '""', hint=f"{hint}-args"
+        b,
+        items,
+        body_literal(body.param_separator, exact) or '""',
+        hint=f"{hint}-args",
+        any_order=conv.codec.any_order,
     )
     return b.add(
         hint,

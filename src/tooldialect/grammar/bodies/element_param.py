@@ -71,7 +71,9 @@ def _object(
         opener = format_template(pre + "{key}" + link, key=k)
         rule = conv.b.add(h, f"{literal(opener)} {value} {literal(format_template(post, key=k))}")
         items.append((rule, k in required))
-    return props_sequence(conv.b, items, '""', hint=f"{hint}-members")
+    return props_sequence(
+        conv.b, items, '""', hint=f"{hint}-members", any_order=conv.codec.any_order
+    )
 
 
 def _array(

@@ -27,7 +27,7 @@ def python_body_rule(req: BodyRequest, body: PythonBody) -> str:
             )
         )
     sep = body_literal(body.arg_separator, exact) or '""'
-    seq = props_sequence(b, items, sep, hint=f"{hint}-args")
+    seq = props_sequence(b, items, sep, hint=f"{hint}-args", any_order=codec.any_order)
     close = body_literal(body.call_close, exact) or '""'
     head = template_rule(body.call_open, req.head_fields(), exact=exact)
     return b.add(hint, f"{head} {seq} {close}")

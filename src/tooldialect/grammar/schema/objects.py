@@ -1,6 +1,7 @@
 """Objects in a JSON Schema grammar.
 
-* Keys come in the order ``properties`` declares them; required keys must appear, optional ones
+* Keys come in the order ``properties`` declares them, or in any order under the natural layout
+  (``Codec.any_order``, up to ``MAX_ANY_ORDER`` keys); required keys must appear, optional ones
   may be skipped. Required keys that ``properties`` does not list come after the listed ones,
   with the schema ``patternProperties`` / ``additionalProperties`` gives them (any value when
   neither does).
@@ -33,6 +34,9 @@ __all__ = ["object_expr", "props_sequence"]
 
 _MAX_TRIGGERS = 3
 _MAX_COUNT = 32
+MAX_ANY_ORDER = 5
+"""The most properties an object takes in any order (``props_sequence``): one rule per subset,
+so 32 at five, per layout."""
 
 
 def object_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
@@ -72,7 +76,15 @@ def object_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: 
         if lo == 0 and hi is None:
             tail_rest = f"({sep} {extra})*" if extra else ""
             tail_first = f"({extra} ({sep} {extra})*)?" if extra else ""
-            seq = props_sequence(b, items, sep, hint=at, tail_rest=tail_rest, tail_first=tail_first)
+            seq = props_sequence(
+                b,
+                items,
+                sep,
+                hint=at,
+                tail_rest=tail_rest,
+                tail_first=tail_first,
+                any_order=c.any_order,
+            )
         else:
             seq = _counted_sequence(b, items, sep, extra, lo, hi, hint=at)
         alts.append(f"{c.text('{')} {opening} {seq} {closing} {c.text('}')}")
@@ -312,10 +324,18 @@ def props_sequence(
     hint: str,
     tail_rest: str = "",
     tail_first: str = "",
+    any_order: bool = False,
 ) -> str:
-    """Key/value items in order, ``(rule, required)``, joined by ``sep``; optional ones may be
-    left out. ``tail_*`` continue the sequence after / instead of the declared items.
-    Linear size."""
+    """Key/value items, ``(rule, required)``, joined by ``sep``; optional ones may be left out.
+    ``tail_*`` continue the sequence after / instead of the declared items.
+
+    In the declared order (linear size), or with ``any_order`` in whatever order the model
+    writes them, each at most once: one rule per set of items written so far, so only for up to
+    ``MAX_ANY_ORDER`` items (the declared order beyond)."""
+    if any_order and 1 < len(items) <= MAX_ANY_ORDER:
+        return _any_order_sequence(
+            b, items, sep, hint=hint, tail_rest=tail_rest, tail_first=tail_first
+        )
     rest = tail_rest
     first = tail_first
     for i in range(len(items) - 1, -1, -1):
@@ -326,3 +346,34 @@ def props_sequence(
         first = b.add(f"{hint}-from{i}", new_first)
         rest = b.add(f"{hint}-after{i}", new_rest)
     return first or '""'
+
+
+def _any_order_sequence(
+    b: GbnfBuilder,
+    items: list[tuple[str, bool]],
+    sep: str,
+    *,
+    hint: str,
+    tail_rest: str,
+    tail_first: str,
+) -> str:
+    required = sum(1 << i for i, (_, req) in enumerate(items) if req)
+    memo: dict[int, str] = {}
+
+    def after(written: int) -> str:
+        """The rest of the sequence once the items in the bit set ``written`` are written."""
+        if written not in memo:
+            alts = [
+                f"{sep} {kv} {after(written | 1 << i)}"
+                for i, (kv, _) in enumerate(items)
+                if not written >> i & 1
+            ]
+            if written & required == required:
+                alts.append(tail_rest or '""')
+            memo[written] = b.add(f"{hint}-set{written}", " | ".join(alts))
+        return memo[written]
+
+    alts = [f"{kv} {after(1 << i)}" for i, (kv, _) in enumerate(items)]
+    if not required:
+        alts.append(tail_first or '""')
+    return b.add(f"{hint}-anyorder", " | ".join(alts))
