@@ -21,6 +21,8 @@ once may be the run being stopped, so it is tried again).
 
     python bench/constraint_tax.py --model smollm2 [--per-category 20]
     python bench/constraint_tax.py --table smollm2 qwen qwen15   # the Markdown table
+    python bench/constraint_tax.py --model qwen15 --add-mode lazy_natural --redo  # after a
+        # change that widened the grammar: again where the grammar acted
 """
 
 from __future__ import annotations
@@ -239,12 +241,20 @@ def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
             )
 
 
-def add_mode(model: str, mode: str, *, threads: int = N_THREADS) -> None:
+def add_mode(model: str, mode: str, *, threads: int = N_THREADS, redo: bool = False) -> None:
     """Run ``mode`` over every case the main run has done and this mode has not, each from the
-    same warm start as the main run's modes, appending to ``results_path(model, mode)``."""
+    same warm start as the main run's modes, appending to ``results_path(model, mode)``.
+
+    ``redo``: first drop this mode's records where the grammar acted (its answer differs from
+    parse only's), so they run again, after a change that only widened what the grammar allows
+    (greedy decoding: where the old grammar never masked the model's choice, a wider one does
+    not either, and the answer stays parse only's)."""
     bfcl_data.fetch()
-    done = {r["id"] for r in read_records(results_path(model)) if "modes" in r}
+    main_records = [r for r in read_records(results_path(model)) if "modes" in r]
+    done = {r["id"] for r in main_records}
     out = results_path(model, mode)
+    if redo:
+        _drop_where_grammar_acted(out, {r["id"]: r["modes"]["parse"] for r in main_records})
     have = {r["id"] for r in read_records(out)}
     cases = [c for c in select_cases(10**6) if c.id in done and c.id not in have]
     llm = load_model(model, threads=threads)
@@ -259,6 +269,18 @@ def add_mode(model: str, mode: str, *, threads: int = N_THREADS) -> None:
             fh.flush()
             mark = "+" if record["record"]["correct"] else "."
             print(f"{model} {mode} {index + 1}/{len(cases)} {case.id} {mark}", file=sys.stderr)
+
+
+def _drop_where_grammar_acted(path: Path, parse: dict[str, dict[str, Any]]) -> None:
+    def same(record: dict[str, Any]) -> bool:
+        base = parse.get(record["id"], {})
+        got = record["record"]
+        return (got["calls"], got["content"]) == (base.get("calls"), base.get("content"))
+
+    records = read_records(path)
+    kept = [r for r in records if same(r)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    print(f"{path.name}: {len(records) - len(kept)} records to redo", file=sys.stderr)
 
 
 def merged_records(model: str) -> list[dict[str, Any]]:
@@ -426,6 +448,11 @@ def main(argv: list[str] | None = None) -> None:
         help="run this mode over the cases --model's main run has done (a file of its own)",
     )
     parser.add_argument(
+        "--redo",
+        action="store_true",
+        help="with --add-mode: run again the cases where that mode's grammar acted",
+    )
+    parser.add_argument(
         "--changes",
         nargs=2,
         metavar=("BASE", "OTHER"),
@@ -444,7 +471,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.model:
         parser.error("pass --model or --table")
     if args.add_mode:
-        add_mode(args.model, args.add_mode, threads=args.threads)
+        add_mode(args.model, args.add_mode, threads=args.threads, redo=args.redo)
         return
     run(args.model, args.per_category, threads=args.threads)
     print(tables([args.model]))
