@@ -40,11 +40,15 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bench import bfcl_data, bfcl_score
 from bench.accuracy import calls_of_message
 from bench.common import RESULTS, quiet_stderr
+from tooldialect.grammar.codec import ArgumentLayout
+
+Constrain = Literal["request", "first_token", "off"]
+"""``LlamaCppEngine(constrain=...)``."""
 
 MODES = ("parse", "lazy", "first", "required")
 EXTRA_MODES = ("lazy_free", "lazy_natural")
@@ -58,7 +62,7 @@ MODE_LABELS = {
     "first": "grammar from the first token",
     "required": 'tool_choice="required"',
 }
-CONSTRAIN = {
+CONSTRAIN: dict[str, Constrain] = {
     "parse": "off",
     "lazy": "request",
     "lazy_free": "request",
@@ -68,7 +72,7 @@ CONSTRAIN = {
 }
 ROWS = ("parse", "lazy_natural", "lazy", "lazy_free", "first", "required")
 """The table's rows, in order."""
-LAYOUT = {"lazy_free": "free", "lazy_natural": "natural"}
+LAYOUT: dict[str, ArgumentLayout] = {"lazy_free": "free", "lazy_natural": "natural"}
 """Argument layout per mode (``ToolChatHandler(argument_layout=...)``); the rest canonical, as
 every run so far was made."""
 CATEGORIES = bfcl_data.CATEGORIES + bfcl_data.LIVE_CATEGORIES
@@ -97,7 +101,7 @@ def select_cases(per_category: int) -> list[bfcl_data.Case]:
 def call_validity(name: str, arguments: str, tools: list[dict[str, Any]]) -> dict[str, bool]:
     """Whether a call names an offered tool, its arguments parse as a JSON object, and they
     match the tool's JSON Schema (``parameters``)."""
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]
 
     schema = next(
         (t["function"]["parameters"] for t in tools if t["function"]["name"] == name), None
@@ -254,7 +258,7 @@ def add_mode(model: str, mode: str, *, threads: int = N_THREADS, redo: bool = Fa
     done = {r["id"] for r in main_records}
     out = results_path(model, mode)
     if redo:
-        _drop_where_grammar_acted(out, {r["id"]: r["modes"]["parse"] for r in main_records})
+        drop_where_grammar_acted(out, {r["id"]: r["modes"]["parse"] for r in main_records})
     have = {r["id"] for r in read_records(out)}
     cases = [c for c in select_cases(10**6) if c.id in done and c.id not in have]
     llm = load_model(model, threads=threads)
@@ -263,7 +267,7 @@ def add_mode(model: str, mode: str, *, threads: int = N_THREADS, redo: bool = Fa
         for index, case in enumerate(cases):
             llm.reset()
             warm(by_mode["parse"], llm, case)
-            record = {"id": case.id, "category": case.category, "mode": mode}
+            record: dict[str, Any] = {"id": case.id, "category": case.category, "mode": mode}
             record["record"] = answer(by_mode[mode], llm, case, mode)
             fh.write(json.dumps(record) + "\n")
             fh.flush()
@@ -271,7 +275,7 @@ def add_mode(model: str, mode: str, *, threads: int = N_THREADS, redo: bool = Fa
             print(f"{model} {mode} {index + 1}/{len(cases)} {case.id} {mark}", file=sys.stderr)
 
 
-def _drop_where_grammar_acted(path: Path, parse: dict[str, dict[str, Any]]) -> None:
+def drop_where_grammar_acted(path: Path, parse: dict[str, dict[str, Any]]) -> None:
     def same(record: dict[str, Any]) -> bool:
         base = parse.get(record["id"], {})
         got = record["record"]
