@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +46,13 @@ def smollm2_path() -> Path:
 @pytest.fixture(scope="session")
 def qwen_path() -> Path:
     return model_path("qwen")
+
+
+@pytest.fixture(scope="session")
+def smollm2_vocab(smollm2_path: Path) -> Any:
+    """SmolLM2's vocabulary alone: what llama.cpp's grammar checks (``grammar_check``) need."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    return llama_cpp.Llama(str(smollm2_path), vocab_only=True, verbose=False, n_threads=2)
 
 
 @pytest.fixture(scope="session")

@@ -448,12 +448,6 @@ def test_agreement_count_over_every_template() -> None:
 # --- grammar acceptance on llama.cpp's sampler --------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def smollm2_vocab(smollm2_path: Path) -> Any:
-    llama_cpp = pytest.importorskip("llama_cpp")
-    return llama_cpp.Llama(str(smollm2_path), vocab_only=True, verbose=False, n_threads=2)
-
-
 def _call_text(spec: DialectSpec, text: str, case: Case) -> str:
     """``text`` less trailing markers that are not part of the calls (an end of turn that only
     call turns write, ``<|eom_id|>``): dropped while the parse stays the same."""

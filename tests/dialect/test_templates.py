@@ -231,12 +231,6 @@ def test_template_renders_what_render_call_writes(name: str) -> None:
 # --- grammar checks on llama.cpp's sampler ------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def smollm2_vocab(smollm2_path: Path) -> Any:
-    llama_cpp = pytest.importorskip("llama_cpp")
-    return llama_cpp.Llama(str(smollm2_path), vocab_only=True, verbose=False, n_threads=2)
-
-
 @pytest.mark.model
 @pytest.mark.parametrize("name", TEMPLATE_FILES, ids=TEMPLATE_FILES)
 def test_grammar_accepts_render_call(name: str, smollm2_vocab: Any) -> None:

@@ -249,7 +249,7 @@ def test_unknown_layout_is_refused() -> None:
 
 @pytest.mark.model
 @pytest.mark.parametrize("variant", list(VARIANTS), ids=list(VARIANTS))
-def test_llama_cpp_agrees(vocab_llama: Any, variant: str) -> None:
+def test_llama_cpp_agrees(smollm2_vocab: Any, variant: str) -> None:
     """llama.cpp's own grammar engine (the one decoding uses) reads the layout the same way."""
     from grammar_check import grammar_accepts
 
@@ -259,22 +259,15 @@ def test_llama_cpp_agrees(vocab_llama: Any, variant: str) -> None:
     free = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="free")
     assert canonical is not None and free is not None and natural is not None
     good = spec.render_call("save_note", ARGS)
-    assert grammar_accepts(canonical.gbnf, good, llama=vocab_llama)
-    assert grammar_accepts(natural.gbnf, good, llama=vocab_llama)
+    assert grammar_accepts(canonical.gbnf, good, llama=smollm2_vocab)
+    assert grammar_accepts(natural.gbnf, good, llama=smollm2_vocab)
     text = call("hermes", VARIANTS[variant])
-    assert grammar_accepts(free.gbnf, text, llama=vocab_llama)
-    assert not grammar_accepts(canonical.gbnf, text, llama=vocab_llama)
+    assert grammar_accepts(free.gbnf, text, llama=smollm2_vocab)
+    assert not grammar_accepts(canonical.gbnf, text, llama=smollm2_vocab)
     pretty = variant == "pretty-printed"
-    assert grammar_accepts(natural.gbnf, text, llama=vocab_llama) == pretty
+    assert grammar_accepts(natural.gbnf, text, llama=smollm2_vocab) == pretty
     for text in PRETTY.values():
-        assert grammar_accepts(natural.gbnf, call("hermes", text), llama=vocab_llama), text
-
-
-@pytest.fixture(scope="module")
-def vocab_llama(smollm2_path: Path) -> Any:
-    from llama_cpp import Llama
-
-    return Llama(str(smollm2_path), vocab_only=True, verbose=False)
+        assert grammar_accepts(natural.gbnf, call("hermes", text), llama=smollm2_vocab), text
 
 
 WEATHER = {

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from test_argument_layout import NOTE
 
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
 from tooldialect.grammar.build import build_grammar
@@ -32,27 +32,7 @@ SCHEMA = {
     "required": [],
 }
 VALUES = {"directed_by": "Riley Stearns", "genre": "Thriller", "cast": "Steve Terada"}
-NOTE = {
-    "type": "function",
-    "function": {
-        "name": "save_note",
-        "description": "Save a note.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string"},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "meta": {
-                    "type": "object",
-                    "properties": {"pinned": {"type": "boolean"}, "rank": {"type": "integer"}},
-                    "required": ["pinned"],
-                },
-            },
-            "required": ["title", "meta"],
-        },
-    },
-}
-# the schema's order reversed at both levels: an optional key first, a required one last
+# NOTE's order reversed at both levels: an optional key first, a required one last
 REORDERED = {"meta": {"rank": 2, "pinned": True}, "tags": ["a"], "title": "Lunch"}
 SPECS = list(builtin_dialects())
 
@@ -146,7 +126,7 @@ def test_every_body_kind_takes_arguments_in_the_models_order(spec_id: str) -> No
 
 
 @pytest.mark.model
-def test_llama_cpp_agrees(vocab_llama: Any) -> None:
+def test_llama_cpp_agrees(smollm2_vocab: Any) -> None:
     from grammar_check import grammar_accepts
 
     spec = get_builtin("hermes")
@@ -154,17 +134,10 @@ def test_llama_cpp_agrees(vocab_llama: Any) -> None:
     canonical = build_grammar(spec, [NOTE], tool_choice="required", argument_layout="canonical")
     assert natural is not None and canonical is not None
     reordered = spec.render_call("save_note", REORDERED)
-    assert grammar_accepts(natural.gbnf, reordered, llama=vocab_llama)
-    assert not grammar_accepts(canonical.gbnf, reordered, llama=vocab_llama)
+    assert grammar_accepts(natural.gbnf, reordered, llama=smollm2_vocab)
+    assert not grammar_accepts(canonical.gbnf, reordered, llama=smollm2_vocab)
     twice = reordered.replace('"tags": ["a"]', '"tags": ["a"], "tags": ["b"]')
     assert twice != reordered
-    assert not grammar_accepts(natural.gbnf, twice, llama=vocab_llama)
+    assert not grammar_accepts(natural.gbnf, twice, llama=smollm2_vocab)
     no_title = spec.render_call("save_note", {"meta": {"pinned": True}})
-    assert not grammar_accepts(natural.gbnf, no_title, llama=vocab_llama)
-
-
-@pytest.fixture(scope="module")
-def vocab_llama(smollm2_path: Path) -> Any:
-    from llama_cpp import Llama
-
-    return Llama(str(smollm2_path), vocab_only=True, verbose=False)
+    assert not grammar_accepts(natural.gbnf, no_title, llama=smollm2_vocab)
