@@ -135,3 +135,76 @@ def test_the_start_line_of_a_real_model(qwen_path: Path) -> None:
         "model: qwen2.5-coder-0.5b-instruct-q4_k_m.gguf  dialect: hermes "
         "(builtin: reads the template's own call)"
     )
+
+
+def serve(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    """``tooldialect serve ARGV``'s exit status and stderr lines (it must stop before loading)."""
+    pytest.importorskip("llama_cpp.server.app")
+    status = main(["serve", *argv])
+    return status, capsys.readouterr().err.splitlines()
+
+
+def test_serve_without_a_model_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = serve([], capsys)
+    assert status == 2
+    assert err == [
+        "tooldialect serve: --model is required: the path of a .gguf file (or --config_file "
+        "FILE); `tooldialect models` lists the test models"
+    ]
+
+
+def test_serve_with_a_bad_model_path_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TOOLDIALECT_MODELS", str(tmp_path / "models"))
+    monkeypatch.chdir(tmp_path)
+    status, err = serve(["--model", "nothere.gguf"], capsys)
+    assert (status, err) == (
+        1,
+        [
+            "tooldialect serve: no model file at 'nothere.gguf': pass the path of a .gguf file; "
+            "`tooldialect models` lists the test models"
+        ],
+    )
+    # a test model's bare file name (as `tooldialect models` lists them): the full path is named
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "qwen.gguf").write_bytes(b"GGUF")
+    status, err = serve(["--model", "qwen.gguf"], capsys)
+    fetched = str(tmp_path / "models" / "qwen.gguf")
+    assert (status, err) == (
+        1,
+        [
+            f"tooldialect serve: no model file at 'qwen.gguf': the test model of that name is "
+            f"{fetched!r}"
+        ],
+    )
+    (tmp_path / "notes.gguf").write_text("not a model", encoding="utf-8")
+    status, err = serve(["--model", "notes.gguf"], capsys)
+    assert status == 1 and len(err) == 1
+    assert err[0].startswith("tooldialect serve: cannot read GGUF metadata from 'notes.gguf'")
+
+
+def test_serve_says_a_bad_option_value_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "serve.json"
+    config.write_text('{"models": [{"model": "m.gguf", "n_ctx": "many"}]}', encoding="utf-8")
+    status, err = serve(["--config_file", str(config)], capsys)
+    assert status == 1 and len(err) == 1
+    assert err[0].startswith("tooldialect serve: --models.0.n_ctx: Input should be a valid int")
+    with pytest.raises(SystemExit) as exited:  # argparse's own: a short usage line, the error
+        main(["serve", "--model", "m.gguf", "--n_ctx", "many"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "usage: tooldialect serve --model FILE.gguf [options]  (--help lists them)",
+        "tooldialect serve: error: argument --n_ctx: invalid int value: 'many'",
+    ]
+
+
+def test_serve_help_says_verbose_is_off_by_default() -> None:
+    pytest.importorskip("llama_cpp.server.app")
+    from tooldialect.apps.serve import build_parser
+
+    helps = {a.dest: a.help for a in build_parser()._actions}
+    assert helps["verbose"] == "print llama.cpp's loading output (hidden unless --verbose is given)"
+    assert "required" in str(helps["model"])

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import (
     ContextOverflowError,
+    ToolDialectError,
     ToolSpecError,
     UnsupportedSchemaError,
     UnsupportedToolChoiceError,
@@ -62,7 +63,9 @@ from ..frontend.options import (
     check_request_values,
 )
 from ..frontend.pipeline import check_encodable
+from ..gguf import read_gguf_metadata
 from ..handler import ToolChatHandler
+from ..models import cache_dir
 from ..prompt.request_messages import validate_messages
 from ..tool_defs import normalize_tools
 from .announce import model_line, with_known_spelling
@@ -84,7 +87,11 @@ __all__ = [
     "rewrite_chat_request",
 ]
 
-INSTALL_HINT = "tooldialect serve needs the server extra: pip install 'tooldialect[server]'"
+INSTALL_HINT = (
+    # not on PyPI: the extra is installed from the clone (make demo's scripts/install.sh does it)
+    "tooldialect serve needs the server extra: run `make demo`, or "
+    "`pip install -e '.[server]'` in the clone"
+)
 
 REQUEST_EXTRA_KEYS = ("chat_template_kwargs", "parallel_tool_calls", "reasoning_effort")
 """Request keys the server's model would drop and the handler honours."""
@@ -499,6 +506,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="tooldialect serve",
+        # argparse's own usage lists all ~60 flags, before the one line that says what was wrong
+        usage="tooldialect serve --model FILE.gguf [options]  (--help lists them)",
         description="llama-cpp-python's OpenAI-compatible server with chat_format=tooldialect "
         "(the default). Every llama_cpp.server flag is accepted, with - or _ (--n-ctx, --n_ctx). "
         "llama.cpp's loading output is hidden unless --verbose.",
@@ -508,6 +517,10 @@ def build_parser() -> argparse.ArgumentParser:
     for action in parser._actions:
         if action.dest == "verbose":  # a bare --verbose turns it on; absent, the server is quiet
             action.nargs, action.const, action.default = "?", True, None
+            # llama_cpp's help says "(default: True)", which is not this launcher's default
+            action.help = "print llama.cpp's loading output (hidden unless --verbose is given)"
+        elif action.dest == "model":
+            action.help = "path to the .gguf model file (required unless --config_file)"
         elif not action.help:  # llama_cpp's fields without a description
             action.help = f"llama.cpp's {action.dest} (see llama_cpp.server.settings)"
     return parser
@@ -563,6 +576,37 @@ def build_app(server_settings: Any, model_settings: list[Any]) -> RequestRewrite
     return RequestRewrite(app)
 
 
+def one_line(exc: Exception) -> str:
+    """``exc`` in one line: a pydantic ``ValidationError`` as ``--field: message`` per error (its
+    own text is a multi-line block with a URL)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        return "; ".join(
+            f"--{'.'.join(str(part) for part in e['loc'])}: {e['msg']} (got {e['input']!r})"
+            for e in errors()
+        )
+    return " ".join(str(exc).split())
+
+
+def model_file_problem(model: Any) -> str | None:
+    """Why ``model`` (a ``ModelSettings``) cannot be served, in one line, or ``None``: checked
+    before llama-cpp-python loads it, which would end in a traceback."""
+    if getattr(model, "hf_model_repo_id", None):
+        return None  # a file name pattern in a Hugging Face repository, not a local path
+    path = Path(str(model.model))
+    if not path.is_file():
+        hint = "pass the path of a .gguf file; `tooldialect models` lists the test models"
+        fetched = cache_dir() / path.name
+        if path.parent == Path() and fetched.is_file():  # a test model's bare file name
+            hint = f"the test model of that name is {str(fetched)!r}"
+        return f"no model file at {str(path)!r}: {hint}"
+    try:
+        read_gguf_metadata(str(path))
+    except (ToolDialectError, OSError) as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tooldialect serve`` and ``python -m tooldialect.apps.serve``."""
     try:
@@ -574,15 +618,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     known = {o for action in parser._actions for o in action.option_strings}
     args = parser.parse_args(with_known_spelling(sys.argv[1:] if argv is None else argv, known))
+    if args.model is None and not os.environ.get("CONFIG_FILE", args.config_file):
+        print(
+            "tooldialect serve: --model is required: the path of a .gguf file (or --config_file "
+            "FILE); `tooldialect models` lists the test models",
+            file=sys.stderr,
+        )
+        return 2
     try:
         server, models = read_settings(args)
     except Exception as exc:  # pydantic's ValidationError, a missing file, bad YAML...
-        print(f"tooldialect serve: {exc}", file=sys.stderr)
-        parser.print_usage(sys.stderr)
+        print(f"tooldialect serve: {one_line(exc)} (see tooldialect serve --help)", file=sys.stderr)
         return 1
     for model in models:
+        problem = model_file_problem(model)
+        if problem is not None:
+            print(f"tooldialect serve: {problem}", file=sys.stderr)
+            return 1
         print(f"tooldialect serve: {model_line(model.model)}", file=sys.stderr)
-    app = build_app(server, models)
+    try:
+        app = build_app(server, models)
+    except ValueError as exc:  # llama.cpp could not load a file that has a GGUF header
+        print(f"tooldialect serve: {exc}", file=sys.stderr)
+        return 1
     uvicorn.run(
         app,
         host=os.getenv("HOST", server.host),
