@@ -1,8 +1,8 @@
 """An offline agent on a laptop: a unit converter, a calculator and a file lister as tools.
 
-    python examples/agent.py                          # Qwen2.5-Coder-0.5B, three sample questions
-    python examples/agent.py "How many feet is 3 m?"  # your own question
-    python examples/agent.py --model smollm2          # the polyfill path (a 135M model: weak)
+    .venv/bin/python examples/agent.py                   # Qwen2.5-Coder-0.5B, three questions
+    .venv/bin/python examples/agent.py "How many feet is 3 m?"   # your own question
+    .venv/bin/python examples/agent.py --model smollm2   # the polyfill path (135M: weak)
 
 Meant for Qwen2.5-Coder-0.5B (``tooldialect models`` shows where ``make demo`` put it): the run
 ends with an answer there. docs/agent.md lists how often each test model finishes.
@@ -207,9 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen")
     parser.add_argument("--max-steps", type=int, default=4)
     args = parser.parse_args(argv)
-    path = Path(tooldialect.model_path(args.model))
-    if not path.exists():
-        print(f"missing {path}; run: python scripts/fetch_models.py {args.model}", file=sys.stderr)
+    try:
+        path = Path(tooldialect.model_path(args.model))
+    except tooldialect.ToolDialectError as exc:  # not fetched yet: it names the fetch command
+        print(exc, file=sys.stderr)
         return 1
     from llama_cpp import Llama
 

@@ -1,9 +1,9 @@
 """An offline agent whose tools come from an MCP server (examples/mcp_weather_server.py).
 
-    pip install 'tooldialect[mcp]'
-    python examples/mcp_agent.py                           # Qwen2.5-Coder-0.5B, two questions
-    python examples/mcp_agent.py "Is it raining in Oslo?"  # your own question
-    python examples/mcp_agent.py --config mcp.json "..."   # your own mcpServers file instead
+    make demo          # .venv with the mcp extra (in your own env: pip install -e '.[mcp]')
+    .venv/bin/python examples/mcp_agent.py                           # Qwen2.5-Coder-0.5B
+    .venv/bin/python examples/mcp_agent.py "Is it raining in Oslo?"  # your own question
+    .venv/bin/python examples/mcp_agent.py --config mcp.json "..."   # your own mcpServers file
 
 The server is started over stdio from an ``mcpServers`` entry, as Claude Desktop or Cursor would
 start it; its tools reach the model as ``weather_current_weather`` and ``weather_book_table``.
@@ -63,9 +63,15 @@ def main() -> int:
     parser.add_argument("--model", default="qwen", help="qwen, smollm2 or a .gguf path")
     parser.add_argument("--config", default=None, help="an mcpServers JSON file")
     args = parser.parse_args()
-    path = Path(args.model if args.model.endswith(".gguf") else tooldialect.model_path(args.model))
+    try:  # a test model not fetched yet names its fetch command
+        path = Path(
+            args.model if args.model.endswith(".gguf") else tooldialect.model_path(args.model)
+        )
+    except tooldialect.ToolDialectError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     if not path.exists():
-        print(f"no model at {path}; run `make demo`", file=sys.stderr)
+        print(f"no model at {str(path)!r}; pass the path of a .gguf file", file=sys.stderr)
         return 1
     from llama_cpp import Llama
 

@@ -87,7 +87,10 @@ def test_models_prints_where_the_test_models_are(
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     assert f"{tmp_path}/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf  [ok]" in out
-    assert f"{tmp_path}/SmolLM2-135M-Instruct.Q4_1.gguf  [missing (make demo)]" in out
+    assert f"{tmp_path}/SmolLM2-135M-Instruct.Q4_1.gguf  [missing: make demo]" in out
+    # make demo does not fetch the 1.5B model: its line names the command that does
+    qwen15 = f"{tmp_path}/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    assert f"{qwen15}  [missing: .venv/bin/python scripts/fetch_models.py qwen15]" in out
 
 
 def test_chat_takes_both_spellings_and_every_option_has_help() -> None:
@@ -208,3 +211,19 @@ def test_serve_help_says_verbose_is_off_by_default() -> None:
     helps = {a.dest: a.help for a in build_parser()._actions}
     assert helps["verbose"] == "print llama.cpp's loading output (hidden unless --verbose is given)"
     assert "required" in str(helps["model"])
+
+
+def test_model_path_of_a_model_not_fetched_names_the_command_that_fetches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tooldialect import ModelMetadataError, ToolSpecError, model_path
+
+    monkeypatch.setenv("TOOLDIALECT_MODELS", str(tmp_path))
+    with pytest.raises(ModelMetadataError, match=r"'qwen15'.*`\.venv/bin/python scripts/fetch"):
+        model_path("qwen15")
+    with pytest.raises(ModelMetadataError, match=r"'qwen' is not fetched yet.*`make demo`"):
+        model_path("qwen")
+    (tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").write_bytes(b"")
+    assert model_path("qwen") == str(tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+    with pytest.raises(ToolSpecError, match="'llama'; choose from"):
+        model_path("llama")

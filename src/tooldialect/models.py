@@ -3,6 +3,8 @@
     >>> from tooldialect.models import model_path
     >>> model_path("qwen")   # ~/.cache/tooldialect/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 
+A model not fetched yet raises ``ModelMetadataError`` with the command that fetches it.
+
 ``tooldialect models`` prints the same table. The directory is ``$TOOLDIALECT_MODELS``, else
 ``~/.cache/tooldialect/models``. This is the one table of test models: the fetch script, the
 tests, the benchmarks and the examples read it.
@@ -14,9 +16,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ToolSpecError
+from .errors import ModelMetadataError, ToolSpecError
 
-__all__ = ["MODELS", "ModelSource", "cache_dir", "model_path", "models_table"]
+__all__ = ["MODELS", "ModelSource", "cache_dir", "fetch_command", "model_path", "models_table"]
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,7 @@ MODELS: dict[str, ModelSource] = {
                 )
                 for i in range(1, 23)
             ),
-            "Qwen2.5-Coder-1.5B (1.1 GB): benchmarks and examples, not CI; "
-            "scripts/fetch_models.py qwen15",
+            "Qwen2.5-Coder-1.5B (1.1 GB): benchmarks and examples, not CI (make demo skips it)",
             fetched_by_default=False,
         ),
     )
@@ -93,22 +94,37 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "tooldialect" / "models"
 
 
+def fetch_command(key: str) -> str:
+    """The command that fetches test model ``key``: ``make demo`` for the models it fetches,
+    the fetch script (run with the clone's ``.venv``) for the others."""
+    if MODELS[key].fetched_by_default:
+        return "make demo"
+    return f".venv/bin/python scripts/fetch_models.py {key}"
+
+
 def model_path(key: str = "qwen") -> str:
-    """Where test model ``key`` (``qwen``, ``smollm2``, ``gemma3``, ``qwen15``) lives once
-    fetched, as a string for ``Llama(model_path=...)``. Raises ``ToolSpecError`` for an unknown
-    key; a file not fetched yet is the caller's to find (``make demo`` or
-    ``scripts/fetch_models.py``)."""
+    """Where test model ``key`` (``qwen``, ``smollm2``, ``gemma3``, ``qwen15``) lives, as a string
+    for ``Llama(model_path=...)``. Raises ``ToolSpecError`` for an unknown key and
+    ``ModelMetadataError`` naming the fetch command when the file is not fetched yet (llama.cpp
+    would only say that the path does not exist)."""
     source = MODELS.get(key)
     if source is None:
         raise ToolSpecError(f"unknown test model {key!r}; choose from {sorted(MODELS)}")
-    return str(cache_dir() / source.filename)
+    path = cache_dir() / source.filename
+    if not path.is_file():
+        raise ModelMetadataError(
+            f"test model {key!r} is not fetched yet (no file at {str(path)!r}); run "
+            f"`{fetch_command(key)}` in the clone, or pass the path of your own .gguf"
+        )
+    return str(path)
 
 
 def models_table() -> str:
-    """One line per test model: key, path, whether it is there, what it is for."""
+    """One line per test model: key, path, whether it is there (else the command that fetches
+    it), what it is for."""
     lines = []
     for key, source in MODELS.items():
-        path = model_path(key)
-        state = "ok" if Path(path).is_file() else "missing (make demo)"
+        path = cache_dir() / source.filename
+        state = "ok" if path.is_file() else f"missing: {fetch_command(key)}"
         lines.append(f"{key:8} {path}  [{state}]\n         {source.about}")
     return "\n".join(lines)
