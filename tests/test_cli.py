@@ -93,6 +93,53 @@ def test_models_prints_where_the_test_models_are(
     assert f"{qwen15}  [missing: .venv/bin/python scripts/fetch_models.py qwen15]" in out
 
 
+def test_model_path_of_a_model_not_fetched_names_the_command_that_fetches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tooldialect import ModelMetadataError, ToolSpecError, model_path
+
+    monkeypatch.setenv("TOOLDIALECT_MODELS", str(tmp_path))
+    with pytest.raises(ModelMetadataError, match=r"'qwen15'.*`\.venv/bin/python scripts/fetch"):
+        model_path("qwen15")
+    with pytest.raises(ModelMetadataError, match=r"'qwen' is not fetched yet.*`make demo`"):
+        model_path("qwen")
+    (tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").write_bytes(b"")
+    assert model_path("qwen") == str(tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+    with pytest.raises(ToolSpecError, match="'llama'; choose from"):
+        model_path("llama")
+
+
+def test_chat_flags_set_the_agents_loop_limit_and_answer_at_limit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("llama_cpp")
+    from tooldialect.apps import chat
+    from tooldialect.errors import ToolSpecError
+
+    made: list[dict[str, object]] = []
+
+    def agent(llm: object, **options: object) -> None:
+        made.append(options)
+        raise ToolSpecError("recorded")  # run_chat's one-line exit: no model, no stdin read
+
+    monkeypatch.setattr("llama_cpp.Llama", lambda **options: object())
+    monkeypatch.setattr(chat, "Agent", agent)
+    assert main(["chat", "m.gguf"]) == 1
+    assert main(["chat", "m.gguf", "--loop-limit", "1", "--no-answer-at-limit"]) == 1
+    assert main(["chat", "m.gguf", "--loop_limit", "0"]) == 1
+    assert [(o["loop_limit"], o["answer_at_limit"]) for o in made] == [
+        (3, True),  # chat's defaults: the Agent's loop limit, and an answer at the step limit
+        (1, False),
+        (None, True),  # 0: no limit
+    ]
+    assert "tooldialect chat: recorded" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["chat", "m.gguf", "--loop-limit", "-1"])
+    assert "argument --loop-limit/--loop_limit: invalid count value: '-1'" in (
+        capsys.readouterr().err
+    )
+
+
 def test_chat_takes_both_spellings_and_every_option_has_help() -> None:
     import argparse
 
@@ -211,19 +258,3 @@ def test_serve_help_says_verbose_is_off_by_default() -> None:
     helps = {a.dest: a.help for a in build_parser()._actions}
     assert helps["verbose"] == "print llama.cpp's loading output (hidden unless --verbose is given)"
     assert "required" in str(helps["model"])
-
-
-def test_model_path_of_a_model_not_fetched_names_the_command_that_fetches_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from tooldialect import ModelMetadataError, ToolSpecError, model_path
-
-    monkeypatch.setenv("TOOLDIALECT_MODELS", str(tmp_path))
-    with pytest.raises(ModelMetadataError, match=r"'qwen15'.*`\.venv/bin/python scripts/fetch"):
-        model_path("qwen15")
-    with pytest.raises(ModelMetadataError, match=r"'qwen' is not fetched yet.*`make demo`"):
-        model_path("qwen")
-    (tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").write_bytes(b"")
-    assert model_path("qwen") == str(tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
-    with pytest.raises(ToolSpecError, match="'llama'; choose from"):
-        model_path("llama")

@@ -32,7 +32,7 @@ from .agent import (
 from .announce import model_line, spellings
 from .python_tool import Tool
 
-__all__ = ["add_chat_command", "load_tool", "main", "run_chat"]
+__all__ = ["add_chat_command", "count", "load_tool", "main", "run_chat"]
 
 
 def add_chat_command(sub: Any) -> None:
@@ -71,6 +71,21 @@ def configure_parser(cmd: argparse.ArgumentParser) -> None:
     _add_int_option(cmd, "max_steps", default=6, help="model calls per user message (default: 6)")
     _add_int_option(cmd, "max_tokens", default=512, help="tokens per model reply (default: 512)")
     cmd.add_argument(
+        *spellings("loop_limit"),
+        dest="loop_limit",
+        type=count,
+        default=3,
+        metavar="N",
+        help="repeated calls refused before the reply ends as a loop (default: 3; 0: never)",
+    )
+    cmd.add_argument(
+        *spellings("answer_at_limit"),
+        dest="answer_at_limit",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ask for an answer in words at the step limit or a loop (--no-answer-at-limit: don't)",
+    )
+    cmd.add_argument(
         "--temperature", type=float, default=0.2, help="sampling temperature (default: 0.2)"
     )
     cmd.add_argument(
@@ -88,6 +103,14 @@ def configure_parser(cmd: argparse.ArgumentParser) -> None:
         "--verbose", action="store_true", help="show llama.cpp's loading output (hidden by default)"
     )
     cmd.set_defaults(run=run_chat)
+
+
+def count(text: str) -> int:
+    """An ``int`` of at least 0 (argparse reports a ``ValueError`` as an invalid ``count``)."""
+    value = int(text)
+    if value < 0:
+        raise ToolSpecError(f"expected a count of 0 or more, got {text!r}")
+    return value
 
 
 def _add_int_option(
@@ -211,7 +234,8 @@ def run_chat(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
                 system=args.system,
                 max_steps=args.max_steps,
                 tool_choice=args.tool_choice,
-                answer_at_limit=True,
+                answer_at_limit=args.answer_at_limit,
+                loop_limit=args.loop_limit or None,  # 0: the loop breaker never ends the reply
                 temperature=args.temperature,
                 max_tokens=args.max_tokens,
             )
