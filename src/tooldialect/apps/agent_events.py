@@ -86,6 +86,17 @@ class ArgumentsDelta:
     """The new argument text."""
 
 
+REPR_TEXT = 60
+"""Characters of a text field a repr shows (``on_event=print`` prints one line per event)."""
+
+
+def _short(text: str | None, limit: int = REPR_TEXT) -> str:
+    """``repr(text)``, cut to ``limit`` characters with the length left out said."""
+    if text is None or len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}...(+{len(text) - limit} chars)"
+
+
 @dataclass(frozen=True)
 class CallFinished:
     """A tool call was run (or refused); ``error`` is set when it failed."""
@@ -102,14 +113,32 @@ class CallFinished:
     """The text sent back to the model (the error message when ``error`` is set)."""
     error: str | None = None
     """``unknown_tool``, ``invalid_arguments``, ``tool_error``, ``repeated_call`` (the loop
-    breaker did not run it), ``denied`` (the approval hook refused it), or a code the tool's
-    ``ToolResult`` set (MCP: ``timeout``, ``server_down``); ``None`` on success."""
+    breaker did not run it), ``denied`` (the approval hook refused it), ``cut`` (the reply was
+    cut at ``max_tokens`` inside this or a later call: not run, and the run ends with outcome
+    ``length``), or a code the tool's ``ToolResult`` set (MCP: ``timeout``, ``server_down``);
+    ``None`` on success."""
     seconds: float = 0.0
     """Wall time of the function."""
     value: Any = None
     """What the function returned (a ``ToolResult`` keeps an MCP tool's images for you)."""
     requested_arguments: str | None = None
     """The model's own arguments, when the approval hook edited them (``arguments`` were run)."""
+
+    def __repr__(self) -> str:
+        # ``value`` (a raw MCP result can be kilobytes) is left out; long texts are cut
+        parts = [
+            f"step={self.step}",
+            f"id={self.id!r}",
+            f"name={self.name!r}",
+            f"arguments={_short(self.arguments)}",
+            f"result={_short(self.result)}",
+        ]
+        if self.error is not None:
+            parts.append(f"error={self.error!r}")
+        if self.requested_arguments is not None:
+            parts.append(f"requested_arguments={_short(self.requested_arguments)}")
+        parts.append(f"seconds={self.seconds:.2f}")
+        return f"CallFinished({', '.join(parts)})"
 
 
 @dataclass(frozen=True)
@@ -161,6 +190,16 @@ class AgentStep:
     calls: list[CallFinished] = field(default_factory=list)
     """The turn's calls, in the model's order."""
 
+    def __repr__(self) -> str:
+        # the calls by name, the usage as two counts: the full records are fields to read
+        calls = ", ".join(c.name + (f" ({c.error})" if c.error else "") for c in self.calls)
+        return (
+            f"AgentStep(number={self.number}, finish_reason={self.finish_reason!r}, "
+            f"calls=[{calls}], prompt_tokens={self.usage.get('prompt_tokens', 0)}, "
+            f"completion_tokens={self.usage.get('completion_tokens', 0)}, "
+            f"model_seconds={self.model_seconds:.2f}, tool_seconds={self.tool_seconds:.2f})"
+        )
+
     @property
     def decoded_prompt_tokens(self) -> int:
         """Prompt tokens the model had to decode (the rest came from the KV cache)."""
@@ -178,7 +217,8 @@ class AgentResult:
     outcome: Outcome
     """``answer``: the model answered without a call. ``max_steps``: the limit was reached with
     calls still coming (``answer`` is then ``None``). ``length``: the last reply hit
-    ``max_tokens`` without a call; ``answer`` holds the cut text. ``loop``: the model kept
+    ``max_tokens``; ``answer`` holds the cut text, or is ``None`` when the cut fell inside a call
+    (none of that reply's calls ran; ``reason`` names the call). ``loop``: the model kept
     repeating calls that were already made (``Agent(loop_limit=...)``); ``reason`` says which."""
     answer: str | None
     """The final text."""
@@ -188,6 +228,14 @@ class AgentResult:
     """One entry per model call."""
     reason: str | None = None
     """Why the run ended, in words, when it was not a plain answer."""
+
+    def __repr__(self) -> str:
+        # counts instead of the transcript (tool results included) and the steps
+        return (
+            f"AgentResult(outcome={self.outcome!r}, answer={_short(self.answer)}, "
+            f"reason={_short(self.reason)}, steps={len(self.steps)}, "
+            f"messages={len(self.messages)}, usage={self.usage})"
+        )
 
     @property
     def usage(self) -> dict[str, int]:
