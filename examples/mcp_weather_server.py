@@ -1,10 +1,11 @@
-"""A tiny MCP server for examples/mcp_agent.py: weather, a forecast and a (pretend) booking.
+"""A tiny MCP server for examples/mcp_agent.py: two tools, the weather now and a (pretend)
+table booking (``current_weather`` and ``book_table``).
 
-It is an ordinary MCP server, written with the official SDK (``pip install 'tooldialect[mcp]'``);
-any MCP client can use it:
+It is an ordinary MCP server, written with the official SDK (the ``mcp`` extra, which ``make demo``
+installs into ``.venv``); any MCP client can use it:
 
-    python examples/mcp_weather_server.py                 # stdio (how mcp_agent.py starts it)
-    python examples/mcp_weather_server.py --http 8765     # streamable HTTP on 127.0.0.1:8765/mcp
+    .venv/bin/python examples/mcp_weather_server.py              # stdio (how mcp_agent.py runs it)
+    .venv/bin/python examples/mcp_weather_server.py --http 8765  # HTTP on 127.0.0.1:8765/mcp
 """
 
 from __future__ import annotations
