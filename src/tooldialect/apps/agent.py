@@ -4,8 +4,11 @@ Call the model; run every call of the turn (async tools concurrently); append th
 ``role: "tool"`` messages with the calls' ids; repeat until the model answers without a call or
 ``max_steps`` model calls have been made. A tool that raises, arguments that fail validation and
 an unknown tool name go back to the model as tool results that say what went wrong; they never
-end the loop. ``stream()`` yields typed events a notebook or a terminal can render live; ``run()``
-returns the :class:`AgentResult` (transcript as OpenAI messages, usage and time per step).
+end the loop. A reply cut at ``max_tokens`` inside a call ends the run with outcome ``length``
+and runs none of its calls. Nothing a model writes makes a run raise: the transcript only ever
+holds messages the next request accepts (``agent_turn``). ``stream()`` yields typed events a
+notebook or a terminal can render live; ``run()`` returns the :class:`AgentResult` (transcript
+as OpenAI messages, usage and time per step).
 
 For long runs: a loop breaker (an identical call is not run again; repeated refusals end the run
 with outcome ``loop``), an approval hook that may allow, deny or edit each call, and MCP servers
@@ -256,7 +259,14 @@ class Agent:
                 model_seconds=time.perf_counter() - started,
             )
             steps.append(step)
-            messages.append(turn.message())
+            messages.append(turn.message())  # always one the next request accepts
+            if turn.cut is not None:  # a call cut at max_tokens never runs: the run ends here
+                step.calls.extend(turn.not_run())
+                yield from step.calls
+                yield StepFinished(step)
+                why = turn.cut_reason()
+                yield FinalAnswer(AgentResult("length", None, messages, steps, reason=why))
+                return
             if not turn.calls:
                 yield StepFinished(step)
                 outcome: Outcome = "length" if turn.finish_reason == "length" else "answer"

@@ -3,6 +3,12 @@
 Small models repeat one call in parallel (a hundred identical calls in one reply were seen):
 ``Turn.repeated`` says so as soon as a repeat is complete, and ``Turn.calls`` keeps each
 distinct call once.
+
+Whatever the model wrote, :meth:`Turn.message` is a message the next request accepts: a reply
+cut at ``max_tokens`` inside a call (``Turn.cut``) keeps its text and none of its calls, and a
+call whose arguments are not a JSON object is written with ``{}`` (its tool result quotes what
+the model wrote). The model's own text reaches the transcript only in a form the request
+validation of the next step takes, so a run never fails on its own history.
 """
 
 from __future__ import annotations
@@ -10,10 +16,31 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .agent_events import AgentEvent, ArgumentsDelta, CallStarted, ReasoningDelta, TextDelta
+from .agent_events import (
+    AgentEvent,
+    ArgumentsDelta,
+    CallFinished,
+    CallStarted,
+    ReasoningDelta,
+    TextDelta,
+)
 from .agent_policy import call_key
+from .python_tool import ToolArgumentsError, decode_arguments
 
-__all__ = ["Turn"]
+__all__ = ["Turn", "arguments_complete"]
+
+CUT = "cut"
+"""``CallFinished.error`` of a call in a reply cut at ``max_tokens`` inside a call (not run)."""
+
+
+def arguments_complete(name: str, arguments: str) -> bool:
+    """Whether ``arguments`` is a JSON object (or empty, which means ``{}``): what a request's
+    history accepts, and what a call cut at ``max_tokens`` never is."""
+    try:
+        decode_arguments(name, arguments)
+    except ToolArgumentsError:
+        return False
+    return True
 
 
 class Turn:
@@ -83,10 +110,12 @@ class Turn:
     def calls(self) -> list[dict[str, Any]]:
         """The calls in order, each distinct call at most ``max_identical`` times (small models
         repeat one call in parallel, sometimes a hundred times); one the front end reported
-        invalid carries ``invalid`` (why)."""
+        invalid carries ``invalid`` (why). A call without a name is left out."""
         seen: dict[str, int] = {}
         out = []
         for i in sorted(self._calls):
+            if not self._calls[i]["name"]:
+                continue  # no name: nothing to run, and a history refuses it
             key = call_key(self._calls[i]["name"], self._calls[i]["arguments"])
             seen[key] = seen.get(key, 0) + 1
             if self.max_identical is None or seen[key] <= self.max_identical:
@@ -95,17 +124,70 @@ class Turn:
             {**c, "invalid": self._invalid[c["id"]]} if c["id"] in self._invalid else c for c in out
         ]
 
+    @property
+    def cut(self) -> dict[str, Any] | None:
+        """The call a reply cut at ``max_tokens`` left unfinished (its arguments are not yet a
+        JSON object), or ``None``. Such a reply ends the run with outcome ``length`` and none of
+        its calls runs: the model did not finish deciding, and a cut call's arguments are not
+        the ones it meant (``Agent.stream``). A reply cut after its calls were complete (in text
+        that followed them) is not cut here: its calls run."""
+        calls = self.calls
+        if self.finish_reason != "length" or not calls:
+            return None
+        if not calls[-1]["arguments"].strip():
+            return calls[-1]  # cut before its first argument: nothing shows it was done
+        return next((c for c in calls if not arguments_complete(c["name"], c["arguments"])), None)
+
+    def not_run(self) -> list[CallFinished]:
+        """The events that close the calls of a reply cut inside a call: none of them ran."""
+        cut_id = (self.cut or {}).get("id")
+        done = []
+        for call in self.calls:
+            where = "inside this call" if call["id"] == cut_id else "inside a later call"
+            done.append(
+                CallFinished(
+                    step=self.step,
+                    id=call["id"],
+                    name=call["name"],
+                    arguments=call["arguments"],
+                    result=f"Not run: the reply was cut at max_tokens {where}.",
+                    error=CUT,
+                )
+            )
+        return done
+
+    def cut_reason(self) -> str:
+        """``AgentResult.reason`` for a reply cut inside a call."""
+        cut = self.cut or {"name": "?", "arguments": ""}
+        written = cut["arguments"]
+        shown = written if len(written) <= 80 else f"{written[:80]}..."
+        return (
+            f"the last reply was cut at max_tokens inside a call to {cut['name']!r} (its "
+            f"arguments so far: {shown!r}); no call of that reply was run. Raise max_tokens, "
+            "or ask for shorter arguments"
+        )
+
     def message(self) -> dict[str, Any]:
-        """The assistant message, shaped as the handler's own (so its reply memory matches)."""
+        """The assistant message, shaped as the handler's own (so its reply memory matches),
+        and always one the next request accepts: a reply cut inside a call keeps only its text
+        (none of its calls ran, and several templates refuse a call without its results), and a
+        call whose arguments are not a JSON object is written with ``{}`` (the history takes
+        only objects; its tool result quotes the text the model wrote)."""
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
-        if self.calls:
+        calls = [] if self.cut is not None else self.calls
+        if calls:
             message["tool_calls"] = [
                 {
                     "id": c["id"],
                     "type": "function",
-                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                    "function": {
+                        "name": c["name"],
+                        "arguments": c["arguments"]
+                        if arguments_complete(c["name"], c["arguments"])
+                        else "{}",
+                    },
                 }
-                for c in self.calls
+                for c in calls
             ]
         elif message["content"] is None:
             message["content"] = ""
