@@ -98,6 +98,11 @@ class ToolChatHandler:
     does (docs/parsing.md): ``"report"`` keeps it in ``tool_calls``, lists it in the message's
     ``invalid_tool_calls`` (the last chunk's delta when streaming) and logs a warning;
     ``"raise"`` raises ``InvalidToolCallError``.
+    ``steer_calls``: steer a reply's calls while they are decoded (``frontend.steering``): a
+    call begun in a format the template never writes is written in the template's own, and a
+    call whose result the conversation already holds, or a repeat within the reply, is taken
+    back so the model makes its next choice (usually the answer). ``False``: the model's text
+    as decoded.
 
     ``prompt_cache``, ``prefix_checkpoints`` and ``fast_forward`` are the options of the
     ``LlamaCppEngine`` it makes for each ``Llama``; ``setup(llama, engine=...)`` gives a model an
@@ -119,6 +124,7 @@ class ToolChatHandler:
         fast_forward: bool = True,
         argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
         invalid_arguments: InvalidArguments = "report",
+        steer_calls: bool = True,
     ) -> None:
         self.frontend = FrontEnd(
             adapter="ToolChatHandler",
@@ -131,6 +137,7 @@ class ToolChatHandler:
             render_budget=render_budget,
             argument_layout=argument_layout,
             invalid_arguments=invalid_arguments,
+            steer_calls=steer_calls,
         )
         self._prompt_caches = PromptCaches(prompt_cache)
         self._checkpoints = CheckpointStores(prefix_checkpoints)

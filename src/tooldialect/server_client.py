@@ -71,6 +71,7 @@ class ServerClient:
         render_budget: RenderBudget | None = None,
         argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
         invalid_arguments: InvalidArguments = "report",
+        steer_calls: bool = True,
         timeout: float = 600.0,
         retry_window: float = 30.0,
         cooldown: float = 5.0,
@@ -89,6 +90,7 @@ class ServerClient:
             render_budget=render_budget,
             argument_layout=argument_layout,
             invalid_arguments=invalid_arguments,
+            steer_calls=steer_calls,
         )
         servers = [urls] if isinstance(urls, str | LlamaServer) else list(urls)
         self.launched = {s.url: s.model for s in servers if isinstance(s, LlamaServer)}

@@ -45,6 +45,7 @@ from .call_or_answer import choose_answer_or_call
 from .options import ChatOptions
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
+from .steering import steer, steering_for
 from .validation import InvalidArguments, check_invalid_arguments
 
 __all__ = [
@@ -164,6 +165,7 @@ class FrontEnd:
         render_budget: RenderBudget | None = None,
         argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
         invalid_arguments: InvalidArguments = "report",
+        steer_calls: bool = True,
     ) -> None:
         if argument_layout is not None and argument_layout not in LAYOUTS:
             raise GrammarError(
@@ -179,6 +181,7 @@ class FrontEnd:
         self.render_budget = render_budget
         self.argument_layout: ArgumentLayout | None = argument_layout
         self.invalid_arguments = check_invalid_arguments(invalid_arguments, adapter=adapter)
+        self.steer_calls = steer_calls
 
     # ---- per model ---------------------------------------------------------------------------
 
@@ -317,7 +320,11 @@ class FrontEnd:
             logits_processor=options.logits_processor,
         )
         job = choose_answer_or_call(prepared, job, setup.engine)
-        gen = setup.engine.run(job)
+        steering = steering_for(prepared, messages, layout=self.argument_layout)
+        if self.steer_calls and steering is not None:
+            gen = steer(prepared, job, setup.engine, steering)
+        else:
+            gen = setup.engine.run(job)
         return Completed(self.reply(prepared, gen, model=model, stream=options.stream), gen.result)
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:

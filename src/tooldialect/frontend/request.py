@@ -105,6 +105,9 @@ class Request:
     prefix: str = ""
     """The head of ``prompt`` the system turns and tools make (``prefix.tool_prefix``): where
     the in-process engine keeps a state checkpoint."""
+    parallel: bool = True
+    """Several calls may be written (the request's ``parallel_tool_calls``, the handler's
+    default, a named choice allowing one)."""
     answer_alone: GrammarLike | None = None
     """Where ``grammar`` allows a call or the ``response_format`` answer from the first token
     (tools under ``auto``): the answer's grammar alone, for a reply the model does not start
@@ -210,6 +213,7 @@ def prepare_request(
         call_ids=client_call_ids(messages),
         stop=end_of_turn_markers(setup.template),
         prefix=prefix,
+        parallel=parallel,
         answer_alone=answer_alone,
     )
 

@@ -1,0 +1,516 @@
+"""Steering a reply while it is decoded: the template's own call format, no call answered twice.
+
+Two things a small model does under ``tool_choice="auto"`` that no grammar of one call can stop,
+measured on Qwen2.5-Coder (docs/benchmarks.md, "Why auto wrote one call"):
+
+* **It calls in a format the template never writes.** Free, Qwen2.5-Coder-1.5B starts a call as a
+  fenced ```` ```json ```` block (p = 0.79 for the first token on BFCL's parallel cases; the
+  template's ``<tool_call>`` 0.01), a format the parser reads leniently. After the block's close
+  it ends the turn (p = 0.999), so it writes one call where the user asked for two. In the
+  template's own format, the model itself chooses another call at the closer (``>\\n``) or the
+  end (``>``): that is all ``"required"`` changed, and why it scored 18 points higher.
+  So when a call starts in a variant format (the trigger captured text that does not begin with
+  the primary format's opener), decoding goes back to where the call started and goes on under
+  the primary format's forced grammar, calls as the template writes them, several allowed.
+* **It repeats a call whose result is already in the conversation** (the loop every agent on a
+  small model meets) or repeats a call within one reply. A finished call equal (name and
+  arguments) to an answered one is taken back: decoding goes back to where it started, the
+  model may not start a call there (a grammar bans the first character of every call opener),
+  and it goes on lazily from the model's next choice, usually the answer. A repeat within the
+  reply, or an answered call after a new one, ends the reply after the calls before it.
+
+Engine-neutral: everything is text in, text out. Each rewind is a new ``Engine.run`` of the
+prompt plus the text kept, which the engines' prompt caches serve from memory. Text that a rewind
+could still take back is held (from where a trigger may be starting, and from the start of a
+call not yet judged), so what is yielded is always a prefix of the final text: streaming equals
+batch, as both read the same pieces.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from ..engine.base import Generation, GenerationRequest, GenerationResult, GrammarLike, Triggers
+from ..engine.trigger_watch import searchable_core
+from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
+from ..grammar.gbnf import escape_char
+
+if TYPE_CHECKING:
+    from ..engine.base import Engine
+    from ..parse import StreamParser
+    from .request import Request
+
+__all__ = [
+    "MAX_REWINDS",
+    "CallKey",
+    "Steering",
+    "answered_calls",
+    "call_key",
+    "steer",
+]
+
+MAX_REWINDS = 3
+"""Rewinds per reply; past them a repeated call ends the reply where it started."""
+
+CallKey = tuple[str, str]
+"""``(name, canonical JSON of the arguments)``: what makes two calls the same call."""
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with integral floats as ints (``5.0`` and ``5`` are one argument)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def call_key(name: str, arguments: Any) -> CallKey | None:
+    """The key of a call whose arguments are a JSON text or a mapping; ``None`` when they are
+    not a JSON object (a cut call is nobody's repeat)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(arguments, Mapping):
+        return None
+    return name, json.dumps(_canonical(dict(arguments)), sort_keys=True, ensure_ascii=False)
+
+
+def answered_calls(messages: Sequence[Mapping[str, Any]]) -> frozenset[CallKey]:
+    """The calls of ``messages`` whose result a later ``role: "tool"`` message gives (by
+    ``tool_call_id``, or by position where the messages carry no ids)."""
+    answered: set[CallKey] = set()
+    pending: list[tuple[str | None, CallKey]] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            pending = []
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {} if isinstance(call, Mapping) else {}
+                key = call_key(str(function.get("name")), function.get("arguments"))
+                if key is not None:
+                    pending.append((call.get("id"), key))
+        elif role in ("tool", "function") and pending:
+            wanted = message.get("tool_call_id")
+            found = next((p for p in pending if wanted is not None and p[0] == wanted), None)
+            found = found or pending[0]
+            pending.remove(found)
+            answered.add(found[1])
+    return frozenset(answered)
+
+
+@dataclass(frozen=True)
+class Steering:
+    """What to steer in one reply (``FrontEnd.steering`` decides it per request)."""
+
+    answered: frozenset[CallKey] = frozenset()
+    """Calls whose results the conversation holds: never written again."""
+    native: GrammarLike | None = None
+    """The primary format's forced grammar, for a call begun in a variant format (``None``:
+    calls stay in whatever format the model starts)."""
+    primary_opener: str = ""
+    """The primary format's opener: a capture that starts with it needs no steering."""
+    ban: GrammarLike | None = None
+    """A grammar of a reply start that is no call opener (``None``: no call can be banned, so a
+    repeated first call ends the reply)."""
+    may_ban: bool = True
+    """The request allows a reply without a call (``auto``)."""
+
+
+@dataclass(frozen=True)
+class _Grammar:
+    gbnf: str
+    root: str = "root"
+    lazy: bool = False
+    trigger_words: Sequence[str] = ()
+    trigger_patterns: Sequence[str] = ()
+
+
+def ban_grammar(first_chars: str) -> GrammarLike | None:
+    """A grammar of text whose first non-blank character is none of ``first_chars`` (``None``
+    when there is none to ban)."""
+    chars = "".join(sorted(set(first_chars) - set(" \t\r\n")))
+    if not chars:
+        return None
+    banned = "".join(escape_char(c, "]^-[") for c in chars)
+    gbnf = f"root ::= ([ \\t\\r\\n]* [^ \\t\\r\\n{banned}] tail)?\ntail ::= [^\\x00]*\n"
+    return _Grammar(gbnf=gbnf)
+
+
+# ---- the steered generation ------------------------------------------------------------------
+
+
+@dataclass
+class _Watch:
+    """Where a lazy trigger captured (or may be capturing) in the text of the reply."""
+
+    patterns: list[tuple[Any, int | None, str]]
+    """``(core, width, full pattern)`` per trigger: a searchable core (``engine.trigger_watch``)
+    is searched in the tail (``width``) or matched at the start (``None``); another pattern
+    (``core`` None) is matched whole."""
+
+    @classmethod
+    def of(cls, triggers: Triggers) -> _Watch:
+        plans: list[tuple[Any, int | None, str]] = []
+        for pattern in (*triggers.word_patterns, *triggers.patterns):
+            found = searchable_core(pattern)
+            core = regex.compile(found[0].pattern) if found is not None else None
+            plans.append((core, found[1] if found is not None else None, pattern))
+        return cls(plans)
+
+    def check(self, text: str, new: int) -> tuple[int | None, int]:
+        """``(capture start or None, hold)``: where a trigger captured once the last ``new``
+        characters came, and the first character a trigger may still capture (``len(text)``
+        when none)."""
+        hold = len(text)
+        for core, width, pattern in self.patterns:
+            if core is None:
+                m = regex.fullmatch(pattern, text, partial=True)
+                if m is not None and not m.partial:
+                    start = _first_group(m)
+                    if start is not None:
+                        return start, start
+                continue
+            if width is None:
+                m = core.match(text, partial=True)
+            else:
+                m = core.search(text, max(0, len(text) - new - width + 1), partial=True)
+            if m is None:
+                continue
+            if not m.partial:
+                start = _first_group(m)
+                if start is not None:
+                    return start, start
+            hold = min(hold, 0 if width is None else m.start())
+        return None, hold
+
+
+def _first_group(m: Any) -> int | None:
+    """Where llama.cpp starts the grammar: the first non-empty capture group."""
+    return next((m.start(i) for i in range(1, len(m.groups()) + 1) if m.group(i)), None)
+
+
+@dataclass
+class _Reply:
+    """The reply's text as it stands, and what is known about its calls."""
+
+    text: str = ""
+    yielded: int = 0
+    call_start: int | None = None
+    """Where the reply's first call starts (a trigger captured there, or the forced start)."""
+    judged: int = 0
+    """The end of the last call found good: text before it is final."""
+    ends: list[int] = field(default_factory=list)
+    """The end of each call found good."""
+    keys: list[CallKey | None] = field(default_factory=list)
+    rewinds: int = 0
+
+
+def steer(
+    request: Request, job: GenerationRequest, engine: Engine, steering: Steering
+) -> Generation:
+    """``engine.run(job)``, steered as ``steering`` says (see the module docstring)."""
+    result = GenerationResult()
+    return Generation(_steered(request, job, engine, steering, result), result)
+
+
+def _new_parser(request: Request) -> StreamParser:
+    from ..parse import StreamParser
+
+    return StreamParser(
+        request.setup.spec,
+        tools=request.tools,
+        reasoning_open=request.reasoning_open,
+        prefill=request.prefill,
+        end_of_turn=request.stop,
+        stream_arguments=False,  # a call's deltas come whole, once it ended
+        read_calls=True,
+    )
+
+
+def _finished_calls(deltas: list[Any]) -> list[tuple[str, str]]:
+    """``(name, arguments)`` of each call the deltas of one feed finish."""
+    names: dict[int, str] = {}
+    args: dict[int, list[str]] = {}
+    for delta in deltas:
+        for call in delta.get("tool_calls") or []:
+            index = call["index"]
+            function = call.get("function") or {}
+            if "name" in function:
+                names[index] = function["name"]
+            args.setdefault(index, []).append(function.get("arguments") or "")
+    return [(names.get(i, ""), "".join(args[i])) for i in sorted(args)]
+
+
+def _steered(
+    request: Request,
+    job: GenerationRequest,
+    engine: Engine,
+    steering: Steering,
+    result: GenerationResult,
+) -> Iterator[str]:
+    reply = _Reply()
+    runs: list[tuple[int, GenerationResult]] = []  # where each run's text starts, its result
+    current, kind = job, "start"
+    while True:
+        base = len(reply.text)
+        if current.grammar is not None and not current.grammar.lazy and kind != "ban":
+            reply.call_start = base  # a forced grammar: the call starts at once
+        action = yield from _run(request, steering, reply, engine.run(current), current, kind)
+        runs.append((base, action.result))
+        reply.text = reply.text[: action.cut]
+        kind = action.kind
+        left = _tokens_left(job.max_tokens, [r for _, r in runs])
+        if kind in ("done", "end") or left == 0:
+            break
+        reply.rewinds += kind != "resume"
+        current = _next_job(job, steering, kind, prompt=job.prompt + reply.text, left=left)
+        reply.call_start = None
+    if len(reply.text) > reply.yielded:
+        yield reply.text[reply.yielded :]
+    _account(result, reply.text, runs, ended=kind == "end", cut=left == 0 and kind != "done")
+
+
+def _next_job(
+    job: GenerationRequest, steering: Steering, kind: str, *, prompt: str, left: int | None
+) -> GenerationRequest:
+    """The generation that goes on after a rewind of ``kind``."""
+    if kind == "native":
+        return replace(
+            job, prompt=prompt, grammar=steering.native, triggers=Triggers(), max_tokens=left
+        )
+    if kind == "ban":
+        return replace(
+            job, prompt=prompt, grammar=steering.ban, triggers=Triggers(), max_tokens=left
+        )
+    return replace(job, prompt=prompt, max_tokens=left)  # "resume": the request's own grammar
+
+
+@dataclass(frozen=True)
+class _Action:
+    kind: str
+    """``done`` (the run ended), ``end`` (the reply ends at ``cut``), or a rewind to ``cut``:
+    ``native``, ``ban``, ``resume``."""
+    cut: int
+    result: GenerationResult
+
+
+def _run(
+    request: Request,
+    steering: Steering,
+    reply: _Reply,
+    gen: Generation,
+    job: GenerationRequest,
+    kind: str,
+) -> Generator[str, None, _Action]:
+    """Decode one run into ``reply``, yielding what is final; say how it ended."""
+    base = len(reply.text)
+    parser = _new_parser(request)
+    parser.feed(reply.text)
+    watch = _Watch.of(job.triggers) if job.grammar is not None and job.grammar.lazy else None
+    try:
+        for piece in gen:
+            reply.text += piece
+            if kind == "ban":
+                # the ban only has to choose a start that is no call: the request's grammar
+                # comes back as soon as a non-blank character is written
+                if reply.text[base:].strip():
+                    return _Action("resume", len(reply.text), gen.result)
+                continue
+            found = _look(steering, reply, parser.feed(piece), watch, len(piece))
+            if found is not None:
+                return _Action(found[0], found[1], gen.result)
+            hold = _hold(reply, watch, len(piece))
+            if hold > reply.yielded:
+                yield reply.text[reply.yielded : hold]
+                reply.yielded = hold
+    finally:
+        gen.close()
+    if kind != "ban":
+        closed = parser.close(truncated=gen.result.finish_reason == "length")
+        found = _judge(steering, reply, closed)
+        if found is not None:
+            return _Action(found[0], found[1], gen.result)
+    return _Action("done", len(reply.text), gen.result)
+
+
+def _hold(reply: _Reply, watch: _Watch | None, new: int) -> int:
+    """How far the text is final: up to the first call not yet judged, or to where a trigger
+    may be starting."""
+    if reply.call_start is not None:
+        return max(reply.call_start, reply.judged)
+    if watch is None:
+        return len(reply.text)
+    return watch.check(reply.text, new)[1]
+
+
+def _look(
+    steering: Steering,
+    reply: _Reply,
+    deltas: list[Any],
+    watch: _Watch | None,
+    new: int,
+) -> tuple[str, int] | None:
+    """What to do after a piece: ``None`` (go on), or ``(action, where the text is cut)``."""
+    if watch is not None and reply.call_start is None:
+        start, _ = watch.check(reply.text, new)
+        if start is not None:
+            reply.call_start = start
+            if _variant(steering, reply, start):
+                return ("native", start)
+    return _judge(steering, reply, deltas)
+
+
+def _variant(steering: Steering, reply: _Reply, start: int) -> bool:
+    """Whether a call captured at ``start`` is in a variant format that can still be rewritten
+    in the primary one."""
+    opener = steering.primary_opener.strip()
+    captured = reply.text[start:].lstrip()[: len(opener)]
+    return (
+        steering.native is not None
+        and bool(opener)
+        and not opener.startswith(captured)
+        and start >= reply.yielded
+        and reply.rewinds < MAX_REWINDS
+    )
+
+
+def _judge(steering: Steering, reply: _Reply, deltas: list[Any]) -> tuple[str, int] | None:
+    """Check the calls these deltas finish: a repeat within the reply ends it after the calls
+    before; an answered call is taken back (``_undo``), except a forced first call."""
+    for name, arguments in _finished_calls(deltas):
+        key = call_key(name, arguments)
+        if key is not None and key in reply.keys:
+            return ("end", reply.ends[-1])
+        if key is not None and key in steering.answered and (steering.may_ban or reply.keys):
+            return _undo(steering, reply, first=not reply.keys)
+        reply.keys.append(key)
+        reply.ends.append(len(reply.text))
+        reply.judged = len(reply.text)
+    return None
+
+
+def _undo(steering: Steering, reply: _Reply, *, first: bool) -> tuple[str, int]:
+    """Take back a repeated call: the reply's first call gives way to the model's next choice
+    where a reply may go without one; a later one ends the reply after the calls before it."""
+    if not first:
+        return ("end", reply.ends[-1])
+    start = reply.call_start if reply.call_start is not None else 0
+    if (
+        steering.may_ban
+        and steering.ban is not None
+        and reply.rewinds < MAX_REWINDS
+        and start >= reply.yielded
+    ):
+        return ("ban", start)
+    return ("end", max(start, reply.yielded))
+
+
+def _tokens_left(max_tokens: int | None, runs: list[GenerationResult]) -> int | None:
+    """What the token limit leaves after ``runs`` (``None``: no limit)."""
+    if max_tokens is None or max_tokens <= 0:
+        return None
+    return max(0, max_tokens - sum(r.completion_tokens for r in runs))
+
+
+def _account(
+    result: GenerationResult,
+    text: str,
+    runs: list[tuple[int, GenerationResult]],
+    *,
+    ended: bool,
+    cut: bool,
+) -> None:
+    """Fill ``result`` for the whole reply: the first run's prompt, every run's tokens."""
+    first, last = runs[0][1], runs[-1][1]
+    result.text = text
+    result.finish_reason = "stop" if ended else "length" if cut else last.finish_reason
+    result.prompt_tokens = first.prompt_tokens
+    result.completion_tokens = sum(r.completion_tokens for _, r in runs)
+    result.last_prompt_eval_tokens = first.last_prompt_eval_tokens
+    result.stopped_by = None if ended else last.stopped_by
+    result.stats = first.stats
+    if all(r.logprobs is not None for _, r in runs):
+        result.logprobs = _kept_logprobs(len(text), runs)
+
+
+def _kept_logprobs(length: int, runs: list[tuple[int, GenerationResult]]) -> list[dict[str, Any]]:
+    """The logprob entries of the tokens that made the final text: each run's up to where the
+    next run starts (the text after it was taken back)."""
+    kept: list[dict[str, Any]] = []
+    ends = [b for b, _ in runs[1:]] + [length]
+    for (base, run), end in zip(runs, ends, strict=True):
+        at = base
+        for entry in run.logprobs or []:
+            at += len(str(entry.get("token", "")))
+            if at > end:
+                break
+            kept.append(entry)
+    return kept
+
+
+# ---- what to steer, per request ----------------------------------------------------------------
+
+
+def steering_for(
+    request: Request,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
+) -> Steering | None:
+    """What to steer in the reply to ``request`` (``None``: nothing, the engine's own run).
+
+    Only a tool-call grammar of the dialect is steered: not ``"none"``, not a ``response_format``
+    answer (its grammar decides the call/answer choice), not a call opener the prompt wrote,
+    not a caller's own grammar, not header-addressed messages."""
+    from ..grammar.build import ToolGrammar
+
+    spec = request.setup.spec
+    grammar = request.grammar
+    if (
+        not isinstance(grammar, ToolGrammar)
+        or request.choice.mode == "none"
+        or request.answer_schema is not None
+        or request.prefill
+        or spec.messages is not None
+    ):
+        return None
+    auto = request.choice.mode == "auto"
+    return Steering(
+        answered=answered_calls(messages),
+        native=_native_grammar(request, layout) if auto and grammar.lazy else None,
+        primary_opener=spec.primary.opener(),
+        ban=ban_grammar("".join(_first_char(f.opener()) for f in spec.formats)),
+        may_ban=auto,
+    )
+
+
+def _first_char(text: str) -> str:
+    stripped = text.lstrip()
+    return stripped[:1] if stripped[:1] and not stripped[:1].isalnum() else ""
+
+
+def _native_grammar(request: Request, layout: ArgumentLayout | None) -> GrammarLike | None:
+    """The forced grammar of the primary format for the request's tools, several calls as the
+    request allows (``None`` where the dialect cannot force a call)."""
+    from ..errors import ToolDialectError
+    from .request import grammar_for
+
+    if len(request.setup.spec.formats) < 2:
+        return None  # no variant format to come back from
+    required = request.choice.model_copy(update={"mode": "required"})
+    try:
+        return grammar_for(
+            request.setup, request.tools, required, request.parallel, False, "", layout=layout
+        )
+    except ToolDialectError:
+        return None

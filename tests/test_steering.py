@@ -1,0 +1,301 @@
+"""Steering while decoding (``frontend.steering``): a call begun in a variant format is written
+in the template's own, and no call the conversation answered is written again. Driven through
+the real handler, parser and grammars on a scripted engine that answers each run by what it is
+asked (forced grammar, ban grammar, or the request's lazy one)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from conftest import read_template
+from fake_engine import FakeEngine, FakeLlama
+from tooldialect.engine.base import Generation, GenerationRequest, GenerationResult
+from tooldialect.frontend.steering import answered_calls, ban_grammar, call_key
+from tooldialect.handler import ToolChatHandler
+
+TEMPLATE = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")  # hermes: <tool_call> JSON
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+PARIS = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+OSLO = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+ANSWERED: list[dict[str, Any]] = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "7 C, sleet"},
+]
+
+Script = Callable[[GenerationRequest], list[str]]
+
+
+def pieces(text: str, size: int = 3) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class ByJob(FakeEngine):
+    """Answers each run with ``script(job)``: the steered runs differ by grammar and prompt."""
+
+    def __init__(self, script: Script) -> None:
+        super().__init__()
+        self.by_job = script
+
+    def run(self, request: GenerationRequest) -> Generation:
+        self.jobs.append(request)
+        result = GenerationResult(prompt_tokens=self.prompt_tokens, last_prompt_eval_tokens=3)
+        return Generation(self._pieces(request, list(self.by_job(request)), result), result)
+
+
+def kind_of(job: GenerationRequest) -> str:
+    if job.grammar is None:
+        return "free"
+    if "tail ::=" in job.grammar.gbnf:
+        return "ban"
+    return "lazy" if job.grammar.lazy else "forced"
+
+
+def handler_with(script: Script, **options: Any) -> tuple[ToolChatHandler, FakeLlama, ByJob]:
+    handler = ToolChatHandler(**options)
+    llama = FakeLlama(TEMPLATE)
+    engine = ByJob(script)
+    handler.setup(llama, engine=engine)
+    return handler, llama, engine
+
+
+def complete(
+    handler: ToolChatHandler, llama: FakeLlama, messages: list[dict[str, Any]], **request: Any
+) -> dict[str, Any]:
+    out: Any = handler(llama=llama, messages=messages, tools=[WEATHER], **request)
+    return dict(out)
+
+
+def streamed(
+    handler: ToolChatHandler, llama: FakeLlama, messages: list[dict[str, Any]], **request: Any
+) -> dict[str, Any]:
+    """The message the chunks of a streamed reply add up to."""
+    chunks: Any = handler(llama=llama, messages=messages, tools=[WEATHER], stream=True, **request)
+    content = ""
+    calls: dict[int, dict[str, str]] = {}
+    for chunk in chunks:
+        delta = chunk["choices"][0]["delta"]
+        content += delta.get("content") or ""
+        for call in delta.get("tool_calls") or []:
+            got = calls.setdefault(call["index"], {"name": "", "arguments": ""})
+            got["name"] += call.get("function", {}).get("name") or ""
+            got["arguments"] += call.get("function", {}).get("arguments") or ""
+    return {"content": content, "calls": [calls[i] for i in sorted(calls)]}
+
+
+def calls_of(out: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    message = out["choices"][0]["message"]
+    return [
+        (c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in message.get("tool_calls") or []
+    ]
+
+
+# ---- a call in a variant format is written in the template's own --------------------------
+
+
+def fenced_then_native(job: GenerationRequest) -> list[str]:
+    if kind_of(job) == "lazy":  # the model's free choice: a fenced JSON call, then the end
+        fenced = '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'
+        return pieces(fenced)
+    return pieces(PARIS + "\n" + OSLO)  # in the template's own format it writes both
+
+
+def test_a_call_in_a_variant_format_is_rewritten_in_the_primary_one() -> None:
+    handler, llama, engine = handler_with(fenced_then_native)
+    out = complete(handler, llama, [{"role": "user", "content": "Paris and Oslo?"}])
+    assert calls_of(out) == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]
+    assert [kind_of(j) for j in engine.jobs] == ["lazy", "forced"]
+    # the second run goes on from where the call started: the prompt, nothing of the fence
+    assert engine.jobs[1].prompt == engine.jobs[0].prompt
+    assert out["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_without_steering_the_variant_call_is_read_as_written() -> None:
+    handler, llama, engine = handler_with(fenced_then_native, steer_calls=False)
+    out = complete(handler, llama, [{"role": "user", "content": "Paris and Oslo?"}])
+    assert calls_of(out) == [("get_weather", {"city": "Paris"})]
+    assert len(engine.jobs) == 1
+
+
+def test_the_rewind_goes_back_to_where_the_capture_starts() -> None:
+    def script(job: GenerationRequest) -> list[str]:
+        if kind_of(job) == "lazy":  # hermes reads a fence as a call at the reply's start only
+            return pieces('\n\n```json\n{"name": "get_weather", "arguments": {"ci')
+        return pieces(OSLO)
+
+    handler, llama, engine = handler_with(script)
+    out = complete(handler, llama, [{"role": "user", "content": "Oslo?"}])
+    assert calls_of(out) == [("get_weather", {"city": "Oslo"})]
+    assert engine.jobs[1].prompt == engine.jobs[0].prompt + "\n\n"
+
+
+def test_prose_is_not_held_back_while_no_trigger_can_start() -> None:
+    handler, llama, _ = handler_with(lambda job: pieces("Sunny in Oslo. ```json\n{} ok"))
+    chunks: Any = handler(
+        llama=llama, messages=[{"role": "user", "content": "Oslo?"}], tools=[WEATHER], stream=True
+    )
+    contents = [c["choices"][0]["delta"].get("content") for c in chunks]
+    assert "".join(c or "" for c in contents) == "Sunny in Oslo. ```json\n{} ok"
+    assert len([c for c in contents if c]) > 3  # streamed as it came, not held to the end
+
+
+def test_a_call_in_the_primary_format_is_left_alone() -> None:
+    handler, llama, engine = handler_with(lambda job: pieces(PARIS))
+    out = complete(handler, llama, [{"role": "user", "content": "Paris?"}])
+    assert calls_of(out) == [("get_weather", {"city": "Paris"})]
+    assert len(engine.jobs) == 1
+
+
+# ---- no call the conversation answered ---------------------------------------------------
+
+
+def repeat_then_answer(job: GenerationRequest) -> list[str]:
+    kind = kind_of(job)
+    if kind == "ban":
+        return ["It", " is"]  # the ban only chooses the start: the request's grammar goes on
+    if kind == "lazy" and job.prompt.endswith("It"):
+        return pieces(" is 7 C with sleet in Paris.")
+    return pieces(PARIS)  # the small model's loop: the answered call again
+
+
+def test_an_answered_call_is_taken_back_and_the_model_answers() -> None:
+    handler, llama, engine = handler_with(repeat_then_answer)
+    out = complete(handler, llama, ANSWERED)
+    message = out["choices"][0]["message"]
+    assert "tool_calls" not in message
+    assert message["content"] == "It is 7 C with sleet in Paris."
+    assert out["choices"][0]["finish_reason"] == "stop"
+    assert [kind_of(j) for j in engine.jobs] == ["lazy", "ban", "lazy"]
+    assert engine.jobs[1].prompt == engine.jobs[0].prompt  # back to where the call started
+
+
+def test_opting_out_keeps_the_repeated_call() -> None:
+    handler, llama, _ = handler_with(repeat_then_answer, steer_calls=False)
+    out = complete(handler, llama, ANSWERED)
+    assert calls_of(out) == [("get_weather", {"city": "Paris"})]
+
+
+def test_a_different_call_after_a_result_is_kept() -> None:
+    handler, llama, engine = handler_with(lambda job: pieces(OSLO))
+    out = complete(handler, llama, ANSWERED)
+    assert calls_of(out) == [("get_weather", {"city": "Oslo"})]
+    assert len(engine.jobs) == 1
+
+
+def test_an_answered_call_after_a_new_one_ends_the_reply() -> None:
+    handler, llama, engine = handler_with(lambda job: pieces(OSLO + "\n" + PARIS))
+    out = complete(handler, llama, ANSWERED)
+    assert calls_of(out) == [("get_weather", {"city": "Oslo"})]
+    assert out["choices"][0]["finish_reason"] == "tool_calls"
+    assert len(engine.jobs) == 1
+
+
+def test_the_same_call_twice_in_one_reply_is_written_once() -> None:
+    handler, llama, _ = handler_with(lambda job: pieces(OSLO + "\n" + OSLO + "\n" + OSLO))
+    out = complete(handler, llama, [{"role": "user", "content": "Oslo?"}], tool_choice="required")
+    assert calls_of(out) == [("get_weather", {"city": "Oslo"})]
+
+
+def test_a_forced_call_is_not_taken_back() -> None:
+    handler, llama, engine = handler_with(lambda job: pieces(PARIS))
+    out = complete(handler, llama, ANSWERED, tool_choice="required")
+    assert calls_of(out) == [("get_weather", {"city": "Paris"})]
+    assert len(engine.jobs) == 1
+
+
+def test_a_model_that_insists_ends_after_the_rewinds() -> None:
+    def script(job: GenerationRequest) -> list[str]:
+        return ["\n"] if kind_of(job) == "ban" else pieces(PARIS)
+
+    handler, llama, engine = handler_with(script)
+    out = complete(handler, llama, ANSWERED)
+    assert "tool_calls" not in out["choices"][0]["message"]
+    assert len(engine.jobs) <= 1 + 2 * 3  # MAX_REWINDS bans, each with its resume
+
+
+def test_the_token_limit_counts_every_run() -> None:
+    handler, llama, engine = handler_with(repeat_then_answer)
+    complete(handler, llama, ANSWERED, max_tokens=100)
+    first = engine.jobs[1].max_tokens
+    assert first is not None and 100 - len(pieces(PARIS)) <= first < 100
+    last = engine.jobs[2].max_tokens
+    assert last is not None and last == first - 1  # the ban run's one token
+
+
+# ---- streaming equals batch ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "messages"),
+    [
+        (fenced_then_native, [{"role": "user", "content": "Paris and Oslo?"}]),
+        (repeat_then_answer, ANSWERED),
+        (lambda job: pieces(OSLO + "\n" + PARIS), ANSWERED),
+    ],
+    ids=["variant", "answered", "answered-after-new"],
+)
+def test_streaming_equals_batch(script: Script, messages: list[dict[str, Any]]) -> None:
+    handler, llama, _ = handler_with(script)
+    batch = complete(handler, llama, messages)["choices"][0]["message"]
+    handler, llama, _ = handler_with(script)
+    stream = streamed(handler, llama, messages)
+    assert stream["content"] == (batch.get("content") or "")
+    expected = [
+        {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+        for c in batch.get("tool_calls") or []
+    ]
+    assert stream["calls"] == expected
+
+
+# ---- the pieces ---------------------------------------------------------------------------
+
+
+def test_answered_calls_pair_results_by_id_and_by_position() -> None:
+    call = {"function": {"name": "f", "arguments": '{"a": 1.0}'}}
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "tool_calls": [{"id": "x", **call}, {"id": "y", **call}]},
+        {"role": "tool", "tool_call_id": "y", "content": "1"},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "content": "2"},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "h", "arguments": "{}"}}]},
+    ]
+    assert answered_calls(messages) == {("f", '{"a": 1}'), ("g", "{}")}  # h has no result
+
+
+def test_call_keys_ignore_key_order_and_integral_floats_but_not_cut_arguments() -> None:
+    assert call_key("f", '{"b": 2.0, "a": [1]}') == call_key("f", {"a": [1], "b": 2})
+    assert call_key("f", '{"a": 1') is None
+    assert call_key("f", '{"a": 1}') != call_key("g", '{"a": 1}')
+
+
+def test_the_ban_grammar_is_one_llama_cpp_accepts() -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    grammar = ban_grammar("<`{[")
+    assert grammar is not None
+    llama_cpp.LlamaGrammar.from_string(grammar.gbnf, verbose=False)
+    assert ban_grammar("ab") is not None and ban_grammar(" \n") is None
