@@ -31,9 +31,11 @@ def object_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
     real = js.object_expr  # type: ignore[attr-defined]  # the name the converter calls
 
-    def counting(conv: SchemaConverter, schema: Any, pointer: str, hint: str) -> str:
+    def counting(
+        conv: SchemaConverter, schema: Any, pointer: str, hint: str, **options: Any
+    ) -> str:
         seen.append(pointer)
-        return real(conv, schema, pointer, hint)
+        return real(conv, schema, pointer, hint, **options)
 
     monkeypatch.setattr(js, "object_expr", counting)
     return seen

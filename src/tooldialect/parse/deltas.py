@@ -11,10 +11,13 @@ Done."`` gives ``"Sure.\nDone."``), sent with the first content after the calls.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..dialect.spec import DialectSpec, format_template
+from ..grammar.optional_null import optional_null_keys
+from .null_members import NullMembers
 from .reader_events import Begin, End
 from .result import ParsedOutput, finished_call
 
@@ -31,6 +34,8 @@ class _Call:
     name: str
     parts: list[str]
     cut: bool = False
+    nulls: NullMembers | None = None
+    """Drops the members whose ``null`` means "not given" from the arguments text."""
 
 
 class DeltaWriter:
@@ -38,11 +43,22 @@ class DeltaWriter:
 
     Text goes to reasoning while ``reasoning`` is set, else to content; consecutive text of one
     kind in one ``out`` is one delta. A call's deltas go out as they come with
-    ``stream_arguments``, else they are held until the call ends (``held``)."""
+    ``stream_arguments``, else they are held until the call ends (``held``).
 
-    def __init__(self, spec: DialectSpec, *, stream_arguments: bool) -> None:
+    A call's arguments text goes through ``NullMembers`` where its tool (in ``schemas``, the
+    offered tools' parameters) has keys whose ``null`` means "not given": such members are
+    dropped, each held back until its value shows, so the deltas equal the batch arguments."""
+
+    def __init__(
+        self,
+        spec: DialectSpec,
+        *,
+        stream_arguments: bool,
+        schemas: Mapping[str, Any] | None = None,
+    ) -> None:
         self._spec = spec
         self._stream_arguments = stream_arguments
+        self._schemas: Mapping[str, Any] = schemas or {}
         self.reasoning = False
         """Text goes to reasoning (a reasoning block is open)."""
         self.content: list[str] = []
@@ -151,7 +167,14 @@ class DeltaWriter:
             cid = format_template(self._spec.id_template, name=ev.name, index=ev.index, id="")
         if cid is None:
             cid = self._spec.new_id(name=ev.name, index=index)
-        self.current = call = _Call(index=index, id=cid, name=ev.name, parts=[])
+        keys = optional_null_keys(self._schemas.get(ev.name))
+        self.current = call = _Call(
+            index=index,
+            id=cid,
+            name=ev.name,
+            parts=[],
+            nulls=NullMembers(keys) if keys else None,
+        )
         self.calls.append(call)
         if not self._stream_arguments:
             self.held = []
@@ -172,6 +195,8 @@ class DeltaWriter:
         """An arguments fragment of the current call, from its reader."""
         call = self.current
         assert call is not None
+        if call.nulls is not None:
+            text = call.nulls.feed(text)
         if text:
             call.parts.append(text)
             self._send({"tool_calls": [{"index": call.index, "function": {"arguments": text}}]})
@@ -181,6 +206,10 @@ class DeltaWriter:
         parser; returns the deltas to send now (none while the call is held)."""
         call = self.current
         assert call is not None
+        if call.nulls is not None:
+            frag = call.nulls.feed(frag)
+            if not frag:
+                return []
         call.parts.append(frag)
         delta = {"tool_calls": [{"index": call.index, "function": {"arguments": frag}}]}
         if self.held is not None:
@@ -199,6 +228,13 @@ class DeltaWriter:
             return False
         if ev.cut and call is not None:
             call.cut = True
+        if call is not None and call.nulls is not None:
+            rest = call.nulls.flush()  # held text of a member cut short: as written
+            call.nulls = None
+            if rest:
+                call.parts.append(rest)
+                delta = {"tool_calls": [{"index": call.index, "function": {"arguments": rest}}]}
+                (held if held is not None else self.out).append(delta)
         if held:
             self.out.extend(held)
         return True

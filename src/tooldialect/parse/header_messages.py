@@ -21,10 +21,12 @@ from typing import Any
 
 from ..dialect.spec import DialectSpec, MessageHeaders
 from ..errors import ToolDialectError
+from ..grammar.optional_null import optional_null_keys
 from ..tool_defs import ToolLike, normalize_tools
 from .headers import CUT, MAYBE, Header, route
 from .headers import read_header as _read_header
 from .jsonscan import NEED, JsonScanner
+from .null_members import drop_null_members
 from .result import ParsedOutput, ToolCall
 
 __all__ = ["FormatReader", "MessageParser"]
@@ -115,7 +117,9 @@ class MessageParser:
         self._spec = spec
         self._read_formats = read_formats
         self._m: MessageHeaders = spec.messages
-        self._names = frozenset(t.name for t in normalize_tools(tools))
+        defs = normalize_tools(tools)
+        self._names = frozenset(t.name for t in defs)
+        self._schemas = {t.name: t.parameters for t in defs}
         m = self._m
         self._ends = [e.strip() for e in m.ends if e.strip()]
         self._start = m.start.strip()
@@ -232,6 +236,8 @@ class MessageParser:
         return a + len(body) if body else a
 
     def _add_call(self, name: str, args: str) -> None:
+        # a call's body comes whole: its members whose null means "not given" go at once
+        args = drop_null_members(args, optional_null_keys(self._schemas.get(name)))
         index = len(self._calls)
         cid = self._spec.new_id(name=name, index=index)
         call = ToolCall(

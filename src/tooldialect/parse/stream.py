@@ -105,7 +105,9 @@ class StreamParser:
                 prefill=prefill,
                 end_of_turn=end_of_turn,
             )
-        self._w = DeltaWriter(spec, stream_arguments=stream_arguments)
+        defs = normalize_tools(tools)
+        schemas = {t.name: t.parameters for t in defs}
+        self._w = DeltaWriter(spec, stream_arguments=stream_arguments, schemas=schemas)
         """What the text becomes: content, reasoning, calls, their deltas."""
         self._plan = plan_for(spec, tuple(end_of_turn))
         if not read_calls:
@@ -117,10 +119,7 @@ class StreamParser:
         self._end_starts = tuple(m[:i] for m in ends for i in range(len(m) - 1, 0, -1))
         self._end_hold = ""
         """The end of the text fed so far that may begin an end-of-turn marker: held back."""
-        defs = normalize_tools(tools)
-        self._ctx = Context(
-            spec=spec, schemas={t.name: t.parameters for t in defs}, retract=not stream_arguments
-        )
+        self._ctx = Context(spec=spec, schemas=schemas, retract=not stream_arguments)
         self.buf = ""
         """Text not yet consumed (the current call's text while one is being read, less plain
         string text of JSON arguments, which goes straight out as fragments)."""

@@ -10,6 +10,7 @@ from ...dialect.spec import ElementBody, format_template
 from ..codec import codec_for
 from ..gbnf import literal
 from ..marker_rules import body_literal, properties_of, required_of, template_rule
+from ..optional_null import optional_null_keys
 from ..schema import SchemaConverter, props_sequence
 from .base import BodyRequest
 from .element_param import element_param
@@ -27,15 +28,19 @@ def element_body_rule(req: BodyRequest, body: ElementBody) -> str:
     has_flag = "{is_string}" in pre_t
     has_type = "{type}" in pre_t
     stops = _delimited_stops(body, tool.name)
+    nulls = optional_null_keys(schema)  # ``null`` for "not given", where no string is meant
     items = []
     post_t = post
     for key, sub in properties_of(schema).items():
         ptr = f"/properties/{key}"
         h = f"{hint}-{key}"
+        or_null = key in nulls
         post = format_template(post_t, key=key)  # a closing tag may name the key (``</arg:k>``)
         if body.json_values:  # strings quoted as JSON, like every other value
             pre = template_rule(pre_t, {"key": literal(key)}, exact=exact)
-            value = conv.element_value(sub, ptr, post, hint=f"{h}-v", string_only=False)
+            value = conv.element_value(
+                sub, ptr, post, hint=f"{h}-v", string_only=False, or_null=or_null
+            )
             param = b.add(h, f"{pre} {value}")
         elif has_type:
             alts = []
@@ -43,9 +48,10 @@ def element_body_rule(req: BodyRequest, body: ElementBody) -> str:
                 pre = template_rule(
                     pre_t, {"key": literal(key), "type": literal(type_text)}, exact=exact
                 )
-                alts.append(
-                    f"{pre} " + conv.element_value(sub, ptr, post, hint=f"{h}-t", string_only=only)
+                value = conv.element_value(
+                    sub, ptr, post, hint=f"{h}-t", string_only=only, or_null=or_null
                 )
+                alts.append(f"{pre} {value}")
             param = b.add(h, " | ".join(alts))
         elif has_flag:
             alts = []
@@ -53,14 +59,16 @@ def element_body_rule(req: BodyRequest, body: ElementBody) -> str:
                 pre = template_rule(
                     pre_t, {"key": literal(key), "is_string": literal(flag)}, exact=exact
                 )
-                alts.append(
-                    f"{pre} "
-                    + conv.element_value(sub, ptr, post, hint=f"{h}-{flag}", string_only=only)
+                value = conv.element_value(
+                    sub, ptr, post, hint=f"{h}-{flag}", string_only=only, or_null=or_null
                 )
+                alts.append(f"{pre} {value}")
             param = b.add(h, " | ".join(alts))
         else:
             pre = template_rule(pre_t, {"key": literal(key)}, exact=exact)
-            param = element_param(conv, body, pre, sub, ptr, post, key=key, hint=h, stops=stops)
+            param = element_param(
+                conv, body, pre, sub, ptr, post, key=key, hint=h, stops=stops, or_null=or_null
+            )
         items.append((param, key in required_of(schema)))
     seq = props_sequence(
         b,

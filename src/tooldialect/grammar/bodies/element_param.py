@@ -148,10 +148,14 @@ def element_special_value(
     *,
     key: str,
     hint: str,
+    or_null: bool = False,
 ) -> str | None:
     """A rule for one parameter value followed by ``post`` where the body writes it as child
-    elements or escaped text; None where the plain element value rule applies."""
+    elements or escaped text; None where the plain element value rule applies. ``or_null``:
+    child elements or ``null`` ("not given", ``grammar/optional_null.py``)."""
     content = _nested(conv, body, schema, pointer, key=key, hint=hint, depth=0)
+    if content is not None and or_null:  # an object or array: no string to mistake it for
+        content = f"({content} | {conv.codec.scalar(conv.b, 'null')})"
     if content is None and body.xml_escape and _plain_string(conv.resolve(schema, pointer)):
         content = _text(conv, body, nested=False)
     if content is None:
@@ -171,14 +175,21 @@ def element_param(
     key: str,
     hint: str,
     stops: Sequence[str] = (),
+    or_null: bool = False,
 ) -> str:
     """One parameter's rule, ``pre`` (its opener) then its value and closer; an array the body
     writes as repeated parameters is one or more of them, one element each. ``stops``: see
-    ``SchemaConverter.element_value``."""
+    ``SchemaConverter.element_value``; ``or_null``: ``null`` too where the value admits no
+    string (not for repeated parameters, each of which is one item)."""
     s = conv.resolve(schema, pointer)
     repeated = body.repeat_arrays and isinstance(s, Mapping) and _type(s) == "array"
     if repeated and isinstance(s, Mapping):
         schema, pointer = s.get("items", {}), f"{pointer}/items"
-    special = element_special_value(conv, body, schema, pointer, post, key=key, hint=f"{hint}-n")
-    value = special or conv.element_value(schema, pointer, post, hint=f"{hint}-v", stops=stops)
+        or_null = False
+    special = element_special_value(
+        conv, body, schema, pointer, post, key=key, hint=f"{hint}-n", or_null=or_null
+    )
+    value = special or conv.element_value(
+        schema, pointer, post, hint=f"{hint}-v", stops=stops, or_null=or_null
+    )
     return conv.b.add(hint, f"({pre} {value})+" if repeated else f"{pre} {value}")

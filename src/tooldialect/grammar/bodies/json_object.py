@@ -31,7 +31,7 @@ def json_body_rule(req: BodyRequest, body: JsonBody) -> str:
     args_key = ("args", codec, layout, tool.name)
     if args_key not in b.memo:  # the envelope's layouts share the arguments' rules
         conv = SchemaConverter(b, schema, codec=codec_for(codec, layout))
-        b.memo[args_key] = conv.visit(schema, "", hint=f"{hint}-args")
+        b.memo[args_key] = conv.arguments(schema, hint=f"{hint}-args")
     args = b.memo[args_key]
     if body.arguments_as_string:
         args = f'"\\"" {args} "\\""'

@@ -6,6 +6,7 @@ from ...dialect.spec import PythonBody
 from ..codec import codec_for
 from ..gbnf import literal
 from ..marker_rules import body_literal, properties_of, required_of, template_rule
+from ..optional_null import optional_null_keys
 from ..schema import SchemaConverter, props_sequence
 from .base import BodyRequest
 
@@ -16,9 +17,12 @@ def python_body_rule(req: BodyRequest, body: PythonBody) -> str:
     b, schema, exact, hint = req.b, req.tool.parameters, req.exact, req.hint
     codec = codec_for(body.value_codec, req.layout, string_quote=body.string_quote)
     conv = SchemaConverter(b, schema, codec=codec)
+    nulls = optional_null_keys(schema)  # ``None`` (or the codec's null) for "not given"
     items = []
     for key, sub in properties_of(schema).items():
         value = conv.visit(sub, f"/properties/{key}", hint=f"{hint}-{key}")
+        if key in nulls:
+            value = b.add(f"{hint}-{key}-or-null", f"{value} | {codec.scalar(b, 'null')}")
         assign = body_literal(body.assign, exact)
         items.append(
             (

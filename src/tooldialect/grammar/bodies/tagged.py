@@ -13,8 +13,8 @@ __all__ = ["tagged_body_rule"]
 
 def tagged_body_rule(req: BodyRequest, body: TaggedBody) -> str:
     b, schema, exact = req.b, req.tool.parameters, req.exact
-    args = SchemaConverter(b, schema, codec=codec_for("json", req.layout)).visit(
-        schema, "", hint=f"{req.hint}-args"
+    args = SchemaConverter(b, schema, codec=codec_for("json", req.layout)).arguments(
+        schema, hint=f"{req.hint}-args"
     )
     parts = [
         template_rule(body.head, req.head_fields(), exact=exact),

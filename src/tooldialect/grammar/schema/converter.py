@@ -28,6 +28,7 @@ from urllib.parse import unquote
 from ...errors import UnsupportedSchemaError
 from ..codec import ArgumentLayout, Codec, CodecName, codec_for
 from ..gbnf import GbnfBuilder, char_class, literal, optional_edges, until, without
+from ..optional_null import optional_null_keys
 from .arrays import array_expr
 from .combinators import all_of_expr, any_of_expr, apply_not, ref_expr
 from .keywords import (
@@ -82,6 +83,8 @@ class SchemaConverter:
         (the grammar admits a superset there; ``grammar.validate`` checks the parsed value)."""
         self._raw_mode = False
         self._depth = 0
+        self._null_keys: frozenset[str] = frozenset()
+        """Keys the next object compiled also takes ``null`` for (``arguments``: the root's)."""
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -96,6 +99,16 @@ class SchemaConverter:
             return expr
         return self.b.add(hint, expr)
 
+    def arguments(self, schema: Any, *, hint: str) -> str:
+        """A rule for a tool call's arguments, ``schema`` being the document's root: where a
+        top-level key's ``null`` means "not given" (``optional_null_keys``), ``null`` is
+        accepted too (the parser drops the member). Nested objects keep their schema."""
+        self._null_keys = optional_null_keys(schema)
+        try:
+            return self.visit(schema, "", hint=hint)
+        finally:
+            self._null_keys = frozenset()
+
     def element_value(
         self,
         schema: Any,
@@ -105,6 +118,7 @@ class SchemaConverter:
         hint: str,
         string_only: bool | None = None,
         stops: Sequence[str] = (),
+        or_null: bool = False,
     ) -> str:
         """A rule for one element-body value *followed by* ``post`` (the template after
         ``{value}``): strings are raw text that cannot contain ``post``'s marker, the rest JSON.
@@ -113,7 +127,9 @@ class SchemaConverter:
         with ``{is_string}``); None picks by schema. ``stops``: where nothing follows the value
         (parameters joined by a separator), the texts a raw string never holds (the separator,
         the closers), so that it cannot run into them (a length or pattern constraint keeps it
-        off their first characters instead).
+        off their first characters instead). ``or_null``: ``null`` too, where the value admits
+        no string (raw text ``null`` would be the string ``"null"``), for "not given"
+        (``grammar/optional_null.py``).
         """
         core = post.strip()
         tail = post[post.index(core) + len(core) :] if core else ""
@@ -121,7 +137,10 @@ class SchemaConverter:
         admits = _admits_string(s, self)
         closing = optional_edges(post) or '""'
         if string_only is False or (string_only is None and admits == "no"):
-            return self.b.add(hint, f"{self.visit(schema, pointer, hint=hint)} {closing}")
+            value = self.visit(schema, pointer, hint=hint)
+            if or_null and admits == "no":
+                value = f"({value} | {self.codec.scalar(self.b, 'null')})"
+            return self.b.add(hint, f"{value} {closing}")
         if admits == "only" and isinstance(s, Mapping):
             raw = self._raw_string(s, pointer, core)
             if raw is not None:
@@ -326,19 +345,31 @@ class SchemaConverter:
         filter shape that many tools share): keyed by its text (property order included), except
         where it has ``$`` keywords (a ``$ref`` reads its own document) or loosens a constraint
         (the record names the first copy's pointer)."""
+        # the root object's null keys, taken once: an object nested in it (the root again
+        # through ``$ref: "#"`` too) keeps its schema
+        nulls, self._null_keys = self._null_keys, frozenset()
         try:
             text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):
             text = '"$"'  # not JSON: never shared
         if '"$' in text:
-            return object_expr(self, schema, pointer, hint)
+            return object_expr(self, schema, pointer, hint, null_keys=nulls)
         c = self.codec
-        key = ("object", c.name, c.layout, c.string_quote, self._raw_mode, self.strict, text)
+        key = (
+            "object",
+            c.name,
+            c.layout,
+            c.string_quote,
+            self._raw_mode,
+            self.strict,
+            text,
+            tuple(sorted(nulls)),
+        )
         found = self.b.memo.get(key)
         if found is not None:
             return found
         loose = len(self.loose)
-        expr = object_expr(self, schema, pointer, hint)
+        expr = object_expr(self, schema, pointer, hint, null_keys=nulls)
         if len(self.loose) == loose:
             self.b.memo[key] = expr
         return expr

@@ -39,7 +39,16 @@ MAX_ANY_ORDER = 5
 so 32 at five, per layout."""
 
 
-def object_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
+def object_expr(
+    conv: Converter,
+    schema: Mapping[str, Any],
+    pointer: str,
+    hint: str,
+    *,
+    null_keys: frozenset[str] = frozenset(),
+) -> str:
+    """``null_keys``: optional keys that also take ``null`` (a call's top-level arguments,
+    ``grammar/optional_null.py``)."""
     variants = _dependency_variants(conv, schema, pointer)
     if variants is not None:
         alts = [conv.visit(v, pointer, hint=f"{hint}-case{i}") for i, v in enumerate(variants)]
@@ -66,6 +75,8 @@ def object_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: 
             if k in required:
                 raise
             continue  # no value fits: the key is forbidden (and still no extra key)
+        if k in null_keys and k not in required:
+            value = b.add(f"{hint}-{k}-or-null", f"{value} | {c.scalar(b, 'null')}")
         kv = b.add(f"{hint}-{k}-kv", f"{c.key(k)} {colon} {value}")
         items.append((kv, k in required))
     extra = _extra_member(conv, pointer, hint, list(props), addl, patterns)

@@ -18,6 +18,7 @@ from ...dialect.spec import (
     TaggedBody,
     format_template,
 )
+from ...grammar.optional_null import optional_null_keys
 from ..markers import (
     Segment,
     Source,
@@ -57,6 +58,12 @@ class _Call:
     line_pre: tuple[Segment, ...]
     unescape: Callable[[str], str] | None
     """Decodes names and keys written as quoted attributes where the family XML-escapes."""
+    null_keys: frozenset[str] = frozenset()
+    """Keys whose ``null`` means "not given" (``grammar/optional_null.py``)."""
+
+
+_NULLS = ("null", "None")
+"""A whole element value that reads as ``null`` for a key whose schema admits no string."""
 
 
 @dataclass
@@ -190,7 +197,12 @@ def _store(
     element, each repetition is one element (a JSON array written whole is its elements)."""
     schema = call.props.get(key)
     value = element_value(raw, body, fields, schema=schema, root=call.schema, key=key)
-    if not body.repeat_arrays or "array" not in schema_types(schema, call.schema):
+    types = schema_types(schema, call.schema)
+    if not body.repeat_arrays or "array" not in types:
+        if value in _NULLS and key in call.null_keys and types and "string" not in types:
+            # "not given" (the grammar writes it so): no string to read it as (the member
+            # is then dropped from the arguments, ``null_members``)
+            value = None
         args[key] = value
         return
     if not isinstance(value, list):
@@ -249,6 +261,7 @@ def read_element_body(
         tail=format_template(plan.tail, name=name),  # a closer may repeat the name
         line_pre=() if plan.param_pre else line_value_prefix(plan.param),
         unescape=unescape,
+        null_keys=optional_null_keys(schema),
     )
     p, args = yield from _read_params(src, p, plan, body, call, ctx)
     if args is None:
