@@ -14,7 +14,7 @@ import pytest
 from conftest import read_template
 from fake_engine import FakeEngine, FakeLlama
 from tooldialect.engine.base import Generation, GenerationRequest, GenerationResult
-from tooldialect.frontend.steering import answered_calls, ban_grammar, call_key
+from tooldialect.frontend.steering import REMINDER, answered_calls, ban_grammar, call_key
 from tooldialect.handler import ToolChatHandler
 
 TEMPLATE = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")  # hermes: <tool_call> JSON
@@ -190,8 +190,23 @@ def test_an_answered_call_is_taken_back_and_the_model_answers() -> None:
     assert "tool_calls" not in message
     assert message["content"] == "It is 7 C with sleet in Paris."
     assert out["choices"][0]["finish_reason"] == "stop"
+    # taken back: reminded and banned from starting a call there, then on as asked
     assert [kind_of(j) for j in engine.jobs] == ["lazy", "ban", "lazy"]
-    assert engine.jobs[1].prompt == engine.jobs[0].prompt  # back to where the call started
+    assert REMINDER not in engine.jobs[0].prompt and REMINDER in engine.jobs[1].prompt
+    assert engine.jobs[2].prompt == engine.jobs[1].prompt + "It"
+
+
+def test_a_reminded_model_answers_and_the_conversation_is_not_changed() -> None:
+    def script(job: GenerationRequest) -> list[str]:
+        if kind_of(job) == "ban":
+            return ["7 C"]
+        return pieces(" and sleet." if REMINDER in job.prompt else PARIS)
+
+    handler, llama, engine = handler_with(script)
+    messages = [dict(m) for m in ANSWERED]
+    out = complete(handler, llama, messages)
+    assert out["choices"][0]["message"] == {"role": "assistant", "content": "7 C and sleet."}
+    assert messages == ANSWERED and len(engine.jobs) == 3
 
 
 def test_opting_out_keeps_the_repeated_call() -> None:

@@ -45,7 +45,7 @@ from .call_or_answer import choose_answer_or_call
 from .options import ChatOptions
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
-from .steering import steer, steering_for
+from .steering import REMINDER, steer, steering_for
 from .validation import InvalidArguments, check_invalid_arguments
 
 __all__ = [
@@ -320,12 +320,25 @@ class FrontEnd:
             logits_processor=options.logits_processor,
         )
         job = choose_answer_or_call(prepared, job, setup.engine)
-        steering = steering_for(prepared, messages, layout=self.argument_layout)
+        steering = steering_for(
+            prepared,
+            messages,
+            layout=self.argument_layout,
+            reminded=lambda: self.reminded_prompt(setup, messages, options),
+        )
         if self.steer_calls and steering is not None:
             gen = steer(prepared, job, setup.engine, steering)
         else:
             gen = setup.engine.run(job)
         return Completed(self.reply(prepared, gen, model=model, stream=options.stream), gen.result)
+
+    def reminded_prompt(
+        self, setup: ModelSetup, messages: Sequence[Mapping[str, Any]], options: ChatOptions
+    ) -> str:
+        """The prompt of ``messages`` with the steering's ``REMINDER`` as the user's last words
+        (rendered by the model's template, never kept in the conversation)."""
+        said = [*messages, {"role": "user", "content": REMINDER}]
+        return self.prepare(setup, messages=said, **options.prepare).prompt
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:
         """The completion tail: the OpenAI shapes of ``gen`` (calls checked against their full

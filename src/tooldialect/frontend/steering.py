@@ -29,7 +29,7 @@ batch, as both read the same pieces.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
 from ..grammar.gbnf import escape_char
 
 if TYPE_CHECKING:
+    from ..dialect.spec import CallFormat
     from ..engine.base import Engine
     from ..parse import StreamParser
     from .request import Request
@@ -53,6 +54,14 @@ __all__ = [
     "call_key",
     "steer",
 ]
+
+REMINDER = (
+    "You already have that tool result above; do not call it again. Answer my question in "
+    "words from the tool results, or call a different tool if one is still needed."
+)
+"""Said (to the model only, never kept in the conversation) when it repeats an answered call:
+Qwen2.5-Coder-0.5B, banned from writing a call after its result, writes the call as text (its
+first token after the result is ``{"`` with p = 0.97); told this, it answers."""
 
 MAX_REWINDS = 3
 """Rewinds per reply; past them a repeated call ends the reply where it started."""
@@ -124,6 +133,9 @@ class Steering:
     repeated first call ends the reply)."""
     may_ban: bool = True
     """The request allows a reply without a call (``auto``)."""
+    reminded: Callable[[], str] | None = None
+    """The prompt again with :data:`REMINDER` as the user's last words (``None``: the template
+    cannot render it). Used once, for the first answered call taken back."""
 
 
 @dataclass(frozen=True)
@@ -157,20 +169,26 @@ class _Watch:
     """``(core, width, full pattern)`` per trigger: a searchable core (``engine.trigger_watch``)
     is searched in the tail (``width``) or matched at the start (``None``); another pattern
     (``core`` None) is matched whole."""
+    base: int = 0
+    """Where the run's own text starts: the engine matches its triggers from there."""
 
     @classmethod
-    def of(cls, triggers: Triggers) -> _Watch:
+    def of(cls, triggers: Triggers, base: int = 0) -> _Watch:
         plans: list[tuple[Any, int | None, str]] = []
         for pattern in (*triggers.word_patterns, *triggers.patterns):
             found = searchable_core(pattern)
             core = regex.compile(found[0].pattern) if found is not None else None
             plans.append((core, found[1] if found is not None else None, pattern))
-        return cls(plans)
+        return cls(plans, base)
 
-    def check(self, text: str, new: int) -> tuple[int | None, int]:
-        """``(capture start or None, hold)``: where a trigger captured once the last ``new``
-        characters came, and the first character a trigger may still capture (``len(text)``
-        when none)."""
+    def check(self, whole: str, new: int) -> tuple[int | None, int]:
+        """``(capture start or None, hold)`` in ``whole``: where a trigger captured once the
+        last ``new`` characters came, and the first character a trigger may still capture
+        (``len(whole)`` when none)."""
+        start, hold = self._check(whole[self.base :], new)
+        return (None if start is None else start + self.base), hold + self.base
+
+    def _check(self, text: str, new: int) -> tuple[int | None, int]:
         hold = len(text)
         for core, width, pattern in self.patterns:
             if core is None:
@@ -213,6 +231,10 @@ class _Reply:
     """The end of each call found good."""
     keys: list[CallKey | None] = field(default_factory=list)
     rewinds: int = 0
+    """Calls taken back so far."""
+    redirects: int = 0
+    """Calls rewritten in the primary format so far."""
+    reminded: bool = False
 
 
 def steer(
@@ -260,7 +282,7 @@ def _steered(
 ) -> Iterator[str]:
     reply = _Reply()
     runs: list[tuple[int, GenerationResult]] = []  # where each run's text starts, its result
-    current, kind = job, "start"
+    current, kind, head = job, "start", job.prompt
     while True:
         base = len(reply.text)
         if current.grammar is not None and not current.grammar.lazy and kind != "ban":
@@ -272,12 +294,28 @@ def _steered(
         left = _tokens_left(job.max_tokens, [r for _, r in runs])
         if kind in ("done", "end") or left == 0:
             break
-        reply.rewinds += kind != "resume"
-        current = _next_job(job, steering, kind, prompt=job.prompt + reply.text, left=left)
+        reply.rewinds += kind in ("remind", "ban")
+        reply.redirects += kind == "native"
+        if kind == "remind":  # the reminder, and the ban on a call at the same place
+            head, kind = _remind(steering, head)
+            reply.reminded = True
+        current = _next_job(job, steering, kind, prompt=head + reply.text, left=left)
         reply.call_start = None
     if len(reply.text) > reply.yielded:
         yield reply.text[reply.yielded :]
     _account(result, reply.text, runs, ended=kind == "end", cut=left == 0 and kind != "done")
+
+
+def _remind(steering: Steering, head: str) -> tuple[str, str]:
+    """``(prompt head, rewind kind)`` after a reminder: the reminded prompt, or the ban on the
+    same prompt where the template cannot render it."""
+    from ..errors import ToolDialectError
+
+    assert steering.reminded is not None
+    try:
+        return steering.reminded(), "ban"
+    except ToolDialectError:
+        return head, "ban"
 
 
 def _next_job(
@@ -292,14 +330,14 @@ def _next_job(
         return replace(
             job, prompt=prompt, grammar=steering.ban, triggers=Triggers(), max_tokens=left
         )
-    return replace(job, prompt=prompt, max_tokens=left)  # "resume": the request's own grammar
+    return replace(job, prompt=prompt, max_tokens=left)  # the request's own grammar
 
 
 @dataclass(frozen=True)
 class _Action:
     kind: str
     """``done`` (the run ended), ``end`` (the reply ends at ``cut``), or a rewind to ``cut``:
-    ``native``, ``ban``, ``resume``."""
+    ``native``, ``remind`` (a ban on the reminded prompt), ``ban``, ``resume``."""
     cut: int
     result: GenerationResult
 
@@ -316,7 +354,8 @@ def _run(
     base = len(reply.text)
     parser = _new_parser(request)
     parser.feed(reply.text)
-    watch = _Watch.of(job.triggers) if job.grammar is not None and job.grammar.lazy else None
+    lazy = job.grammar is not None and job.grammar.lazy
+    watch = _Watch.of(job.triggers, base) if lazy else None
     try:
         for piece in gen:
             reply.text += piece
@@ -380,7 +419,7 @@ def _variant(steering: Steering, reply: _Reply, start: int) -> bool:
         and bool(opener)
         and not opener.startswith(captured)
         and start >= reply.yielded
-        and reply.rewinds < MAX_REWINDS
+        and reply.redirects < MAX_REWINDS
     )
 
 
@@ -405,6 +444,8 @@ def _undo(steering: Steering, reply: _Reply, *, first: bool) -> tuple[str, int]:
     if not first:
         return ("end", reply.ends[-1])
     start = reply.call_start if reply.call_start is not None else 0
+    if steering.reminded is not None and not reply.reminded and start >= reply.yielded:
+        return ("remind", start)
     if (
         steering.may_ban
         and steering.ban is not None
@@ -466,6 +507,7 @@ def steering_for(
     messages: Sequence[Mapping[str, Any]],
     *,
     layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
+    reminded: Callable[[], str] | None = None,
 ) -> Steering | None:
     """What to steer in the reply to ``request`` (``None``: nothing, the engine's own run).
 
@@ -485,13 +527,23 @@ def steering_for(
     ):
         return None
     auto = request.choice.mode == "auto"
+    answered = answered_calls(messages)
     return Steering(
-        answered=answered_calls(messages),
+        answered=answered,
+        reminded=reminded if auto and answered else None,
         native=_native_grammar(request, layout) if auto and grammar.lazy else None,
         primary_opener=spec.primary.opener(),
-        ban=ban_grammar("".join(_first_char(f.opener()) for f in spec.formats)),
+        ban=ban_grammar("".join(_first_char(_start_of(f)) for f in spec.formats)),
         may_ban=auto,
     )
+
+
+def _start_of(fmt: CallFormat) -> str:
+    """How an emission in ``fmt`` starts: its opener, or a rendered call where it has none (a
+    bare JSON body starts with ``{``)."""
+    from ..dialect.bodies import render_body
+
+    return fmt.opener() or render_body(fmt.body, "f", {}, "call_0", 0)
 
 
 def _first_char(text: str) -> str:
