@@ -314,3 +314,26 @@ def test_the_ban_grammar_is_one_llama_cpp_accepts() -> None:
     assert grammar is not None
     llama_cpp.LlamaGrammar.from_string(grammar.gbnf, verbose=False)
     assert ban_grammar("ab") is not None and ban_grammar(" \n") is None
+
+
+# ---- on a real model ------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_qwen_answers_after_the_result_instead_of_calling_again(qwen_path: Any) -> None:
+    """Qwen2.5-Coder-0.5B, greedy, after its call's result: unsteered it calls again (the loop
+    of issue 38); steered, the reply holds no answered call and answers in words."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    llm = llama_cpp.Llama(str(qwen_path), n_ctx=2048, n_threads=2, verbose=False, seed=0)
+    replies = {}
+    for steer in (False, True):
+        handler = ToolChatHandler(steer_calls=steer, prefix_checkpoints=False)
+        out: Any = handler(
+            llama=llm, messages=ANSWERED, tools=[WEATHER], temperature=0.0, max_tokens=96
+        )
+        replies[steer] = out["choices"][0]["message"]
+    unsteered = [c["function"] for c in replies[False].get("tool_calls") or []]
+    assert {"name": "get_weather", "arguments": '{"city": "Paris"}'} in unsteered
+    assert not replies[True].get("tool_calls")
+    assert "get_weather" not in (replies[True]["content"] or "")
+    assert replies[True]["content"].strip()

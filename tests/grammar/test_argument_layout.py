@@ -375,7 +375,9 @@ def test_the_default_auto_call_is_the_one_the_model_writes_unconstrained(
 ) -> None:
     """Under ``auto`` the default layout is natural: Qwen2.5 writes its arguments over lines,
     as it does with no grammar at all, so the lazy grammar changes nothing in a valid call
-    (the canonical layout made it write them compact, and BFCL answers changed with that)."""
+    (the canonical layout made it write them compact, and BFCL answers changed with that).
+    Steering is off on both sides: it rewrites a call begun in a variant format (Qwen's fenced
+    JSON) in the template's own, which ``tests/test_steering.py`` covers."""
     from tooldialect.engine.in_process import LlamaCppEngine
 
     request: dict[str, Any] = {
@@ -384,10 +386,10 @@ def test_the_default_auto_call_is_the_one_the_model_writes_unconstrained(
         "temperature": 0,
         "max_tokens": 120,
     }
-    free = ToolChatHandler(prefix_checkpoints=False)
+    free = ToolChatHandler(prefix_checkpoints=False, steer_calls=False)
     free.setup(qwen, engine=LlamaCppEngine(qwen, constrain="off"))
     free(llama=qwen, **request)
-    default = ToolChatHandler(prefix_checkpoints=False)
+    default = ToolChatHandler(prefix_checkpoints=False, steer_calls=False)
     out = default(llama=qwen, **request)
     assert out["choices"][0]["message"].get("tool_calls")  # type: ignore[index]
     assert free.last_result is not None and default.last_result is not None
