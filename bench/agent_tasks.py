@@ -641,7 +641,8 @@ def markdown(model: str, label: str, records: Sequence[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in records:
-        called = ", ".join(f"{c['name']}({c['arguments']})" for c in r["tool_calls"]) or "-"
+        called = ", ".join(f"{c['name']}({canonical(c['arguments'])})" for c in r["tool_calls"])
+        called = called.replace("\n", " ") or "-"
         lines.append(
             f"| {r['id']} | {'yes' if r['right'] else 'no'} | {r['outcome']} | "
             f"{r['model_calls']} | {called.replace('|', '/')} | {r['repeated_calls']} | "
@@ -689,7 +690,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", default=None, help="comma-separated task ids (default: all)")
     parser.add_argument("--label", default="run")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--table", type=Path, default=None, help="print the tables of a results file and exit"
+    )
     args = parser.parse_args(argv)
+    if args.table:
+        saved = json.loads(args.table.read_text(encoding="utf-8"))
+        print(markdown(saved["model"], saved["label"], saved["tasks"]))
+        return
     import tooldialect
 
     library = Path(tooldialect.__file__).resolve().parent

@@ -320,5 +320,10 @@ def test_the_summary_and_table() -> None:
     assert summary["per_kind"]["one"] == {"right": 8, "tasks": 8}
     assert summary["right"] == 8 and summary["outcomes"] == {"answer": len(TASKS)}
     assert summary["mean_model_calls"] == 2 and summary["repeated_calls"] == len(TASKS)
+    records[0]["tool_calls"] = [
+        {"step": 1, "name": "get_weather", "arguments": '{\n  "city": "Oslo"\n}', "error": None}
+    ]
     table = agent_tasks.markdown("qwen", "before", records)
     assert "| one | 8 / 8 |" in table and "Qwen2.5-Coder-0.5B" in table
+    rows = [line for line in table.splitlines() if line.startswith(f"| {TASKS[0].id} |")]
+    assert len(rows) == 1 and 'get_weather({"city":"Oslo"})' in rows[0]
