@@ -51,14 +51,15 @@ Constrain = Literal["request", "first_token", "off"]
 """``LlamaCppEngine(constrain=...)``."""
 
 MODES = ("parse", "lazy", "first", "required")
-EXTRA_MODES = ("lazy_free", "lazy_natural")
+EXTRA_MODES = ("lazy_free", "lazy_natural", "steered")
 """Modes run afterwards over the cases already done (``--add-mode``), kept in a file of their
 own (``results_path(model, mode)``) so that a run in progress can go on appending."""
 MODE_LABELS = {
     "parse": "parse only (no grammar)",
     "lazy": "lazy grammar, canonical layout (the default before)",
     "lazy_free": "lazy grammar, free whitespace",
-    "lazy_natural": "**lazy grammar, natural layout (the default)**",
+    "lazy_natural": "lazy grammar, natural layout (the default before steering)",
+    "steered": "**lazy grammar, natural layout, steered (the default)**",
     "first": "grammar from the first token",
     "required": 'tool_choice="required"',
 }
@@ -67,12 +68,17 @@ CONSTRAIN: dict[str, Constrain] = {
     "lazy": "request",
     "lazy_free": "request",
     "lazy_natural": "request",
+    "steered": "request",
     "first": "first_token",
     "required": "request",
 }
-ROWS = ("parse", "lazy_natural", "lazy", "lazy_free", "first", "required")
+ROWS = ("parse", "steered", "lazy_natural", "lazy", "lazy_free", "first", "required")
 """The table's rows, in order."""
-LAYOUT: dict[str, ArgumentLayout] = {"lazy_free": "free", "lazy_natural": "natural"}
+LAYOUT: dict[str, ArgumentLayout] = {
+    "lazy_free": "free",
+    "lazy_natural": "natural",
+    "steered": "natural",
+}
 """Argument layout per mode (``ToolChatHandler(argument_layout=...)``); the rest canonical, as
 every run so far was made."""
 CATEGORIES = bfcl_data.CATEGORIES + bfcl_data.LIVE_CATEGORIES
@@ -162,14 +168,17 @@ def handlers(llm: Any) -> dict[str, Any]:
     from tooldialect.engine.in_process import LlamaCppEngine
     from tooldialect.handler import ToolChatHandler
 
-    made: dict[tuple[str, str], Any] = {}
-    for mode in (*MODES, *EXTRA_MODES):
-        key = (CONSTRAIN[mode], LAYOUT.get(mode, "canonical"))
+    made: dict[tuple[str, str, bool], Any] = {}
+    keys = {m: (CONSTRAIN[m], LAYOUT.get(m, "canonical"), m == "steered") for m in CONSTRAIN}
+    for key in keys.values():
         if key not in made:
-            handler = ToolChatHandler(prefix_checkpoints=False, argument_layout=key[1])
+            # steering only where the mode says so: the other rows stay as they were measured
+            handler = ToolChatHandler(
+                prefix_checkpoints=False, argument_layout=key[1], steer_calls=key[2]
+            )
             handler.setup(llm, engine=LlamaCppEngine(llm, constrain=key[0]))
             made[key] = handler
-    return {mode: made[(CONSTRAIN[mode], LAYOUT.get(mode, "canonical"))] for mode in CONSTRAIN}
+    return {mode: made[key] for mode, key in keys.items()}
 
 
 def warm(handler: Any, llm: Any, case: bfcl_data.Case) -> None:
@@ -245,7 +254,14 @@ def run(model: str, per_category: int, *, threads: int = N_THREADS) -> None:
             )
 
 
-def add_mode(model: str, mode: str, *, threads: int = N_THREADS, redo: bool = False) -> None:
+def add_mode(
+    model: str,
+    mode: str,
+    *,
+    threads: int = N_THREADS,
+    redo: bool = False,
+    categories: Iterable[str] | None = None,
+) -> None:
     """Run ``mode`` over every case the main run has done and this mode has not, each from the
     same warm start as the main run's modes, appending to ``results_path(model, mode)``.
 
@@ -260,7 +276,12 @@ def add_mode(model: str, mode: str, *, threads: int = N_THREADS, redo: bool = Fa
     if redo:
         drop_where_grammar_acted(out, {r["id"]: r["modes"]["parse"] for r in main_records})
     have = {r["id"] for r in read_records(out)}
-    cases = [c for c in select_cases(10**6) if c.id in done and c.id not in have]
+    wanted = set(categories) if categories else None
+    cases = [
+        c
+        for c in select_cases(10**6)
+        if c.id in done and c.id not in have and (wanted is None or c.category in wanted)
+    ]
     llm = load_model(model, threads=threads)
     by_mode = handlers(llm)
     with out.open("a", encoding="utf-8") as fh:
@@ -457,6 +478,10 @@ def main(argv: list[str] | None = None) -> None:
         help="with --add-mode: run again the cases where that mode's grammar acted",
     )
     parser.add_argument(
+        "--categories",
+        help="with --add-mode: only these categories (comma-separated), the rest left for later",
+    )
+    parser.add_argument(
         "--changes",
         nargs=2,
         metavar=("BASE", "OTHER"),
@@ -475,7 +500,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.model:
         parser.error("pass --model or --table")
     if args.add_mode:
-        add_mode(args.model, args.add_mode, threads=args.threads, redo=args.redo)
+        wanted = args.categories.split(",") if args.categories else None
+        add_mode(args.model, args.add_mode, threads=args.threads, redo=args.redo, categories=wanted)
         return
     run(args.model, args.per_category, threads=args.threads)
     print(tables([args.model]))

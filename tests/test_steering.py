@@ -190,23 +190,33 @@ def test_an_answered_call_is_taken_back_and_the_model_answers() -> None:
     assert "tool_calls" not in message
     assert message["content"] == "It is 7 C with sleet in Paris."
     assert out["choices"][0]["finish_reason"] == "stop"
-    # taken back: reminded and banned from starting a call there, then on as asked
-    assert [kind_of(j) for j in engine.jobs] == ["lazy", "ban", "lazy"]
+    # taken back: reminded (it repeats the call anyway), then banned from starting a call
+    # there, then on as asked
+    assert [kind_of(j) for j in engine.jobs] == ["lazy", "lazy", "ban", "lazy"]
     assert REMINDER not in engine.jobs[0].prompt and REMINDER in engine.jobs[1].prompt
-    assert engine.jobs[2].prompt == engine.jobs[1].prompt + "It"
+    assert engine.jobs[2].prompt == engine.jobs[1].prompt
+    assert engine.jobs[3].prompt == engine.jobs[1].prompt + "It"
+
+
+def test_a_reminded_model_may_make_a_different_call() -> None:
+    def script(job: GenerationRequest) -> list[str]:
+        return pieces(OSLO if REMINDER in job.prompt else PARIS)  # a dependent call
+
+    handler, llama, engine = handler_with(script)
+    out = complete(handler, llama, ANSWERED)
+    assert calls_of(out) == [("get_weather", {"city": "Oslo"})]
+    assert [kind_of(j) for j in engine.jobs] == ["lazy", "lazy"]
 
 
 def test_a_reminded_model_answers_and_the_conversation_is_not_changed() -> None:
     def script(job: GenerationRequest) -> list[str]:
-        if kind_of(job) == "ban":
-            return ["7 C"]
-        return pieces(" and sleet." if REMINDER in job.prompt else PARIS)
+        return pieces("7 C and sleet." if REMINDER in job.prompt else PARIS)
 
     handler, llama, engine = handler_with(script)
     messages = [dict(m) for m in ANSWERED]
     out = complete(handler, llama, messages)
     assert out["choices"][0]["message"] == {"role": "assistant", "content": "7 C and sleet."}
-    assert messages == ANSWERED and len(engine.jobs) == 3
+    assert messages == ANSWERED and len(engine.jobs) == 2
 
 
 def test_opting_out_keeps_the_repeated_call() -> None:
@@ -258,8 +268,9 @@ def test_the_token_limit_counts_every_run() -> None:
     complete(handler, llama, ANSWERED, max_tokens=100)
     first = engine.jobs[1].max_tokens
     assert first is not None and 100 - len(pieces(PARIS)) <= first < 100
-    last = engine.jobs[2].max_tokens
-    assert last is not None and last == first - 1  # the ban run's one token
+    banned, last = engine.jobs[2].max_tokens, engine.jobs[3].max_tokens
+    assert banned is not None and banned < first
+    assert last is not None and last == banned - 1  # the ban run's one token
 
 
 # ---- streaming equals batch ---------------------------------------------------------------

@@ -296,7 +296,7 @@ def _steered(
             break
         reply.rewinds += kind in ("remind", "ban")
         reply.redirects += kind == "native"
-        if kind == "remind":  # the reminder, and the ban on a call at the same place
+        if kind == "remind":  # the model chooses again, reminded: a different call, or words
             head, kind = _remind(steering, head)
             reply.reminded = True
         current = _next_job(job, steering, kind, prompt=head + reply.text, left=left)
@@ -313,7 +313,7 @@ def _remind(steering: Steering, head: str) -> tuple[str, str]:
 
     assert steering.reminded is not None
     try:
-        return steering.reminded(), "ban"
+        return steering.reminded(), "remind"
     except ToolDialectError:
         return head, "ban"
 
@@ -337,7 +337,8 @@ def _next_job(
 class _Action:
     kind: str
     """``done`` (the run ended), ``end`` (the reply ends at ``cut``), or a rewind to ``cut``:
-    ``native``, ``remind`` (a ban on the reminded prompt), ``ban``, ``resume``."""
+    ``native``, ``remind`` (the request's grammar on the reminded prompt), ``ban``,
+    ``resume``."""
     cut: int
     result: GenerationResult
 
