@@ -668,6 +668,23 @@ def git_commit(path: Path) -> dict[str, Any]:
     }
 
 
+def bench_file() -> dict[str, Any]:
+    """The last commit of this file and whether it has changes since (the checkout's HEAD moves
+    on while other work is committed)."""
+    here = Path(__file__).resolve()
+
+    def git(*args: str) -> str:
+        out = subprocess.run(
+            ["git", "-C", str(here.parent), *args], capture_output=True, text=True, check=False
+        )
+        return out.stdout.strip()
+
+    return {
+        "file_commit": git("log", "-1", "--format=%H", "--", here.name),
+        "file_changed": bool(git("status", "--porcelain", "--", here.name)),
+    }
+
+
 def load(model: str) -> Any:
     from llama_cpp import Llama
 
@@ -729,7 +746,7 @@ def main(argv: list[str] | None = None) -> None:
         "model_label": MODEL_LABELS[args.model],
         "label": args.label,
         "library": {"path": str(library), **git_commit(library)},
-        "bench": git_commit(Path(__file__).resolve().parent),
+        "bench": {**git_commit(Path(__file__).resolve().parent), **bench_file()},
         "machine": machine(),
         "load_average": os.getloadavg(),
         "wall_seconds": round(wall, 1),
