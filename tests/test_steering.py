@@ -13,22 +13,15 @@ import pytest
 
 from conftest import read_template
 from fake_engine import FakeEngine, FakeLlama
+from tool_defs import WEATHER_BARE as WEATHER
+from tooldialect.dialect.builtins import builtin_dialects, get_builtin
 from tooldialect.engine.base import Generation, GenerationRequest, GenerationResult
-from tooldialect.frontend.steering import REMINDER, answered_calls, ban_grammar, call_key
+from tooldialect.errors import ContextOverflowError
+from tooldialect.frontend.steering import REMINDER, answered_calls, call_key
+from tooldialect.grammar.build import no_call_start
 from tooldialect.handler import ToolChatHandler
 
 TEMPLATE = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")  # hermes: <tool_call> JSON
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 PARIS = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 OSLO = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
 ANSWERED: list[dict[str, Any]] = [
@@ -263,6 +256,21 @@ def test_a_model_that_insists_ends_after_the_rewinds() -> None:
     assert len(engine.jobs) <= 1 + 2 * 3  # MAX_REWINDS bans, each with its resume
 
 
+def test_a_rewound_run_the_engine_refuses_ends_the_reply_without_an_error() -> None:
+    class Full(ByJob):
+        def run(self, request: GenerationRequest) -> Generation:
+            if REMINDER in request.prompt:  # the reminder does not fit the context
+                raise ContextOverflowError("the prompt is longer than the context")
+            return super().run(request)
+
+    handler = ToolChatHandler()
+    llama = FakeLlama(TEMPLATE)
+    handler.setup(llama, engine=Full(lambda job: pieces(PARIS)))
+    out = complete(handler, llama, ANSWERED)
+    assert out["choices"][0]["message"] == {"role": "assistant", "content": ""}
+    assert out["choices"][0]["finish_reason"] == "stop"
+
+
 def test_the_token_limit_counts_every_run() -> None:
     handler, llama, engine = handler_with(repeat_then_answer)
     complete(handler, llama, ANSWERED, max_tokens=100)
@@ -319,12 +327,24 @@ def test_call_keys_ignore_key_order_and_integral_floats_but_not_cut_arguments() 
     assert call_key("f", '{"a": 1}') != call_key("g", '{"a": 1}')
 
 
-def test_the_ban_grammar_is_one_llama_cpp_accepts() -> None:
+@pytest.mark.parametrize("name", sorted(builtin_dialects()))
+def test_the_ban_refuses_every_format_s_start_and_llama_cpp_accepts_it(name: str) -> None:
+    from tooldialect.dialect.bodies import render_body
+    from tooldialect.grammar.forced import GbnfAutomaton
+
     llama_cpp = pytest.importorskip("llama_cpp")
-    grammar = ban_grammar("<`{[")
-    assert grammar is not None
+    spec = get_builtin(name)
+    grammar = no_call_start(spec)
+    starts = [f.opener() or render_body(f.body, "f", {}, "c", 0) for f in spec.formats]
+    if grammar is None:  # every format starts as prose can: nothing to ban
+        assert all(s.lstrip()[:1].isalnum() for s in starts)
+        return
     llama_cpp.LlamaGrammar.from_string(grammar.gbnf, verbose=False)
-    assert ban_grammar("ab") is not None and ban_grammar(" \n") is None
+    automaton = GbnfAutomaton(grammar.gbnf, grammar.root)
+    for start in starts:
+        if not start.lstrip()[:1].isalnum():
+            assert automaton.viable(" " + start.lstrip()) is False, start
+    assert automaton.viable("The answer") is True
 
 
 # ---- on a real model ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..errors import ToolSpecError
+from ..frontend.steering import call_key as steering_call_key
 
 __all__ = [
     "Allow",
@@ -137,13 +138,11 @@ def edited_arguments(allow: Allow) -> str | None:
 
 
 def call_key(name: str, arguments: str) -> str:
-    """One call's identity: its name and its arguments as canonical JSON."""
-    try:
-        value = json.loads(arguments) if arguments.strip() else {}
-        canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    except ValueError:
-        canonical = arguments.strip()
-    return f"{name}\x00{canonical}"
+    """One call's identity: its name and its arguments as canonical JSON, as the front end's
+    steering compares calls (``frontend.steering.call_key``); arguments that are no JSON
+    object compare as written."""
+    key = steering_call_key(name, arguments)
+    return f"{name}\x00{key[1] if key is not None else arguments.strip()}"
 
 
 @dataclass

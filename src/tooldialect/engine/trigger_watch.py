@@ -20,7 +20,7 @@ import re
 import warnings
 from collections.abc import Sequence
 
-__all__ = ["TriggerWatch", "searchable_core"]
+__all__ = ["TriggerWatch", "first_group", "searchable_core"]
 
 _PREFIX = r"^[\s\S]*?"
 _SUFFIX = r"[\s\S]*"
@@ -41,7 +41,7 @@ def _max_width(core: str) -> tuple[int, int] | None:
     return int(lo), int(hi)
 
 
-def _first_group(m: re.Match[str]) -> int | None:
+def first_group(m: re.Match[str]) -> int | None:
     """Where llama.cpp starts the grammar: the first non-empty capture group."""
     return next((m.start(i) for i in range(1, len(m.groups()) + 1) if m.group(i)), None)
 
@@ -164,7 +164,7 @@ class _Plan:
             m = self.core.match(text, base)
         else:
             m = self.core.search(text, max(base, old - self.width + 1))
-        return _first_group(m) if m is not None else None
+        return first_group(m) if m is not None else None
 
     def check(self, text: str, old: int) -> int | None:
         """Where the capture starts if the pattern fully matches ``text`` now (it did not
@@ -190,7 +190,7 @@ class _Plan:
             return self._rest(text, first if had == 0 else old, first)
         for a in self.anchors:
             m = self.core.match(text, a)
-            start = _first_group(m) if m is not None else None
+            start = first_group(m) if m is not None else None
             if start is not None:
                 return start
         return None

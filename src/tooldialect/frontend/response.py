@@ -29,10 +29,17 @@ from .validation import InvalidArguments, invalid_calls, surface_invalid
 
 if TYPE_CHECKING:
     from ..engine.base import Generation, GenerationResult
-    from ..parse import ParsedOutput
+    from ..parse import ParsedOutput, StreamParser
     from .request import Request
 
-__all__ = ["build_response", "client_ids", "logprobs_of", "message_for", "stream_chunks"]
+__all__ = [
+    "build_response",
+    "client_ids",
+    "logprobs_of",
+    "message_for",
+    "reply_parser",
+    "stream_chunks",
+]
 
 
 def parse_reply(request: Request, text: str, *, truncated: bool = False) -> ParsedOutput:
@@ -71,6 +78,21 @@ def streams_arguments(request: Request) -> bool:
     once; unconstrained, a call is held until it ends, so broken JSON stays content (batch and
     stream read alike either way)."""
     return request.grammar is not None
+
+
+def reply_parser(request: Request, *, stream_arguments: bool) -> StreamParser:
+    """A ``StreamParser`` of the reply to ``request`` (under ``"none"`` it reads no call)."""
+    from ..parse import StreamParser
+
+    return StreamParser(
+        request.setup.spec,
+        tools=request.tools if request.choice.mode != "none" else [],
+        reasoning_open=request.reasoning_open,
+        prefill=request.prefill,
+        end_of_turn=request.stop,
+        stream_arguments=stream_arguments,
+        read_calls=reads_calls(request),
+    )
 
 
 def finish_reason(calls: bool, result: GenerationResult) -> FinishReason:
@@ -181,17 +203,7 @@ def stream_chunks(
     chunk's ``delta.invalid_tool_calls``, or raised (``invalid_arguments``, see ``validation``)
     once the parser closed: a call's arguments are complete only then."""
     result = gen.result
-    from ..parse import StreamParser
-
-    parser = StreamParser(
-        request.setup.spec,
-        tools=request.tools if request.choice.mode != "none" else [],
-        reasoning_open=request.reasoning_open,
-        prefill=request.prefill,
-        end_of_turn=request.stop,
-        stream_arguments=streams_arguments(request),
-        read_calls=reads_calls(request),
-    )
+    parser = reply_parser(request, stream_arguments=streams_arguments(request))
     cid = "chatcmpl-" + uuid.uuid4().hex
     created = int(time.time())
 

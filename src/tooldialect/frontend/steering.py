@@ -29,6 +29,7 @@ batch, as both read the same pieces.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -36,14 +37,12 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from ..engine.base import Generation, GenerationRequest, GenerationResult, GrammarLike, Triggers
-from ..engine.trigger_watch import searchable_core
+from ..engine.trigger_watch import TriggerWatch, first_group, searchable_core
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
-from ..grammar.gbnf import escape_char
+from .response import reply_parser
 
 if TYPE_CHECKING:
-    from ..dialect.spec import CallFormat
     from ..engine.base import Engine
-    from ..parse import StreamParser
     from .request import Request
 
 __all__ = [
@@ -119,7 +118,7 @@ def answered_calls(messages: Sequence[Mapping[str, Any]]) -> frozenset[CallKey]:
 
 @dataclass(frozen=True)
 class Steering:
-    """What to steer in one reply (``FrontEnd.steering`` decides it per request)."""
+    """What to steer in one reply (``steering_for`` decides it per request)."""
 
     answered: frozenset[CallKey] = frozenset()
     """Calls whose results the conversation holds: never written again."""
@@ -138,83 +137,54 @@ class Steering:
     cannot render it). Used once, for the first answered call taken back."""
 
 
-@dataclass(frozen=True)
-class _Grammar:
-    gbnf: str
-    root: str = "root"
-    lazy: bool = False
-    trigger_words: Sequence[str] = ()
-    trigger_patterns: Sequence[str] = ()
-
-
-def ban_grammar(first_chars: str) -> GrammarLike | None:
-    """A grammar of text whose first non-blank character is none of ``first_chars`` (``None``
-    when there is none to ban)."""
-    chars = "".join(sorted(set(first_chars) - set(" \t\r\n")))
-    if not chars:
-        return None
-    banned = "".join(escape_char(c, "]^-[") for c in chars)
-    gbnf = f"root ::= ([ \\t\\r\\n]* [^ \\t\\r\\n{banned}] tail)?\ntail ::= [^\\x00]*\n"
-    return _Grammar(gbnf=gbnf)
-
-
 # ---- the steered generation ------------------------------------------------------------------
 
 
-@dataclass
 class _Watch:
-    """Where a lazy trigger captured (or may be capturing) in the text of the reply."""
+    """Where a lazy trigger captured in one run's text (``engine.trigger_watch``, the rule the
+    engines follow), and how far text may be final while none has: up to the first character
+    from which a trigger's core still partly matches (``regex``'s partial matching)."""
 
-    patterns: list[tuple[Any, int | None, str]]
-    """``(core, width, full pattern)`` per trigger: a searchable core (``engine.trigger_watch``)
-    is searched in the tail (``width``) or matched at the start (``None``); another pattern
-    (``core`` None) is matched whole."""
-    base: int = 0
-    """Where the run's own text starts: the engine matches its triggers from there."""
+    def __init__(self, triggers: Triggers, base: int) -> None:
+        patterns = [*triggers.word_patterns, *triggers.patterns]
+        self.base = base
+        """Where the run's own text starts: the engine matches its triggers from there."""
+        self.seen = 0
+        self.trigger = TriggerWatch.create((), patterns)
+        self.whole = patterns if self.trigger is None else []
+        """Patterns the watch cannot search, matched whole (``None`` watch only)."""
+        cores = [searchable_core(p) for p in patterns]
+        self.cores = [(regex.compile(c[0].pattern), c[1]) for c in cores if c is not None]
 
-    @classmethod
-    def of(cls, triggers: Triggers, base: int = 0) -> _Watch:
-        plans: list[tuple[Any, int | None, str]] = []
-        for pattern in (*triggers.word_patterns, *triggers.patterns):
-            found = searchable_core(pattern)
-            core = regex.compile(found[0].pattern) if found is not None else None
-            plans.append((core, found[1] if found is not None else None, pattern))
-        return cls(plans, base)
-
-    def check(self, whole: str, new: int) -> tuple[int | None, int]:
-        """``(capture start or None, hold)`` in ``whole``: where a trigger captured once the
-        last ``new`` characters came, and the first character a trigger may still capture
-        (``len(whole)`` when none)."""
-        start, hold = self._check(whole[self.base :], new)
-        return (None if start is None else start + self.base), hold + self.base
-
-    def _check(self, text: str, new: int) -> tuple[int | None, int]:
+    def check(self, whole: str) -> tuple[int | None, int]:
+        """``(capture start or None, hold)`` in ``whole``, once per piece: where a trigger
+        captured, and the first character a trigger may still capture (``len(whole)`` when
+        none)."""
+        text = whole[self.base :]
+        new = len(text) - self.seen
+        start = self._captured(text)
+        self.seen = len(text)
+        if start is not None:
+            return start + self.base, start + self.base
         hold = len(text)
-        for core, width, pattern in self.patterns:
-            if core is None:
-                m = regex.fullmatch(pattern, text, partial=True)
-                if m is not None and not m.partial:
-                    start = _first_group(m)
-                    if start is not None:
-                        return start, start
-                continue
-            if width is None:
+        for core, width in self.cores:
+            if width is None:  # anchored at the start
                 m = core.match(text, partial=True)
+                hold = 0 if m is not None else hold
             else:
                 m = core.search(text, max(0, len(text) - new - width + 1), partial=True)
-            if m is None:
-                continue
-            if not m.partial:
-                start = _first_group(m)
-                if start is not None:
-                    return start, start
-            hold = min(hold, 0 if width is None else m.start())
-        return None, hold
+                hold = min(hold, m.start()) if m is not None else hold
+        return None, hold + self.base
 
-
-def _first_group(m: Any) -> int | None:
-    """Where llama.cpp starts the grammar: the first non-empty capture group."""
-    return next((m.start(i) for i in range(1, len(m.groups()) + 1) if m.group(i)), None)
+    def _captured(self, text: str) -> int | None:
+        if self.trigger is not None:
+            return self.trigger.start if self.trigger.feed(-1, text[self.seen :]) else None
+        for pattern in self.whole:
+            m = re.fullmatch(pattern, text)  # quadratic on long text: a rare pattern's cost
+            start = first_group(m) if m is not None else None
+            if start is not None:
+                return start
+        return None
 
 
 @dataclass
@@ -245,20 +215,6 @@ def steer(
     return Generation(_steered(request, job, engine, steering, result), result)
 
 
-def _new_parser(request: Request) -> StreamParser:
-    from ..parse import StreamParser
-
-    return StreamParser(
-        request.setup.spec,
-        tools=request.tools,
-        reasoning_open=request.reasoning_open,
-        prefill=request.prefill,
-        end_of_turn=request.stop,
-        stream_arguments=False,  # a call's deltas come whole, once it ended
-        read_calls=True,
-    )
-
-
 def _finished_calls(deltas: list[Any]) -> list[tuple[str, str]]:
     """``(name, arguments)`` of each call the deltas of one feed finish."""
     names: dict[int, str] = {}
@@ -287,7 +243,11 @@ def _steered(
         base = len(reply.text)
         if current.grammar is not None and not current.grammar.lazy and kind != "ban":
             reply.call_start = base  # a forced grammar: the call starts at once
-        action = yield from _run(request, steering, reply, engine.run(current), current, kind)
+        gen = _start(engine, current, first=not runs)
+        if gen is None:  # a rewound run the engine refused (a context the reminder overflows)
+            kind = "end"
+            break
+        action = yield from _run(request, steering, reply, gen, current, kind)
         runs.append((base, action.result))
         reply.text = reply.text[: action.cut]
         kind = action.kind
@@ -304,6 +264,19 @@ def _steered(
     if len(reply.text) > reply.yielded:
         yield reply.text[reply.yielded :]
     _account(result, reply.text, runs, ended=kind == "end", cut=left == 0 and kind != "done")
+
+
+def _start(engine: Engine, job: GenerationRequest, *, first: bool) -> Generation | None:
+    """``engine.run(job)``; a rewound run that cannot start ends the reply where it stands
+    (``None``) instead of failing a reply already under way. The first run raises as usual."""
+    from ..errors import ToolDialectError
+
+    try:
+        return engine.run(job)
+    except ToolDialectError:
+        if first:
+            raise
+        return None
 
 
 def _remind(steering: Steering, head: str) -> tuple[str, str]:
@@ -353,10 +326,12 @@ def _run(
 ) -> Generator[str, None, _Action]:
     """Decode one run into ``reply``, yielding what is final; say how it ended."""
     base = len(reply.text)
-    parser = _new_parser(request)
+    parser = reply_parser(
+        request, stream_arguments=False
+    )  # a call's deltas come whole, once it ended
     parser.feed(reply.text)
     lazy = job.grammar is not None and job.grammar.lazy
-    watch = _Watch.of(job.triggers, base) if lazy else None
+    watch = _Watch(job.triggers, base) if lazy else None
     try:
         for piece in gen:
             reply.text += piece
@@ -366,10 +341,13 @@ def _run(
                 if reply.text[base:].strip():
                     return _Action("resume", len(reply.text), gen.result)
                 continue
-            found = _look(steering, reply, parser.feed(piece), watch, len(piece))
+            waiting = watch is not None and reply.call_start is None
+            start, hold = watch.check(reply.text) if waiting and watch else (None, len(reply.text))
+            found = _look(steering, reply, parser.feed(piece), start)
             if found is not None:
                 return _Action(found[0], found[1], gen.result)
-            hold = _hold(reply, watch, len(piece))
+            if reply.call_start is not None:  # text from the first call not yet judged waits
+                hold = max(reply.call_start, reply.judged)
             if hold > reply.yielded:
                 yield reply.text[reply.yielded : hold]
                 reply.yielded = hold
@@ -383,30 +361,15 @@ def _run(
     return _Action("done", len(reply.text), gen.result)
 
 
-def _hold(reply: _Reply, watch: _Watch | None, new: int) -> int:
-    """How far the text is final: up to the first call not yet judged, or to where a trigger
-    may be starting."""
-    if reply.call_start is not None:
-        return max(reply.call_start, reply.judged)
-    if watch is None:
-        return len(reply.text)
-    return watch.check(reply.text, new)[1]
-
-
 def _look(
-    steering: Steering,
-    reply: _Reply,
-    deltas: list[Any],
-    watch: _Watch | None,
-    new: int,
+    steering: Steering, reply: _Reply, deltas: list[Any], start: int | None
 ) -> tuple[str, int] | None:
-    """What to do after a piece: ``None`` (go on), or ``(action, where the text is cut)``."""
-    if watch is not None and reply.call_start is None:
-        start, _ = watch.check(reply.text, new)
-        if start is not None:
-            reply.call_start = start
-            if _variant(steering, reply, start):
-                return ("native", start)
+    """What to do after a piece (``start``: where a trigger just captured): ``None`` (go on),
+    or ``(action, where the text is cut)``."""
+    if start is not None:
+        reply.call_start = start
+        if _variant(steering, reply, start):
+            return ("native", start)
     return _judge(steering, reply, deltas)
 
 
@@ -515,7 +478,7 @@ def steering_for(
     Only a tool-call grammar of the dialect is steered: not ``"none"``, not a ``response_format``
     answer (its grammar decides the call/answer choice), not a call opener the prompt wrote,
     not a caller's own grammar, not header-addressed messages."""
-    from ..grammar.build import ToolGrammar
+    from ..grammar.build import ToolGrammar, no_call_start
 
     spec = request.setup.spec
     grammar = request.grammar
@@ -534,22 +497,9 @@ def steering_for(
         reminded=reminded if auto and answered else None,
         native=_native_grammar(request, layout) if auto and grammar.lazy else None,
         primary_opener=spec.primary.opener(),
-        ban=ban_grammar("".join(_first_char(_start_of(f)) for f in spec.formats)),
+        ban=no_call_start(spec),
         may_ban=auto,
     )
-
-
-def _start_of(fmt: CallFormat) -> str:
-    """How an emission in ``fmt`` starts: its opener, or a rendered call where it has none (a
-    bare JSON body starts with ``{``)."""
-    from ..dialect.bodies import render_body
-
-    return fmt.opener() or render_body(fmt.body, "f", {}, "call_0", 0)
-
-
-def _first_char(text: str) -> str:
-    stripped = text.lstrip()
-    return stripped[:1] if stripped[:1] and not stripped[:1].isalnum() else ""
 
 
 def _native_grammar(request: Request, layout: ArgumentLayout | None) -> GrammarLike | None:

@@ -41,7 +41,7 @@ from ..errors import UnsupportedToolChoiceError
 from ..tool_defs import ToolChoice, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout
 from .formats import format_rule
-from .gbnf import GbnfBuilder, optional_edges, until
+from .gbnf import GbnfBuilder, escape_char, optional_edges, until
 from .strict_form import strict_call_rules
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "ToolGrammar",
     "build_grammar",
     "ensure_forcible",
+    "no_call_start",
     "trigger_pattern",
     "word_pattern",
 ]
@@ -267,3 +268,19 @@ def trigger_pattern(
     if trigger.kind == "pattern_full":
         return f"{start}{inner}$"
     return f"{start}{inner}[\\s\\S]*" if anchored else rf"{start}[\s\S]*?{inner}[\s\S]*"
+
+
+def no_call_start(spec: DialectSpec) -> ToolGrammar | None:
+    """A grammar of a reply whose first non-blank character starts no call in any of ``spec``'s
+    formats (``None`` when every format starts with a word character, which prose shares): what
+    a reply may begin with where a call must not. Each format starts with its opener, or, where
+    it has none (a bare JSON body), with what its body writes first."""
+    from ..dialect.bodies import render_body
+
+    starts = [fmt.opener() or render_body(fmt.body, "f", {}, "call_0", 0) for fmt in spec.formats]
+    firsts = {s.lstrip()[:1] for s in starts} - {""}
+    banned = "".join(escape_char(c, "]^-[") for c in sorted(firsts) if not c.isalnum())
+    if not banned:
+        return None
+    gbnf = f"root ::= ([ \\t\\r\\n]* [^ \\t\\r\\n{banned}] tail)?\ntail ::= [^\\x00]*\n"
+    return ToolGrammar(gbnf=gbnf, lazy=False, forced=False)
