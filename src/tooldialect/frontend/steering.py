@@ -167,9 +167,11 @@ class _Watch:
         if start is not None:
             return start + self.base, start + self.base
         hold = len(text)
-        for core, width in self.cores:
+        for core, width in list(self.cores):
             if width is None:  # anchored at the start
                 m = core.match(text, partial=True)
+                if m is None:  # the text only grows: it never matches now
+                    self.cores.remove((core, width))
                 hold = 0 if m is not None else hold
             else:
                 m = core.search(text, max(0, len(text) - new - width + 1), partial=True)
