@@ -28,10 +28,10 @@ def get_weather(city: str) -> str:
     return CITY_WEATHER.get(city.strip().lower(), f"no data for {city}")
 
 
-def load(path: Path) -> Any:
+def load(path: Path, **options: Any) -> Any:
     from llama_cpp import Llama
 
-    handler = tooldialect.ToolChatHandler(parallel_tool_calls=False)
+    handler = tooldialect.ToolChatHandler(parallel_tool_calls=False, **options)
     return Llama(str(path), n_threads=2, n_ctx=2048, verbose=False, chat_handler=handler)
 
 
@@ -82,12 +82,19 @@ def test_polyfill_agent_on_smollm2(smollm2_path: Path) -> None:
     )
 
 
-def test_native_agent_on_qwen_decodes_only_the_new_suffix(qwen_path: Path) -> None:
-    llm = load(qwen_path)
+@pytest.mark.parametrize("steer", [False, True], ids=["as-written", "steered"])
+def test_native_agent_on_qwen_decodes_only_the_new_suffix(qwen_path: Path, steer: bool) -> None:
+    """As written, the fenced call re-renders as the model wrote it: only the new suffix is
+    decoded. Steered, the call rewritten as ``<tool_call>`` (spelled in pieces by this model
+    under the grammar, tokenized whole in the next prompt) is decoded again once."""
+    llm = load(qwen_path, steer_calls=steer)
     events, result = run_two_steps(llm, "auto")
     check_transcript(events, result)
     first, second = result.steps
-    held = first.usage["prompt_tokens"] + first.usage["completion_tokens"]
-    new_suffix = second.usage["prompt_tokens"] - held
+    reply = first.usage["completion_tokens"] - first.usage.get("completion_tokens_details", {}).get(
+        "rejected_prediction_tokens", 0
+    )
+    new_suffix = second.usage["prompt_tokens"] - first.usage["prompt_tokens"] - reply
     assert second.decoded_prompt_tokens == llm.chat_handler.last_result.last_prompt_eval_tokens
-    assert second.decoded_prompt_tokens <= new_suffix + 5  # the benchmark's bar
+    bar = reply + 5 if steer else 5  # the benchmark's bar
+    assert second.decoded_prompt_tokens <= new_suffix + bar

@@ -43,6 +43,7 @@ NEUTRAL_RESULT = {
     "finish_reason",
     "prompt_tokens",
     "completion_tokens",
+    "discarded_tokens",
     "last_prompt_eval_tokens",
     "stopped_by",
     "logprobs",

@@ -6,7 +6,7 @@ asked (forced grammar, ban grammar, or the request's lazy one)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -16,8 +16,9 @@ from fake_engine import FakeEngine, FakeLlama
 from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect.dialect.builtins import builtin_dialects, get_builtin
 from tooldialect.engine.base import Generation, GenerationRequest, GenerationResult
+from tooldialect.engine.in_process.stats import LlamaCppStats
 from tooldialect.errors import ContextOverflowError
-from tooldialect.frontend.steering import REMINDER, answered_calls, call_key
+from tooldialect.frontend.steering import ANSWER, REMINDER, answered_calls, call_key
 from tooldialect.grammar.build import no_call_start
 from tooldialect.handler import ToolChatHandler
 
@@ -212,6 +213,24 @@ def test_a_reminded_model_answers_and_the_conversation_is_not_changed() -> None:
     assert messages == ANSWERED and len(engine.jobs) == 2
 
 
+def test_a_reply_of_nothing_after_a_result_is_asked_for_an_answer() -> None:
+    def silent(job: GenerationRequest) -> list[str]:
+        return pieces("It is 7 C with sleet.") if ANSWER in job.prompt else []
+
+    handler, llama, engine = handler_with(silent)
+    out = complete(handler, llama, ANSWERED)
+    assert out["choices"][0]["message"]["content"] == "It is 7 C with sleet."
+    assert [ANSWER in job.prompt for job in engine.jobs] == [False, True]
+    # once a reply: asked again, the model may still say nothing
+    handler, llama, engine = handler_with(lambda job: [])
+    assert complete(handler, llama, ANSWERED)["choices"][0]["message"]["content"] in ("", None)
+    assert len(engine.jobs) == 2
+    # with no tool result in the conversation, nothing is asked
+    handler, llama, engine = handler_with(lambda job: [])
+    complete(handler, llama, [{"role": "user", "content": "Hi"}])
+    assert len(engine.jobs) == 1
+
+
 def test_opting_out_keeps_the_repeated_call() -> None:
     handler, llama, _ = handler_with(repeat_then_answer, steer_calls=False)
     out = complete(handler, llama, ANSWERED)
@@ -271,14 +290,41 @@ def test_a_rewound_run_the_engine_refuses_ends_the_reply_without_an_error() -> N
     assert out["choices"][0]["finish_reason"] == "stop"
 
 
-def test_the_token_limit_counts_every_run() -> None:
+def test_the_token_limit_bounds_the_reply_not_what_was_taken_back() -> None:
     handler, llama, engine = handler_with(repeat_then_answer)
-    complete(handler, llama, ANSWERED, max_tokens=100)
-    first = engine.jobs[1].max_tokens
-    assert first is not None and 100 - len(pieces(PARIS)) <= first < 100
-    banned, last = engine.jobs[2].max_tokens, engine.jobs[3].max_tokens
-    assert banned is not None and banned < first
-    assert last is not None and last == banned - 1  # the ban run's one token
+    out = complete(handler, llama, ANSWERED, max_tokens=100)
+    # the repeated call (taken back at its start) leaves the whole limit to the next runs
+    assert [job.max_tokens for job in engine.jobs[1:3]] == [100, 100]
+    assert engine.jobs[3].max_tokens == 99  # the ban run's one token is kept
+    usage = out["usage"]
+    rejected = usage["completion_tokens_details"]["rejected_prediction_tokens"]
+    # twice the call up to where it was judged (its JSON's end)
+    assert rejected == 2 * len(pieces(PARIS[: PARIS.index("}}") + 2]))
+    kept = usage["completion_tokens"] - rejected
+    assert kept == 1 + len(pieces(" is 7 C with sleet in Paris."))  # "It", then the answer
+
+
+def test_a_reply_cut_at_its_limit_after_a_rewind_says_length() -> None:
+    def long_answer(job: GenerationRequest) -> list[str]:
+        if kind_of(job) == "lazy" and job.prompt.endswith("It"):
+            return pieces("x" * 300)
+        return repeat_then_answer(job)
+
+    limit = len(pieces(PARIS)) + 3  # room for the repeated call, not for the long answer
+    handler, llama, engine = handler_with(long_answer)
+    out = complete(handler, llama, ANSWERED, max_tokens=limit)
+    assert out["choices"][0]["finish_reason"] == "length"
+    assert out["choices"][0]["message"]["content"] == "It" + "x" * 3 * (limit - 1)
+    assert engine.jobs[-1].max_tokens == limit - 1
+    rejected = out["usage"]["completion_tokens_details"]["rejected_prediction_tokens"]
+    assert out["usage"]["completion_tokens"] - rejected == limit
+
+
+def test_usage_has_no_rejected_tokens_when_nothing_was_taken_back() -> None:
+    handler, llama, _ = handler_with(lambda job: pieces(PARIS))
+    out = complete(handler, llama, [{"role": "user", "content": "Paris?"}])
+    assert "completion_tokens_details" not in out["usage"]
+    assert out["usage"]["completion_tokens"] == len(pieces(PARIS))
 
 
 # ---- streaming equals batch ---------------------------------------------------------------
@@ -304,6 +350,59 @@ def test_streaming_equals_batch(script: Script, messages: list[dict[str, Any]]) 
         for c in batch.get("tool_calls") or []
     ]
     assert stream["calls"] == expected
+
+
+class Accounted(ByJob):
+    """A ``ByJob`` that keeps logprob entries (one a piece, as a stream reads them: growing)
+    and an in-process engine's stats (one draft a run)."""
+
+    def run(self, request: GenerationRequest) -> Generation:
+        gen = super().run(request)
+        gen.result.stats = LlamaCppStats(draft_proposed=2, draft_accepted=[1])
+        if request.logprobs is None:
+            return gen
+        entries: list[dict[str, Any]] = []
+        gen.result.logprobs = entries
+
+        def noted() -> Iterator[str]:
+            for piece in gen:
+                entries.append({"token": piece, "logprob": -0.5, "bytes": None})
+                yield piece
+
+        return Generation(noted(), gen.result)
+
+
+@pytest.mark.parametrize(
+    "script", [fenced_then_native, repeat_then_answer], ids=["variant", "answered"]
+)
+def test_logprobs_and_stats_are_of_the_reply_in_batch_and_stream(script: Script) -> None:
+    messages = ANSWERED if script is repeat_then_answer else [{"role": "user", "content": "P?"}]
+    handler, llama, engine = ToolChatHandler(), FakeLlama(TEMPLATE), Accounted(script)
+    handler.setup(llama, engine=engine)
+    out = complete(handler, llama, messages, logprobs=True)
+    tokens = [e["token"] for e in out["choices"][0]["logprobs"]["content"]]
+    last = handler.last_result
+    assert last is not None and "".join(tokens) == last.text  # only the kept tokens, in order
+    runs = len(engine.jobs)
+    assert runs > 1 and last.stats.draft_accepted == [1] * runs
+    chunks: Any = handler(
+        llama=llama, messages=messages, tools=[WEATHER], stream=True, logprobs=True
+    )
+    streamed = [
+        e["token"] for c in chunks for e in (c["choices"][0]["logprobs"] or {}).get("content", [])
+    ]
+    assert streamed == tokens
+
+
+def test_a_call_streams_as_written_where_nothing_could_take_it_back() -> None:
+    def deltas(messages: list[dict[str, Any]]) -> int:
+        handler, llama, _ = handler_with(lambda job: pieces(OSLO))
+        chunks: Any = handler(llama=llama, messages=messages, tools=[WEATHER], stream=True)
+        return sum(1 for c in chunks for _ in c["choices"][0]["delta"].get("tool_calls") or [])
+
+    fresh = deltas([{"role": "user", "content": "Oslo?"}])  # name, then argument pieces
+    # after an answered call, the call waits until judged: name and arguments come at once
+    assert deltas(ANSWERED) == 2 < fresh
 
 
 # ---- the pieces ---------------------------------------------------------------------------

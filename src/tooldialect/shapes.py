@@ -19,6 +19,7 @@ __all__ = [
     "ChatCompletionChunk",
     "Choice",
     "ChunkChoice",
+    "CompletionTokensDetails",
     "Delta",
     "FinishReason",
     "FunctionCall",
@@ -103,11 +104,22 @@ class PromptTokensDetails(TypedDict):
     """Prompt tokens the KV cache already held."""
 
 
-class Usage(TypedDict):
+class CompletionTokensDetails(TypedDict):
+    rejected_prediction_tokens: int
+    """Tokens decoded and then taken back (steering rewound the reply there): counted in
+    ``completion_tokens``, as OpenAI counts rejected predictions, but not in the reply."""
+
+
+class _Usage(TypedDict):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
     prompt_tokens_details: PromptTokensDetails
+
+
+class Usage(_Usage, total=False):
+    completion_tokens_details: CompletionTokensDetails
+    """Only when a steered reply took tokens back."""
 
 
 class Choice(TypedDict):

@@ -169,6 +169,9 @@ class GenerationResult:
     """Length of the whole prompt in tokens."""
     completion_tokens: int = 0
     """Tokens generated (the end-of-generation token not counted)."""
+    discarded_tokens: int = 0
+    """Of ``completion_tokens``, those taken back (a steered reply rewound past them): decoded,
+    paid for, and not in :attr:`text`."""
     last_prompt_eval_tokens: int = 0
     """Prompt tokens actually decoded; the rest came from a cache (usage's ``cached_tokens``)."""
     stopped_by: str | None = None

@@ -324,7 +324,7 @@ class FrontEnd:
             prepared,
             messages,
             layout=self.argument_layout,
-            reminded=lambda: self.reminded_prompt(setup, messages, options),
+            reminded=lambda words: self.reminded_prompt(setup, messages, options, words=words),
         )
         if self.steer_calls and steering is not None:
             gen = steer(prepared, job, setup.engine, steering)
@@ -333,11 +333,16 @@ class FrontEnd:
         return Completed(self.reply(prepared, gen, model=model, stream=options.stream), gen.result)
 
     def reminded_prompt(
-        self, setup: ModelSetup, messages: Sequence[Mapping[str, Any]], options: ChatOptions
+        self,
+        setup: ModelSetup,
+        messages: Sequence[Mapping[str, Any]],
+        options: ChatOptions,
+        *,
+        words: str = REMINDER,
     ) -> str:
-        """The prompt of ``messages`` with the steering's ``REMINDER`` as the user's last words
-        (rendered by the model's template, never kept in the conversation)."""
-        said = [*messages, {"role": "user", "content": REMINDER}]
+        """The prompt of ``messages`` with the steering's ``words`` as the user's last (rendered
+        by the model's template, never kept in the conversation)."""
+        said = [*messages, {"role": "user", "content": words}]
         return self.prepare(setup, messages=said, **options.prepare).prompt
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:

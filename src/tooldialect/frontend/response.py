@@ -105,7 +105,7 @@ def finish_reason(calls: bool, result: GenerationResult) -> FinishReason:
 
 def usage(result: GenerationResult) -> Usage:
     """OpenAI's ``usage`` object."""
-    return {
+    shape: Usage = {
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
         "total_tokens": result.prompt_tokens + result.completion_tokens,
@@ -114,6 +114,9 @@ def usage(result: GenerationResult) -> Usage:
             "cached_tokens": result.prompt_tokens - result.last_prompt_eval_tokens
         },
     }
+    if result.discarded_tokens:
+        shape["completion_tokens_details"] = {"rejected_prediction_tokens": result.discarded_tokens}
+    return shape
 
 
 def message_for(parsed: ParsedOutput) -> AssistantMessage:

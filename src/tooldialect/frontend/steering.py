@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .request import Request
 
 __all__ = [
+    "ANSWER",
     "MAX_REWINDS",
     "CallKey",
     "Steering",
@@ -61,6 +62,11 @@ REMINDER = (
 """Said (to the model only, never kept in the conversation) when it repeats an answered call:
 Qwen2.5-Coder-0.5B, banned from writing a call after its result, writes the call as text (its
 first token after the result is ``{"`` with p = 0.97); told this, it answers."""
+
+ANSWER = "Answer my question in words, from the tool results above."
+"""Said (to the model only) when it ends its turn at once, with nothing, after tool results:
+Qwen2.5-Coder-0.5B, shown its call as ``<tool_call>`` and the result, ends the turn with no
+text at all; told this, it answers."""
 
 MAX_REWINDS = 3
 """Rewinds per reply; past them a repeated call ends the reply where it started."""
@@ -132,9 +138,10 @@ class Steering:
     repeated first call ends the reply)."""
     may_ban: bool = True
     """The request allows a reply without a call (``auto``)."""
-    reminded: Callable[[], str] | None = None
-    """The prompt again with :data:`REMINDER` as the user's last words (``None``: the template
-    cannot render it). Used once, for the first answered call taken back."""
+    reminded: Callable[[str], str] | None = None
+    """The prompt again with the words given (:data:`REMINDER`, :data:`ANSWER`) as the user's
+    last (``None``: nothing to remind of, no tool result in the conversation). Used once a
+    reply: for the first answered call taken back, or a reply that ended with nothing."""
 
 
 # ---- the steered generation ------------------------------------------------------------------
@@ -207,6 +214,8 @@ class _Reply:
     redirects: int = 0
     """Calls rewritten in the primary format so far."""
     reminded: bool = False
+    kept_tokens: int = 0
+    """Tokens of the text kept so far (what ``max_tokens`` bounds)."""
 
 
 def steer(
@@ -214,7 +223,9 @@ def steer(
 ) -> Generation:
     """``engine.run(job)``, steered as ``steering`` says (see the module docstring)."""
     result = GenerationResult()
-    return Generation(_steered(request, job, engine, steering, result), result)
+    # the entries list exists before the first piece: a stream reads it as it grows
+    entries = _Entries(result, wanted=job.logprobs is not None)
+    return Generation(_steered(request, job, engine, steering, result, entries), result)
 
 
 def _finished_calls(deltas: list[Any]) -> list[tuple[str, str]]:
@@ -237,10 +248,11 @@ def _steered(
     engine: Engine,
     steering: Steering,
     result: GenerationResult,
+    entries: _Entries,
 ) -> Iterator[str]:
     reply = _Reply()
-    runs: list[tuple[int, GenerationResult]] = []  # where each run's text starts, its result
-    current, kind, head = job, "start", job.prompt
+    runs: list[GenerationResult] = []
+    current, kind, head, left = job, "start", job.prompt, _tokens_left(job.max_tokens, 0)
     while True:
         base = len(reply.text)
         if current.grammar is not None and not current.grammar.lazy and kind != "ban":
@@ -249,23 +261,66 @@ def _steered(
         if gen is None:  # a rewound run the engine refused (a context the reminder overflows)
             kind = "end"
             break
-        action = yield from _run(request, steering, reply, gen, current, kind)
-        runs.append((base, action.result))
+        entries.begin(gen.result, base)
+        action = yield from _run(request, steering, reply, gen, current, kind, entries)
+        runs.append(action.result)
+        entries.close(action.cut)
+        reply.kept_tokens += _kept_tokens(action.result, len(reply.text) - base, action.cut - base)
         reply.text = reply.text[: action.cut]
         kind = action.kind
-        left = _tokens_left(job.max_tokens, [r for _, r in runs])
+        # what was taken back does not count: max_tokens bounds the reply (the rewinds are
+        # bounded by MAX_REWINDS)
+        left = _tokens_left(job.max_tokens, reply.kept_tokens)
         if kind in ("done", "end") or left == 0:
             break
-        reply.rewinds += kind in ("remind", "ban")
+        reply.rewinds += kind in ("remind", "answer", "ban")
         reply.redirects += kind == "native"
-        if kind == "remind":  # the model chooses again, reminded: a different call, or words
-            head, kind = _remind(steering, head)
+        if kind in ("remind", "answer"):  # the model chooses again, reminded
+            head, kind = _remind(steering, head, REMINDER if kind == "remind" else ANSWER)
             reply.reminded = True
         current = _next_job(job, steering, kind, prompt=head + reply.text, left=left)
         reply.call_start = None
     if len(reply.text) > reply.yielded:
         yield reply.text[reply.yielded :]
-    _account(result, reply.text, runs, ended=kind == "end", cut=left == 0 and kind != "done")
+    _account(result, reply, runs, ended=kind == "end", cut=left == 0 and kind != "done")
+
+
+class _Entries:
+    """The logprob entries of the tokens that make the reply, kept as the text is: each run's
+    entries up to where the reply was cut after it, appended to ``result.logprobs`` as text
+    is yielded (a stream reads that list as it grows)."""
+
+    def __init__(self, result: GenerationResult, *, wanted: bool) -> None:
+        self.kept: list[dict[str, Any]] | None = [] if wanted else None
+        result.logprobs = self.kept
+        self.run: GenerationResult | None = None
+        self.next = 0
+        self.at = 0
+
+    def begin(self, run: GenerationResult, base: int) -> None:
+        self.run, self.next, self.at = run, 0, base
+
+    def close(self, upto: int) -> None:
+        """Keep the run's entries of tokens that end by ``upto``; the rest were taken back."""
+        run = self.run
+        if self.kept is None or run is None or run.logprobs is None:
+            return
+        while self.next < len(run.logprobs):
+            end = self.at + len(str(run.logprobs[self.next].get("token", "")))
+            if end > upto:
+                break
+            self.kept.append(run.logprobs[self.next])
+            self.next, self.at = self.next + 1, end
+
+
+def _kept_tokens(run: GenerationResult, length: int, kept: int) -> int:
+    """Of a run's tokens, those of the ``kept`` characters of its ``length`` (in proportion
+    where the run was cut inside: an engine-neutral estimate)."""
+    if kept >= length:
+        return run.completion_tokens
+    if kept <= 0 or length <= 0:
+        return 0
+    return -(-run.completion_tokens * kept // length)
 
 
 def _start(engine: Engine, job: GenerationRequest, *, first: bool) -> Generation | None:
@@ -281,14 +336,14 @@ def _start(engine: Engine, job: GenerationRequest, *, first: bool) -> Generation
         return None
 
 
-def _remind(steering: Steering, head: str) -> tuple[str, str]:
-    """``(prompt head, rewind kind)`` after a reminder: the reminded prompt, or the ban on the
-    same prompt where the template cannot render it."""
+def _remind(steering: Steering, head: str, words: str) -> tuple[str, str]:
+    """``(prompt head, rewind kind)`` after a reminder of ``words``: the reminded prompt, or
+    the ban on the same prompt where the template cannot render it."""
     from ..errors import ToolDialectError
 
     assert steering.reminded is not None
     try:
-        return steering.reminded(), "remind"
+        return steering.reminded(words), "remind"
     except ToolDialectError:
         return head, "ban"
 
@@ -312,8 +367,8 @@ def _next_job(
 class _Action:
     kind: str
     """``done`` (the run ended), ``end`` (the reply ends at ``cut``), or a rewind to ``cut``:
-    ``native``, ``remind`` (the request's grammar on the reminded prompt), ``ban``,
-    ``resume``."""
+    ``native``, ``remind`` (the request's grammar on the reminded prompt), ``answer`` (the same
+    on a prompt that asks for an answer), ``ban``, ``resume``."""
     cut: int
     result: GenerationResult
 
@@ -325,6 +380,7 @@ def _run(
     gen: Generation,
     job: GenerationRequest,
     kind: str,
+    entries: _Entries,
 ) -> Generator[str, None, _Action]:
     """Decode one run into ``reply``, yielding what is final; say how it ended."""
     base = len(reply.text)
@@ -348,19 +404,42 @@ def _run(
             found = _look(steering, reply, parser.feed(piece), start)
             if found is not None:
                 return _Action(found[0], found[1], gen.result)
-            if reply.call_start is not None:  # text from the first call not yet judged waits
-                hold = max(reply.call_start, reply.judged)
+            if reply.call_start is not None and _may_take_back(steering, reply):
+                hold = max(reply.call_start, reply.judged)  # a call not yet judged waits
             if hold > reply.yielded:
+                entries.close(hold)
                 yield reply.text[reply.yielded : hold]
                 reply.yielded = hold
     finally:
         gen.close()
     if kind != "ban":
         closed = parser.close(truncated=gen.result.finish_reason == "length")
-        found = _judge(steering, reply, closed)
+        found = _judge(steering, reply, closed) or _nothing_said(steering, reply, gen.result)
         if found is not None:
             return _Action(found[0], found[1], gen.result)
     return _Action("done", len(reply.text), gen.result)
+
+
+def _nothing_said(
+    steering: Steering, reply: _Reply, run: GenerationResult
+) -> tuple[str, int] | None:
+    """A reply that ended by itself with nothing but blanks, where tool results wait for an
+    answer: the model is reminded to answer (once a reply)."""
+    if (
+        reply.text.strip()
+        or run.finish_reason != "stop"
+        or steering.reminded is None
+        or reply.reminded
+        or not steering.may_ban
+    ):
+        return None
+    return ("answer", reply.yielded)
+
+
+def _may_take_back(steering: Steering, reply: _Reply) -> bool:
+    """Whether the call being written could still be taken back (a repeat of one before it in
+    the reply, or of an answered one): if not, it streams as it is written."""
+    return bool(reply.keys) or (bool(steering.answered) and steering.may_ban)
 
 
 def _look(
@@ -422,47 +501,43 @@ def _undo(steering: Steering, reply: _Reply, *, first: bool) -> tuple[str, int]:
     return ("end", max(start, reply.yielded))
 
 
-def _tokens_left(max_tokens: int | None, runs: list[GenerationResult]) -> int | None:
-    """What the token limit leaves after ``runs`` (``None``: no limit)."""
+def _tokens_left(max_tokens: int | None, kept: int) -> int | None:
+    """What the token limit leaves after ``kept`` tokens (``None``: no limit)."""
     if max_tokens is None or max_tokens <= 0:
         return None
-    return max(0, max_tokens - sum(r.completion_tokens for r in runs))
+    return max(0, max_tokens - kept)
 
 
 def _account(
     result: GenerationResult,
-    text: str,
-    runs: list[tuple[int, GenerationResult]],
+    reply: _Reply,
+    runs: list[GenerationResult],
     *,
     ended: bool,
     cut: bool,
 ) -> None:
     """Fill ``result`` for the whole reply: the first run's prompt, every run's tokens."""
-    first, last = runs[0][1], runs[-1][1]
-    result.text = text
+    first, last = runs[0], runs[-1]
+    result.text = reply.text
     result.finish_reason = "stop" if ended else "length" if cut else last.finish_reason
     result.prompt_tokens = first.prompt_tokens
-    result.completion_tokens = sum(r.completion_tokens for _, r in runs)
+    result.completion_tokens = sum(r.completion_tokens for r in runs)
+    result.discarded_tokens = result.completion_tokens - reply.kept_tokens
     result.last_prompt_eval_tokens = first.last_prompt_eval_tokens
     result.stopped_by = None if ended else last.stopped_by
-    result.stats = first.stats
-    if all(r.logprobs is not None for _, r in runs):
-        result.logprobs = _kept_logprobs(len(text), runs)
+    result.stats = _joined_stats(runs)
 
 
-def _kept_logprobs(length: int, runs: list[tuple[int, GenerationResult]]) -> list[dict[str, Any]]:
-    """The logprob entries of the tokens that made the final text: each run's up to where the
-    next run starts (the text after it was taken back)."""
-    kept: list[dict[str, Any]] = []
-    ends = [b for b, _ in runs[1:]] + [length]
-    for (base, run), end in zip(runs, ends, strict=True):
-        at = base
-        for entry in run.logprobs or []:
-            at += len(str(entry.get("token", "")))
-            if at > end:
-                break
-            kept.append(entry)
-    return kept
+def _joined_stats(runs: list[GenerationResult]) -> Any:
+    """The engine's accounts of the runs as one, where its type can join them (``then``);
+    else the first run's."""
+    stats, decoded = runs[0].stats, runs[0].completion_tokens
+    for run in runs[1:]:
+        then = getattr(stats, "then", None)
+        if then is None or run.stats is None:
+            break
+        stats, decoded = then(run.stats, tokens_before=decoded), decoded + run.completion_tokens
+    return stats
 
 
 # ---- what to steer, per request ----------------------------------------------------------------
@@ -473,7 +548,7 @@ def steering_for(
     messages: Sequence[Mapping[str, Any]],
     *,
     layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
-    reminded: Callable[[], str] | None = None,
+    reminded: Callable[[str], str] | None = None,
 ) -> Steering | None:
     """What to steer in the reply to ``request`` (``None``: nothing, the engine's own run).
 

@@ -31,3 +31,20 @@ class LlamaCppStats:
     draft_accepted: list[int] = field(default_factory=list)
     """Draft tokens the sampler chain agreed with, per drafted batch (their sum is the tokens
     that took no step of their own)."""
+
+    def then(self, later: LlamaCppStats, *, tokens_before: int) -> LlamaCppStats:
+        """This account followed by a ``later`` run's, as one (a steered reply's runs): counts
+        add up, ``later``'s forced positions move past the ``tokens_before`` decoded before it,
+        the prompt's prefix account stays this first run's."""
+        return LlamaCppStats(
+            prefix_tokens=self.prefix_tokens,
+            checkpoint=self.checkpoint,
+            grammar_resamples=self.grammar_resamples + later.grammar_resamples,
+            forced_tokens=self.forced_tokens + later.forced_tokens,
+            forced_positions=[
+                *self.forced_positions,
+                *(p + tokens_before for p in later.forced_positions),
+            ],
+            draft_proposed=self.draft_proposed + later.draft_proposed,
+            draft_accepted=[*self.draft_accepted, *later.draft_accepted],
+        )

@@ -43,6 +43,9 @@ def completion_body(request: GenerationRequest, *, prompt: str | None = None) ->
         "prompt": request.prompt if prompt is None else prompt,
         "stream": True,
         "cache_prompt": True,
+        # each event says what the prompt cost: a reply closed early (steering rewound it)
+        # still has its usage
+        "timings_per_token": True,
         "n_predict": max_tokens if max_tokens and max_tokens > 0 else -1,
         "temperature": sampling.temperature,
         "top_k": sampling.top_k,
@@ -285,6 +288,8 @@ class LlamaServerEngine:
         try:
             for event in events:
                 piece = event.get("content") or ""
+                if not result.prompt_tokens:
+                    _prompt_cost(event, result, head[1])
                 if result.logprobs is not None:
                     result.logprobs += _logprobs(event, top)
                 if piece:
@@ -343,13 +348,20 @@ def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[di
     yield from rest
 
 
-def _final(event: Mapping[str, Any], result: GenerationResult, head: int = 0) -> int | None:
-    """Fill ``result`` from the closing event (``head``: tokens a switched reply's first
-    request generated, which the second one's prompt ends in); returns the slot that served."""
-    result.completion_tokens = head + int(event.get("tokens_predicted", 0) or 0)
+def _prompt_cost(event: Mapping[str, Any], result: GenerationResult, head: int = 0) -> None:
+    """The prompt's tokens and those decoded (not cached), from any event that says them
+    (``head``: tokens a switched reply's first request generated, which the second one's
+    prompt ends in)."""
     result.prompt_tokens = int(event.get("tokens_evaluated", 0) or 0) - head
     timings = event.get("timings") or {}
     result.last_prompt_eval_tokens = int(timings.get("prompt_n", result.prompt_tokens) or 0)
+
+
+def _final(event: Mapping[str, Any], result: GenerationResult, head: int = 0) -> int | None:
+    """Fill ``result`` from the closing event (``head``: as in ``_prompt_cost``); returns the
+    slot that served."""
+    result.completion_tokens = head + int(event.get("tokens_predicted", 0) or 0)
+    _prompt_cost(event, result, head)
     stop_type = event.get("stop_type", "")
     result.finish_reason = "length" if stop_type == "limit" else "stop"
     result.stopped_by = str(event.get("stopping_word") or "") or None
