@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from jinja2 import meta
 
+from conftest import TEMPLATES as TEMPLATE_DIR
 from tooldialect import ChatTemplate
 
-FIXTURES = Path(__file__).parent / "fixtures" / "templates"
-TEMPLATES = sorted(FIXTURES.glob("*.jinja"))
+TEMPLATES = sorted(TEMPLATE_DIR.glob("*.jinja"))
 
 
 def _meta_variables(template: ChatTemplate) -> frozenset[str]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import TEMPLATES
 from tooldialect.errors import TemplateError
 from tooldialect.frontend.render import render_prompt
 from tooldialect.frontend.response import client_ids, message_for
@@ -32,8 +32,6 @@ from tooldialect.prompt.compat import (
 )
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.verify import detect_dialect
-
-TEMPLATES = Path(__file__).parent / "fixtures" / "templates"
 
 # no descriptions on parameters, an object parameter without additionalProperties, an array
 # parameter without items: all valid JSON Schema, all read unchecked by some template

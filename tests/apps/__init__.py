@@ -1,0 +1,1 @@
+"""Tests of ``tooldialect.apps`` (tests/README.md says what goes where)."""

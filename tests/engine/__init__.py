@@ -1,0 +1,1 @@
+"""Tests of ``tooldialect.engine`` (tests/README.md says what goes where)."""

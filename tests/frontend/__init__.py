@@ -1,0 +1,1 @@
+"""Tests of ``tooldialect.frontend`` (tests/README.md says what goes where)."""

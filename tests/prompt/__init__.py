@@ -1,0 +1,1 @@
+"""Tests of ``tooldialect.prompt`` (tests/README.md says what goes where)."""
