@@ -145,7 +145,7 @@ def run_turns(path: Path, **handler_options: Any) -> tuple[list[Any], list[int],
 @pytest.mark.model
 def test_cache_restores_a_returning_tool_set_and_changes_nothing(smollm2_path: Path) -> None:
     # the tool-prefix checkpoints off: they too spare the return its prefill
-    # (tests/test_checkpoints_models.py)
+    # (tests/engine/test_checkpoints_models.py)
     plain, plain_evals, _ = run_turns(smollm2_path, prompt_cache=False, prefix_checkpoints=False)
     cached, cached_evals, _ = run_turns(smollm2_path, prompt_cache=True, prefix_checkpoints=False)
     assert cached == plain
