@@ -1,4 +1,5 @@
-"""Tool definitions several test modules send (OpenAI's ``{"type": "function", ...}`` shape).
+"""Tool definitions several test modules send (OpenAI's ``{"type": "function", ...}`` shape),
+and an answer schema they ask for.
 
 The definitions go into prompts, so a module that needs another description or other
 properties builds its own with :func:`function_tool` rather than editing these.
@@ -42,6 +43,11 @@ WEATHER_UNITS = function_tool(
 )
 """With an optional enum argument."""
 
+WEATHER_DAYS = function_tool(
+    "get_weather", {**CITY, "days": {"type": "integer"}}, required=["city"]
+)
+"""With an optional integer argument, without a description."""
+
 REF_CYCLE: dict[str, Any] = {
     "type": "function",
     "function": {
@@ -55,3 +61,19 @@ REF_CYCLE: dict[str, Any] = {
 }
 """A ``$ref`` chain that loops with no structure between (``a -> b -> a``): no grammar is
 built for it, so it is refused."""
+
+CAPITAL: dict[str, Any] = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+    "required": ["city", "country"],
+}
+"""An answer schema: a capital and its country."""
+
+CAPITAL_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {"name": "City", "schema": CAPITAL},
+}
+"""``CAPITAL`` as a ``response_format``."""
+
+CAPITAL_ANSWER = '{"city": "Paris", "country": "France"}'
+"""An answer that fits ``CAPITAL``."""

@@ -311,7 +311,7 @@ def test_the_vocabulary_is_the_same_evidence_on_both_engines(
 def test_the_call_or_answer_choice_is_the_front_ends(smollm2_path: Path) -> None:
     """Tools and a schema under ``"auto"`` over HTTP: the model's free start is read by the same
     front end (``frontend.call_or_answer``), so SmolLM2's prose answer becomes the schema's
-    JSON, not a call, as in process (tests/test_structured_reasoning_models.py)."""
+    JSON, not a call, as in process (tests/frontend/test_structured_reasoning_models.py)."""
     forecast = {
         "type": "object",
         "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},

@@ -17,6 +17,8 @@ from tooldialect.engine.llama_server.launch import BUILD_HINT
 
 pytestmark = pytest.mark.model
 
+# not tool_defs.WEATHER: strict, and this description; the replies these tests expect were
+# measured with this prompt
 TOOLS = [
     {
         "type": "function",

@@ -12,13 +12,14 @@ import pytest
 from conftest import model_path, read_template
 from fake_engine import fake_handler
 from grammar_check import grammar_accepts
-from test_structured_reasoning import ANSWER, SCHEMA_FORMAT, WEATHER
+from tool_defs import CAPITAL_ANSWER as ANSWER
+from tool_defs import CAPITAL_FORMAT as SCHEMA_FORMAT
+from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect.frontend.call_or_answer import PROBE_TOKENS
 from tooldialect.grammar.forced import GbnfAutomaton
 
 QWEN25 = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")
 QWEN3 = read_template("Qwen-Qwen3-0.6B.jinja")
-# the schema, answer and tool of the structured-output tests, shared
 ASK = [{"role": "user", "content": "What is the capital of France?"}]
 
 

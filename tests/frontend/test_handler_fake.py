@@ -10,22 +10,12 @@ import pytest
 
 from conftest import read_template
 from fake_engine import FakeEngine, FakeLlama, fake_handler
+from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect.engine.base import SamplingParams
 from tooldialect.errors import GrammarError
 from tooldialect.handler import ToolChatHandler
 
 TEMPLATE = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")  # hermes: <tool_call> JSON
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 ASK = [{"role": "user", "content": "Weather in Paris?"}]
 CALL = [
     "<tool_call>",

@@ -9,19 +9,12 @@ from typing import Any
 import pytest
 
 from conftest import read_template
+from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import ToolChatHandler
 
 pytestmark = pytest.mark.model
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        },
-    }
-]
+TOOLS = [WEATHER]
 USER = [{"role": "user", "content": "Weather in Paris?"}]
 
 

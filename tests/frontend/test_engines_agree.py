@@ -14,21 +14,11 @@ import pytest
 from conftest import read_template
 from fake_engine import fake_handler
 from server.fake import FakeServer
+from tool_defs import WEATHER_DAYS as WEATHER
 from tooldialect import ServerClient
 from tooldialect.engine.base import Generation, GenerationRequest
 
 TEMPLATE = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-            "required": ["city"],
-        },
-    },
-}
 ASK = [{"role": "user", "content": "Weather in Paris, and for three days?"}]
 REPLY = [
     "Checking. ",

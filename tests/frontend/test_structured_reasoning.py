@@ -14,6 +14,10 @@ import pytest
 from conftest import ROOT, model_path, read_template
 from fake_engine import fake_handler
 from grammar_check import grammar_accepts
+from tool_defs import CAPITAL as CITY
+from tool_defs import CAPITAL_ANSWER as ANSWER
+from tool_defs import CAPITAL_FORMAT as SCHEMA_FORMAT
+from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect.grammar.validate import validate_value
 
 QWEN3 = read_template("Qwen-Qwen3-0.6B.jinja")  # thinks unless enable_thinking=False
@@ -22,27 +26,9 @@ QWEN25 = read_template("Qwen2.5-Coder-0.5B-Instruct.jinja")
 # not vendored: tests that need it skip without it
 OPENING = ROOT.parent / "shared" / "templates-corpus" / "axolotl-qwen3.jinja"
 
-CITY = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
-    "required": ["city", "country"],
-}
-SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "City", "schema": CITY}}
 ASK = [{"role": "user", "content": "What is the capital of France? Answer as JSON."}]
-ANSWER = '{"city": "Paris", "country": "France"}'
 # reasoning that no JSON schema would let through: a brace left open, prose
 THOUGHT = "The user wants {city, country. France's capital: Paris"
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from conftest import read_template
+from tool_defs import WEATHER
 from tooldialect.dialect.builtins import get_builtin
 from tooldialect.dialect.polyfill import apply_polyfill
 from tooldialect.dialect.spec import ReasoningMarkers
@@ -15,16 +16,7 @@ from tooldialect.frontend.render import prompt_opens_reasoning, render_prompt
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.tool_defs import normalize_tools
 
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        },
-    }
-]
+TOOLS: list[dict[str, Any]] = [WEATHER]
 CONVERSATION: list[dict[str, Any]] = [
     {"role": "user", "content": "Weather in Paris?"},
     {
