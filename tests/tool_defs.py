@@ -48,6 +48,26 @@ WEATHER_DAYS = function_tool(
 )
 """With an optional integer argument, without a description."""
 
+TIME = function_tool(
+    "get_time",
+    {"timezone": {"type": "string"}},
+    required=["timezone"],
+    description="Get the local time in a timezone",
+)
+"""A second tool, beside ``WEATHER`` or ``WEATHER_UNITS``."""
+
+
+def anthropic_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """``tool`` in the shape of Anthropic's Messages API (``name``, ``description``,
+    ``input_schema``), in the order its client sends them."""
+    function = tool["function"]
+    return {
+        "name": function["name"],
+        "description": function["description"],
+        "input_schema": function["parameters"],
+    }
+
+
 REF_CYCLE: dict[str, Any] = {
     "type": "function",
     "function": {

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from mcp_fixtures import alive, require_sdk, serve_http, stdio_entry, wait_gone
 
-from test_agent import ScriptedLlama, calls, text
+from agent_script import ScriptedLlama, calls, text
 from tooldialect import (
     Agent,
     MCPError,

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from mcp_fixtures import require_sdk, stdio_entry
 
-from test_agent import ScriptedLlama, calls, text
+from agent_script import ScriptedLlama, calls, text
 from tooldialect import Agent, MCPTools
 from tooldialect.apps.tool_search import SEARCH_ABOVE, SEARCH_TOOL
 

@@ -5,51 +5,21 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from models.schema_check import schema_errors
-from serve_process import serving
+from tool_defs import TIME
 from tool_defs import WEATHER_UNITS as WEATHER
-from tooldialect.apps.serve import INSTALL_HINT
 from tooldialect.handler import ToolChatHandler
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
-TIME = {
-    "type": "function",
-    "function": {
-        "name": "get_time",
-        "description": "Get the local time in a timezone",
-        "parameters": {
-            "type": "object",
-            "properties": {"timezone": {"type": "string"}},
-            "required": ["timezone"],
-        },
-    },
-}
 TOOLS = [WEATHER, TIME]
 SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
 PARIS = [{"role": "user", "content": "What's the weather in Paris?"}]
 GREEDY: dict[str, Any] = {"temperature": 0, "max_tokens": 60}
-
-
-@pytest.fixture(scope="module")
-def base_url(qwen_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A running ``python -m tooldialect.apps.serve`` (killed at the end); its ``/v1`` URL."""
-    pytest.importorskip("llama_cpp.server.app", reason=INSTALL_HINT)
-    log = tmp_path_factory.mktemp("serve") / "server.log"
-    with serving(qwen_path, log) as url:
-        yield f"{url}/v1"
-
-
-@pytest.fixture(scope="module")
-def client(base_url: str) -> Any:
-    openai = pytest.importorskip("openai")
-    return openai.OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=600)
 
 
 def valid_calls(message: Any) -> list[tuple[str, dict[str, Any]]]:

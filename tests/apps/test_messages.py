@@ -25,6 +25,7 @@ from tooldialect.errors import ToolSpecError
 from tooldialect.frontend.pipeline import Completed
 
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"
+# Anthropic's tool shape, the input of the conversions under test
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 WEATHER = {"name": "get_weather", "description": "Weather in a city", "input_schema": SCHEMA}
 TIME = {"name": "get_time", "input_schema": {"type": "object", "properties": {}}}

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from test_agent import ScriptedLlama, calls, text
+from agent_script import ScriptedLlama, calls, text
+from conftest import ROOT
 from tooldialect import Agent, DialectSpec, tool
 from tooldialect.handler import ToolChatHandler
 from tooldialect.models import MODELS
@@ -127,9 +128,7 @@ def test_prose_at_the_last_step_stays_the_answer(monkeypatch: pytest.MonkeyPatch
 
 
 def test_examples_name_their_model() -> None:
-    from pathlib import Path
-
-    examples = Path(__file__).resolve().parents[1] / "examples"
+    examples = ROOT / "examples"
     for name in ("agent.py", "mcp_agent.py"):
         doc = (examples / name).read_text(encoding="utf-8")
         assert "Meant for" in doc and any(m.about.split(":")[0] in doc for m in MODELS.values())

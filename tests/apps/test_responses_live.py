@@ -11,12 +11,12 @@ from typing import Any, cast
 import pytest
 
 from models.schema_check import schema_errors
-from test_serve_live import base_url, client  # noqa: F401  (the running server, module-scoped)
 from tooldialect.apps.responses import reassemble
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"
+# the Responses API's flat, strict tools as its SDKs send them, not tool_defs' chat shape
 WEATHER: dict[str, Any] = {
     "type": "function",
     "name": "get_weather",
@@ -59,7 +59,7 @@ def calls_of(response: Any) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def test_function_call_batch_and_stream_agree(client: Any) -> None:  # noqa: F811
+def test_function_call_batch_and_stream_agree(client: Any) -> None:
     whole = client.responses.create(input=ASK, tools=TOOLS, tool_choice="required", **GREEDY)
     assert whole.status == "completed" and whole.object == "response"
     calls = calls_of(whole)
@@ -80,7 +80,7 @@ def test_function_call_batch_and_stream_agree(client: Any) -> None:  # noqa: F81
     assert calls_of(final) == calls
 
 
-def test_tool_result_turn_through_previous_response_id(client: Any) -> None:  # noqa: F811
+def test_tool_result_turn_through_previous_response_id(client: Any) -> None:
     first = client.responses.create(input=ASK, tools=TOOLS, tool_choice="required", **GREEDY)
     call = next(i for i in first.output if i.type == "function_call")
     second = client.responses.create(
@@ -100,7 +100,7 @@ def test_tool_result_turn_through_previous_response_id(client: Any) -> None:  # 
     assert getattr(err.value, "status_code", None) == 404 and "resp_missing" in str(err.value)
 
 
-def test_allowed_tools_subset_is_enforced(client: Any) -> None:  # noqa: F811
+def test_allowed_tools_subset_is_enforced(client: Any) -> None:
     """Asked about the weather, with only get_time allowed: the call is get_time."""
     r = client.responses.create(
         input=ASK,
@@ -133,7 +133,7 @@ def test_allowed_tools_subset_is_enforced(client: Any) -> None:  # noqa: F811
     assert [c.function.name for c in chat.choices[0].message.tool_calls or []] == ["get_time"]
 
 
-def test_json_schema_text_format_and_cut_reply(client: Any) -> None:  # noqa: F811
+def test_json_schema_text_format_and_cut_reply(client: Any) -> None:
     person = {
         "type": "object",
         "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -155,14 +155,14 @@ def test_json_schema_text_format_and_cut_reply(client: Any) -> None:  # noqa: F8
     assert cut.usage.output_tokens == 4
 
 
-def test_hosted_tools_are_a_400(client: Any) -> None:  # noqa: F811
+def test_hosted_tools_are_a_400(client: Any) -> None:
     with pytest.raises(Exception) as err:  # openai.BadRequestError
         client.responses.create(input=ASK, tools=[WEATHER, {"type": "web_search"}], **GREEDY)
     assert getattr(err.value, "status_code", None) == 400
     assert "web_search" in str(err.value) and "function" in str(err.value)
 
 
-def test_agents_sdk_runs_two_tool_steps(base_url: str) -> None:  # noqa: F811
+def test_agents_sdk_runs_two_tool_steps(base_url: str) -> None:
     """The Agents SDK's default model (Responses API, ``strict`` on every function). Each step
     offers the tool the task needs next (``is_enabled``), so the 0.5B model's second call needs
     the first call's answer; the run stops at ``get_weather``'s result."""
@@ -213,7 +213,7 @@ def test_agents_sdk_runs_two_tool_steps(base_url: str) -> None:  # noqa: F811
     assert len(responses) == 2 and all(r.usage.output_tokens > 0 for r in responses)
 
 
-def test_pydantic_ai_sends_allowed_tools_and_it_holds(base_url: str) -> None:  # noqa: F811
+def test_pydantic_ai_sends_allowed_tools_and_it_holds(base_url: str) -> None:
     """pydantic-ai's Responses model turns a multi-tool ``tool_choice`` into ``allowed_tools``
     (every tool stays on the wire, for the prompt cache); the server must honour the subset."""
     pytest.importorskip("pydantic_ai", reason=HINT)
@@ -266,7 +266,7 @@ def test_pydantic_ai_sends_allowed_tools_and_it_holds(base_url: str) -> None:  #
     assert called and set(called) <= {"get_time", "get_date"}, response.parts
 
 
-def test_smolagents_tool_calling_agent(base_url: str) -> None:  # noqa: F811
+def test_smolagents_tool_calling_agent(base_url: str) -> None:
     """smolagents' ToolCallingAgent sends ``tool_choice="required"`` on every step; each step's
     reply is a call, the first to the weather tool, and the run ends in ``final_answer`` (the
     tool's result says to: unprompted, the 0.5B model repeats the weather call until

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from test_agent import ScriptedLlama, calls, text
+from agent_script import ScriptedLlama, calls, text
 from tooldialect import (
     Agent,
     AgentEvent,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TEMPLATES as FIXTURES
 from tooldialect.apps.cli import main
 
 
@@ -28,9 +29,6 @@ def test_inspect_prints_template_origin_and_dialect(
 def test_inspect_missing_file_fails_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "/nonexistent/model.gguf"]) == 1
     assert "nonexistent" in capsys.readouterr().err
-
-
-FIXTURES = Path(__file__).parent / "fixtures" / "templates"
 
 
 def test_inspect_a_template_reports_conformance(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,6 +22,7 @@ from tooldialect.apps.responses import (
 from tooldialect.apps.responses.convert import input_messages
 from tooldialect.errors import ToolSpecError
 
+# the Responses API's flat, strict tool (the input these conversions read), not tool_defs' shape
 WEATHER = {
     "type": "function",
     "name": "get_weather",

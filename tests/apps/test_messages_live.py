@@ -10,30 +10,16 @@ from typing import Any
 
 import pytest
 
+import tool_defs
 from serve_process import serving
+from tool_defs import anthropic_tool
 from tooldialect.apps.serve import INSTALL_HINT
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
+WEATHER = anthropic_tool(tool_defs.WEATHER)
+TIME = anthropic_tool(tool_defs.TIME)
 HINT = "install the clients extra: pip install -e '.[clients]' (scripts/install.sh does)"
-WEATHER = {
-    "name": "get_weather",
-    "description": "Get the current weather in a city",
-    "input_schema": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-}
-TIME = {
-    "name": "get_time",
-    "description": "Get the local time in a timezone",
-    "input_schema": {
-        "type": "object",
-        "properties": {"timezone": {"type": "string"}},
-        "required": ["timezone"],
-    },
-}
 ASK = [{"role": "user", "content": "What's the weather in Paris?"}]
 # the newest SDK takes no sampling arguments; older clients send them, and the server reads them
 GREEDY: dict[str, Any] = {

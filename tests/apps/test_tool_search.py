@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from pydantic import ConfigDict, create_model
 
+from agent_script import ScriptedLlama, add, calls, text
 from conftest import read_template
 from fake_engine import FakeEngine, FakeLlama
-from test_agent import ScriptedLlama, add, calls, text
 from tooldialect import Agent, FinalAnswer, StepStarted, Tool, ToolSearch, ToolSpecError
 from tooldialect.apps.tool_search import (
     BM25,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from conftest import ROOT
 from tooldialect import AgentEvent, CallFinished, CallStarted, TextDelta, Tool, ToolSpecError
 from tooldialect.apps.chat import Renderer, load_tool
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "agent.py"
 
 
