@@ -20,6 +20,7 @@ from tooldialect.engine.in_process.generate import decoder_for
 pytestmark = pytest.mark.model
 
 N_CTX = 1024
+# not tool_defs.WEATHER: the model tests here decode from a prompt with this description
 TOOLS = [
     {
         "type": "function",

@@ -80,6 +80,7 @@ def test_a_cache_object_refuses_a_second_model() -> None:
 
 # ---- on a model --------------------------------------------------------------------------------
 
+# not tool_defs.WEATHER: the model tests here decode from a prompt with this description
 TOOLS_A = [
     {
         "type": "function",

@@ -21,6 +21,7 @@ from tooldialect.engine.in_process.strict_sampler import seed_strict, strict_of
 
 pytestmark = pytest.mark.model
 
+# not tool_defs.WEATHER_DAYS: the model tests here decode from a prompt with this description
 WEATHER: dict[str, Any] = {
     "type": "function",
     "function": {

@@ -13,6 +13,7 @@ from tooldialect.engine.in_process.sampling import GrammarSampler
 
 pytestmark = pytest.mark.model
 
+# not tool_defs.WEATHER: the model tests here decode from a prompt with this description
 TOOLS = [
     {
         "type": "function",

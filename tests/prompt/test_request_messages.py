@@ -25,6 +25,7 @@ from tooldialect.verify import detect_dialect
 
 USER = {"role": "user", "content": "What is the weather in Oslo?"}
 SYSTEM = {"role": "system", "content": "Answer like a pirate."}
+# not tool_defs.WEATHER: the model test below decodes from a prompt with this description
 WEATHER = {
     "type": "function",
     "function": {

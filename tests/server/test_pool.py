@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tool_defs import WEATHER_BARE
 from tooldialect import ServerClient, ServerError
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, SamplingParams
@@ -116,21 +117,7 @@ def test_client_errors_are_not_retried() -> None:
         assert len(a.requests) + len(b.requests) == 1
 
 
-TOOLS = normalize_tools(
-    [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}},
-                    "required": ["city"],
-                },
-            },
-        }
-    ]
-)
+TOOLS = normalize_tools([WEATHER_BARE])
 
 
 @pytest.mark.parametrize("mode", ["auto", "required"])

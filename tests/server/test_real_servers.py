@@ -24,6 +24,7 @@ pytestmark = pytest.mark.model
 
 # one thread: llama.cpp threads spin-wait, so two on a busy 2-core box crawl
 ARGS = ["-t", "1", "-c", "4096", "--parallel", "2"]
+# not tool_defs.WEATHER: the model tests here decode from a prompt with this description
 WEATHER = {
     "type": "function",
     "function": {

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tool_defs import WEATHER_BARE as WEATHER
 from tooldialect import ServerClient
 from tooldialect.dialect.spec import CallFormat, DialectSpec, JsonBody
 from tooldialect.dialect.vocabulary import Vocabulary, marker_candidates
@@ -26,13 +27,6 @@ TOOLS_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"
 )
 ASK = [{"role": "user", "content": "Weather in Paris?"}]
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
 
 
 def test_marker_candidates_hold_the_templates_markers_first_and_the_builtins() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from grammar_check import grammar_accepts
 from server.fake import FakeServer
+from tool_defs import WEATHER_DAYS
 from tooldialect.dialect.spec import DialectSpec
 from tooldialect.engine.base import GenerationRequest, Triggers
 from tooldialect.engine.llama_server.llama_server_engine import LlamaServerEngine, completion_body
@@ -190,19 +191,7 @@ def test_a_reply_whose_capture_the_strict_form_rejects_is_one_request() -> None:
 
 
 SPECS = ["hermes", "mistral-v11", "llama-3", "kimi-k2", "gpt-oss", "qwen3-coder"]
-WEATHER = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
+WEATHER = [WEATHER_DAYS]
 
 
 def _strict_call(name: str) -> tuple[Any, str]:

@@ -14,6 +14,7 @@ from tooldialect.errors import DialectError
 from tooldialect.tool_defs import normalize_tools
 
 SPEC = get_builtin("polyfill-json")
+# not tool_defs.WEATHER_DAYS: the guide test reads this description back
 TOOLS = normalize_tools(
     [
         {
