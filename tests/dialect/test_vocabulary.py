@@ -61,8 +61,12 @@ def test_a_special_token_opener_hints_a_builtin_for_a_template_that_handles_tool
 
 
 def test_template_only_detection_is_unchanged_without_a_vocabulary() -> None:
+    """Without a vocabulary the template's own evidence decides: Qwen2.5's template renders
+    hermes calls, so detection returns the hermes builtin, as before vocabularies existed."""
     source = (FIXTURES / "Qwen-Qwen2.5-7B-Instruct.jinja").read_text(encoding="utf-8")
-    assert detect_dialect(source) == detect_dialect(source, vocabulary=None)
+    expected = get_builtin("hermes")
+    assert detect_dialect(source) == expected
+    assert detect_dialect(source, vocabulary=None) == expected
 
 
 def test_vocabulary_decides_for_a_template_that_renders_no_call() -> None:
