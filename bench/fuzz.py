@@ -174,7 +174,7 @@ def fuzz_messages(budget: float, count: int | None) -> dict[str, Any]:
 def fuzz_templates() -> dict[str, Any]:
     """The hostile templates of the test suite, each in this process with the default budget."""
     sys.path.insert(0, str(fc.ROOT / "tests"))
-    from test_template_budget import HOSTILE
+    from hostile_templates import HOSTILE
     from tooldialect import RenderBudgetError
     from tooldialect.prompt.template import ChatTemplate
 
