@@ -367,6 +367,8 @@ def _named_call(a: _Args, args: str, id_attr: str) -> list[str]:
         glues = ["", " ", "\n", ": "] if axes.structure == "object" else [" ", "\n", ""]
         if axes.structure == "items":
             glues = [""] if a.items_open in ("(", "{") else [" ", "\n"]
+        if axes.structure == "headings":
+            glues = ["\n"]  # a heading starts a line
         return [emit(f"fn.name ~ {lit(draw.one('name_glue', glues))} ~ {args}")]
     if axes.name_at == "heading":
         pattern = draw.one(
@@ -395,7 +397,12 @@ def calls_jinja(axes: WireAxes, draw: Draw, value: str, *, strict: bool) -> Call
             "    {{- raise_exception('Tool call arguments must be an object, not a string.') }}",
             "{%- endif %}",
         ]
-    body += ["{%- set args = fn.arguments %}", *_call_id(axes, draw)]
+    # a string is never written through the codec: the renderer would take a JSON string shown
+    # inside a single-quoted literal for a template that wants strings, and send it JSON
+    body += [
+        "{%- set args = fn.arguments if fn.arguments is mapping else {} %}",
+        *_call_id(axes, draw),
+    ]
     body += [
         "{%- if not loop.first %}",
         "    " + emit(lit(sep)),

@@ -87,6 +87,10 @@ def test_fixed_axes_are_kept_and_impossible_ones_refused() -> None:
 def test_sample_renders_whole_conversations(seed: int) -> None:
     g = generate(seed)
     template = ChatTemplate(g.source, bos_token=BOS, eos_token=EOS)
+    caps = template.capabilities
+    assert all((caps.tools, caps.tool_calls, caps.parallel_calls, caps.tool_role)), g.axes
+    # the renderer hands over arguments as objects: the template's codec writes them
+    assert template.argument_form == "object", g.axes
     tools = wire_formats.tools()
     short = template.render(conversation(), tools=[tool_for(RICH_ARGUMENTS)])
     long = template.render(wire_formats.long_conversation(), tools=tools)
