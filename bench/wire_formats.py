@@ -177,9 +177,9 @@ def judge(g: GeneratedTemplate, *, builtins: bool) -> Verdict:
         return Verdict("generator", chosen, spec.id, f"{verdict}: {report.reason}")
     if chosen == "polyfill":
         reason = report.detection.warning or report.own_call.reason
-        return Verdict("no spec", chosen, spec.id, reason[:400])
+        return Verdict("no spec", chosen, spec.id, reason[:300])
     if not report.own_call.ok:
-        return Verdict("own call", chosen, spec.id, report.own_call.reason[:400])
+        return Verdict("own call", chosen, spec.id, report.own_call.reason[:300])
     template = ChatTemplate(g.source, bos_token=BOS, eos_token=EOS)
     two = read_two_calls(g, template, spec)
     if two:
@@ -310,6 +310,20 @@ def markdown(
     return "\n".join(head) + "\n"
 
 
+def rows_json(rows: Sequence[Row], *, seed: int, seconds: float, source: str, note: str) -> str:
+    """The run as JSON, one template a line: its seed, axes and derived-only outcome, and its
+    outcome with builtins, or ``"as derived"`` where that is the same."""
+    head = {"count": len(rows), "seed": seed, "seconds": round(seconds, 1), "source": source}
+    lines = []
+    for r in rows:
+        row = asdict(r)
+        if r.builtins == r.derived:
+            row["builtins"] = "as derived"
+        lines.append(json.dumps(row, ensure_ascii=False))
+    meta = json.dumps({**head, "note": note}, ensure_ascii=False)[:-1]
+    return meta + ', "rows": [\n' + ",\n".join(lines) + "\n]}\n"
+
+
 def _source_note() -> str:
     """Which ``tooldialect`` was measured: the commit, and whether it was the checkout's own
     ``src`` with uncommitted changes or another copy (``PYTHONPATH``)."""
@@ -350,15 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args.markdown.parent.mkdir(parents=True, exist_ok=True)
     args.markdown.write_text(text, encoding="utf-8")
-    payload = {
-        "count": args.count,
-        "seed": args.seed,
-        "seconds": round(seconds, 1),
-        "source": source,
-        "note": args.note,
-        "rows": [asdict(r) for r in rows],
-    }
-    args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    args.json.write_text(
+        rows_json(rows, seed=args.seed, seconds=seconds, source=source, note=args.note),
+        encoding="utf-8",
+    )
     print(text)
     return 0
 

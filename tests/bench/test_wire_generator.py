@@ -336,3 +336,9 @@ def test_report_tables_count_every_template() -> None:
     for axis in AXES:
         counted = [line for line in text.splitlines() if line.startswith(f"| {axis} |")]
         assert sum(int(line.split("|")[3]) for line in counted) == 4, axis
+    data = json.loads(wire_formats.rows_json(rows, seed=0, seconds=1.0, source="x", note=""))
+    assert [r["seed"] for r in data["rows"]] == [0, 1, 2, 3]
+    for row, back in zip(rows, data["rows"], strict=True):
+        assert back["derived"]["kind"] == row.derived.kind
+        same = row.builtins == row.derived
+        assert (back["builtins"] == "as derived") is same
