@@ -599,6 +599,54 @@ def run_task(llm: Any, task: Task) -> dict[str, Any]:
     }
 
 
+MISSES: dict[str, str] = {
+    "empty": "no answer (nothing, or a run that ended without one)",
+    "as_text": "the answer is a call or a template marker written as text",
+    "called": "called a tool where none was wanted",
+    "no_call": "answered without calling a tool (the facts made up or left out)",
+    "guessed": "guessed an argument a tool could give; the tool failed and the fact was never read",
+    "too_few": "called fewer tools than the question needs; a fact was never read",
+    "left_out": "read every fact it needed, then left one out of the answer",
+}
+"""Why a task was answered wrong, first match in this order (``explain``)."""
+
+_AS_TEXT = re.compile(r'^\s*(?:[{\[]|<[a-z_|]+>|```)|"name"\s*:', re.IGNORECASE)
+
+
+def read_facts(task: Task, calls: Sequence[dict[str, Any]]) -> str:
+    """The text of every tool result the run read (the tools are deterministic: run again)."""
+    texts = []
+    for call in calls:
+        if call.get("error"):
+            continue
+        try:
+            arguments = json.loads(call["arguments"] or "{}")
+            texts.append(json.dumps(TOOLS[call["name"]](**arguments), ensure_ascii=False))
+        except Exception:  # a call that fails now read nothing either
+            continue
+    return "\n".join(texts)
+
+
+def explain(task: Task, row: dict[str, Any]) -> str | None:
+    """Which of ``MISSES`` a wrong run is (``None`` for a right one)."""
+    if row["right"]:
+        return None
+    answer, calls = row.get("answer") or "", row["tool_calls"]
+    if not answer.strip():
+        return "empty"
+    if _AS_TEXT.search(answer):
+        return "as_text"
+    if task.kind == "none":
+        return "called"
+    if not calls:
+        return "no_call"
+    read = read_facts(task, calls)
+    unread = [f for f in task.facts if not has_fact(answer, f) and not has_fact(read, f)]
+    if unread:
+        return "guessed" if any(c.get("error") == "tool_error" for c in calls) else "too_few"
+    return "left_out"
+
+
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     per_kind = {
         kind: {
@@ -615,8 +663,14 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "outcomes": dict(Counter(r["outcome"] for r in records).most_common()),
         "mean_model_calls": round(sum(r["model_calls"] for r in records) / n, 2) if n else 0.0,
         "repeated_calls": sum(r["repeated_calls"] for r in records),
+        "misses": dict(Counter(_miss(r) for r in records if not r["right"]).most_common()),
         "seconds": round(sum(r["seconds"] for r in records), 1),
     }
+
+
+def _miss(row: dict[str, Any]) -> str:
+    task = next(t for t in TASKS if t.id == row["id"])
+    return explain(task, row) or ""
 
 
 def markdown(model: str, label: str, records: Sequence[dict[str, Any]]) -> str:
@@ -637,14 +691,18 @@ def markdown(model: str, label: str, records: Sequence[dict[str, Any]]) -> str:
         f"mean model calls per task {s['mean_model_calls']}, repeated calls {s['repeated_calls']}"
         f", {s['seconds']} s",
         "",
-        "| task | right | outcome | model calls | tool calls | repeated | s |",
-        "|---|---|---|---|---|---|---|",
+        "| why wrong | tasks |",
+        "|---|---|",
+        *(f"| {MISSES[m]} | {c} |" for m, c in s["misses"].items()),
+        "",
+        "| task | right | why wrong | outcome | model calls | tool calls | repeated | s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         called = ", ".join(f"{c['name']}({canonical(c['arguments'])})" for c in r["tool_calls"])
         called = called.replace("\n", " ") or "-"
         lines.append(
-            f"| {r['id']} | {'yes' if r['right'] else 'no'} | {r['outcome']} | "
+            f"| {r['id']} | {'yes' if r['right'] else 'no'} | {_miss(r) or '-'} | {r['outcome']} | "
             f"{r['model_calls']} | {called.replace('|', '/')} | {r['repeated_calls']} | "
             f"{r['seconds']} |"
         )
@@ -685,7 +743,7 @@ def bench_file() -> dict[str, Any]:
     }
 
 
-def load(model: str) -> Any:
+def load(model: str, *, threads: int = 2) -> Any:
     from llama_cpp import Llama
 
     import tooldialect
@@ -694,7 +752,7 @@ def load(model: str) -> Any:
         return Llama(
             model_path=str(model_path(model)),
             n_ctx=4096,
-            n_threads=2,
+            n_threads=threads,
             verbose=False,
             chat_handler=tooldialect.ToolChatHandler(),
             seed=0,
@@ -706,6 +764,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", choices=sorted(MODEL_LABELS), default="qwen")
     parser.add_argument("--tasks", default=None, help="comma-separated task ids (default: all)")
     parser.add_argument("--label", default="run")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="llama.cpp threads (1 where other work shares the cores: spinning threads starve)",
+    )
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument(
         "--table", type=Path, default=None, help="print the tables of a results file and exit"
@@ -727,7 +791,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"unknown task ids: {', '.join(unknown)}")
         tasks = [t for t in TASKS if t.id in wanted]
     started = time.perf_counter()
-    llm = load(args.model)
+    llm = load(args.model, threads=args.threads)
     records = []
     for task in tasks:
         record = run_task(llm, task)
@@ -748,6 +812,7 @@ def main(argv: list[str] | None = None) -> None:
         "library": {"path": str(library), **git_commit(library)},
         "bench": {**git_commit(Path(__file__).resolve().parent), **bench_file()},
         "machine": machine(),
+        "threads": args.threads,
         "load_average": os.getloadavg(),
         "wall_seconds": round(wall, 1),
         "agent": {"max_steps": 6, "temperature": 0.0, "max_tokens": 256, "others": "defaults"},

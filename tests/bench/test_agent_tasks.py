@@ -327,3 +327,74 @@ def test_the_summary_and_table() -> None:
     assert "| one | 8 / 8 |" in table and "Qwen2.5-Coder-0.5B" in table
     rows = [line for line in table.splitlines() if line.startswith(f"| {TASKS[0].id} |")]
     assert len(rows) == 1 and 'get_weather({"city":"Oslo"})' in rows[0]
+
+
+def _row(
+    task_id: str, answer: str | None, calls: list[tuple[str, dict[str, Any], str | None]]
+) -> dict[str, Any]:
+    task = BY_ID[task_id]
+    made = [{"step": 1, "name": n, "arguments": json.dumps(a), "error": e} for n, a, e in calls]
+    return {
+        "id": task_id,
+        "kind": task.kind,
+        "answer": answer,
+        "tool_calls": made,
+        "right": task.check(answer, len(made)),
+    }
+
+
+@pytest.mark.parametrize(
+    ("row", "miss"),
+    [
+        (
+            _row(
+                "one-weather",
+                "It is 7 C with sleet in Oslo.",
+                [("get_weather", {"city": "Oslo"}, None)],
+            ),
+            None,
+        ),
+        (_row("one-weather", "", [("get_weather", {"city": "Oslo"}, None)]), "empty"),
+        (_row("one-order", '{{"name": "get_order", "arguments": {}}', []), "as_text"),
+        (_row("one-user-city", "<tool_response> {} </tool_response>", []), "as_text"),
+        (
+            _row("none-capital", "Paris.", [("get_weather", {"city": "Paris"}, "tool_error")]),
+            "called",
+        ),
+        (_row("one-gate", "Gate C22.", []), "no_call"),
+        (
+            _row(
+                "dep-user-weather",
+                "Not available.",
+                [("get_weather", {"city": "Ana"}, "tool_error")],
+            ),
+            "guessed",
+        ),
+        (
+            _row("ind-prices", "B-17 costs 42.5 EUR.", [("get_price", {"sku": "B-17"}, None)]),
+            "too_few",
+        ),
+        (
+            _row(
+                "ind-prices",
+                "B-17 costs 42.5 EUR.",
+                [("get_price", {"sku": "B-17"}, None), ("get_price", {"sku": "Z-9"}, None)],
+            ),
+            "left_out",
+        ),
+    ],
+    ids=[
+        "right",
+        "empty",
+        "call-as-text",
+        "marker-as-text",
+        "called",
+        "no-call",
+        "guessed",
+        "too-few",
+        "left-out",
+    ],
+)
+def test_a_wrong_run_is_explained(row: dict[str, Any], miss: str | None) -> None:
+    assert agent_tasks.explain(BY_ID[row["id"]], row) == miss
+    assert miss is None or miss in agent_tasks.MISSES
