@@ -1,21 +1,29 @@
 """Value codecs are objects chosen by the spec through a registry: a saved spec's old codec name
-still loads, and a codec registered from outside the library (here, in the test) is written by
-``render_call``, constrained by the grammar and read back by the parser, streaming or not,
-without editing any library module."""
+still loads, and a codec registered from outside the library (here, in the test: one class
+declaring its syntax) is written by ``render_call``, constrained by the grammar and read back by
+the parser, streaming or not, without editing any library module; the test leaves both
+registries as it found them."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
 
 from tooldialect.dialect.spec import CallFormat, DialectSpec, PythonBody
-from tooldialect.dialect.value_codecs import ValueCodec, register_value_codec, value_codec
+from tooldialect.dialect.value_codecs import (
+    Syntax,
+    ValueCodec,
+    register_value_codec,
+    unregister_value_codec,
+    value_codec,
+    value_codec_names,
+)
 from tooldialect.errors import DialectError
 from tooldialect.grammar.build import build_grammar
-from tooldialect.grammar.codec import Codec, register_codec
+from tooldialect.grammar.codec import codec_names, forget_codec
 from tooldialect.grammar.forced import GbnfAutomaton
 from tooldialect.parse import parse_output
 from tooldialect.parse.stream import StreamParser
@@ -55,40 +63,31 @@ def test_an_unknown_codec_is_refused() -> None:
 
 
 class _SemicolonJson(ValueCodec):
-    """A toy: JSON values, ``k=v`` joined by ``;``, read once the call's closer is found."""
+    """A toy: JSON values whose array items are apart by `` ; ``, keyword arguments, read once
+    the call's closer is found. One class: its syntax is what it writes, what the grammar admits
+    and what the parser reads."""
 
     name: ClassVar[str] = "toy-semicolon-json"
+    keyword_arguments: ClassVar[bool] = True
 
-    def encode(self, value: Any, *, quote: str) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    def string_quotes(self, quote: str) -> list[str]:
-        return ['"']
-
-    def decode_arguments(
-        self, inner: str, *, assign: str, separator: str, quote: str
-    ) -> dict[str, Any] | None:
-        decoder, out, i = json.JSONDecoder(), {}, 0
-        while i < len(inner):
-            key, _, rest = inner[i:].partition(assign)
-            try:
-                out[key.strip()], used = decoder.raw_decode(rest)
-            except ValueError:
-                return None
-            i += len(key) + len(assign) + used
-            if inner.startswith(separator, i):
-                i += len(separator)
-        return out
+    def syntax(self, quote: str) -> Syntax:
+        return Syntax(item_sep=" ; ")
 
 
-@dataclass(frozen=True)
-class _SemicolonJsonGrammar(Codec):
-    name: ClassVar[str] = "toy-semicolon-json"
+@pytest.fixture
+def toy_codec() -> Iterator[None]:
+    """The toy registered for one test, then forgotten by both registries."""
+    register_value_codec(_SemicolonJson())
+    try:
+        yield
+    finally:
+        unregister_value_codec(_SemicolonJson.name)
+        forget_codec(_SemicolonJson.name)
+    assert _SemicolonJson.name not in value_codec_names()
+    assert _SemicolonJson.name not in codec_names()
 
 
 def _toy_spec() -> DialectSpec:
-    register_value_codec(_SemicolonJson())
-    register_codec(_SemicolonJsonGrammar)
     body = PythonBody(
         call_open="<call>{name}(",
         call_close=")</call>",
@@ -100,14 +99,16 @@ def _toy_spec() -> DialectSpec:
     return DialectSpec(id="toy", formats=[CallFormat(body=body)])
 
 
+@pytest.mark.usefixtures("toy_codec")
 def test_a_codec_registered_outside_the_library_works_end_to_end() -> None:
     spec = _toy_spec()
     text = spec.render_call("book", ARGS)
-    assert text == '<call>book(city="Seoul (north)";n=3;tags=["a", "b"])</call>'
+    assert text == '<call>book(city="Seoul (north)";n=3;tags=["a" ; "b"])</call>'
     grammar = build_grammar(spec, [TOOL], tool_choice="required", argument_layout="canonical")
     assert grammar is not None
     assert GbnfAutomaton(grammar.gbnf, grammar.root).feed(text)
     assert not GbnfAutomaton(grammar.gbnf, grammar.root).feed(text.replace("=3", "='3'"))
+    assert not GbnfAutomaton(grammar.gbnf, grammar.root).feed(text.replace(" ; ", ", "))
     batch = parse_output("Sure. " + text, spec, tools=[TOOL])
     assert [(c.name, json.loads(c.arguments_json)) for c in batch.tool_calls] == [("book", ARGS)]
     assert batch.content == "Sure."

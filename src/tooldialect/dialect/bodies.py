@@ -6,8 +6,9 @@
   ``args_open``/``args_close``), then a *tail*.
 * ``element`` - head, then one element per argument whose value is raw text typed by the tool's
   JSON Schema, then tail.
-* ``python``  - ``name(k=v, ...)`` calls whose values a value codec spells
-  (``dialect/value_codecs``): Python literals, or Gemma 4's ``call:name{k:<|"|>v<|"|>}``.
+* ``python``  - ``name(k=v, ...)`` calls whose keys and values a value codec spells
+  (``dialect/value_codecs``): Python literals, Gemma 4's ``call:name{k:<|"|>v<|"|>}``,
+  ``f({city: 'Paris'})``, ``f{city = "Paris"}``, ``f(['city' => 'Paris'])``...
 
 The grammar builds each shape's rule in ``grammar/bodies/`` and the parser reads it with the
 reader ``parse/body_kinds.py`` names, both looked up by the body's class.
@@ -167,20 +168,24 @@ class PythonBody(SpecModel):
     arg_separator: str = ", "
     """Between two arguments."""
     value_codec: Annotated[str, AfterValidator(canonical_codec_name)] = "python"
-    """How values are written, a registered codec (``dialect/value_codecs``): ``python``
-    literals, or ``bare-key`` (bare keys, strings between ``string_quote`` tokens, JSON-ish
-    scalars; Gemma 4; saved as ``gemma4`` before it had this name)."""
+    """How keys and values are written, a registered codec (``dialect/value_codecs``):
+    ``python`` literals, ``bare-key`` (bare keys, strings between ``string_quote`` tokens,
+    JSON-ish scalars; Gemma 4; saved as ``gemma4`` before it had this name), ``json``,
+    ``js-object``, ``yaml-flow``, ``toml-inline``, ``lua-table``, ``ruby-hash``, ``php-array``,
+    ``edn``..."""
     string_quote: str = TOKEN_QUOTE
-    """The token around strings under a token-quoted codec: Gemma 4's ``<|"|>``,
-    FunctionGemma's ``<escape>``."""
+    """The token around strings under a token-quoted codec (Gemma 4's ``<|"|>``,
+    FunctionGemma's ``<escape>``), or which of its quotes a codec of several writes (``'`` or
+    ``"``; the default stands for the codec's first)."""
 
     def head_template(self) -> str:
         return self.call_open
 
     def render(self, name: str, args: Mapping[str, Any], call_id: str, index: int) -> str:
-        codec = value_codec(self.value_codec)
+        codec, quote = value_codec(self.value_codec), self.string_quote
         inner = self.arg_separator.join(
-            f"{k}{self.assign}{codec.encode(v, quote=self.string_quote)}" for k, v in args.items()
+            codec.encode_key(k, quote=quote) + self.assign + codec.encode(v, quote=quote)
+            for k, v in args.items()
         )
         head = format_template(self.call_open, name=name, id=call_id, index=index)
         return head + inner + self.call_close

@@ -1,32 +1,27 @@
-"""Value syntaxes ("codecs") a schema can be compiled into: one class per codec (JSON, Python
-literals, bare keys with token-quoted strings, JSON embedded inside a JSON string for
-``arguments_as_string``), chosen by name through ``codec_for``.
+"""Value syntaxes ("codecs") a schema can be compiled into: ``Codec`` compiles any value codec's
+declared ``Syntax`` (``dialect/value_codecs``: JSON, Python literals, bare keys with token-quoted
+strings, JavaScript, YAML flow, TOML, Lua, Ruby, PHP, EDN...), chosen by name through
+``codec_for``; ``JsonInStringCodec`` spells JSON embedded inside a JSON string
+(``arguments_as_string``).
 
 The schema converter is written once against ``Codec``; a codec only says how scalars,
-strings, keys and separators are spelled. Constants are spelled with the same encoders
-``DialectSpec.render_call`` uses, so the grammar and the renderer cannot disagree. A ``python``
-body's codec has the name of its ``PythonBody.value_codec`` (``dialect/value_codecs``).
+strings, keys and separators are spelled, read off its syntax. Constants are spelled with the
+same writer ``DialectSpec.render_call`` uses, so the grammar and the renderer cannot disagree.
+A value codec needs no code here: its module declares its syntax, and the first
+``codec_for`` of its name makes its grammar class.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from functools import cached_property
+from typing import Any, ClassVar, Literal, cast
 
-from ..dialect.value_codecs import TOKEN_QUOTE, encode_python_value
-from ..dialect.value_codecs import BareKeyCodec as BareKeyValueCodec
-from ..dialect.value_codecs import PythonCodec as PythonValueCodec
-from ..dialect.value_codecs.bare_key import encode_bare_key_value
-from .gbnf import GbnfBuilder, literal, until
-from .key_syntax import (
-    JSON_PLAIN,
-    PY_PLAIN_DQ,
-    PY_PLAIN_SQ,
-    KeySyntax,
-    json_key_escapes,
-    no_key_escapes,
-)
+from ..dialect.value_codecs import TOKEN_QUOTE, Syntax, ValueCodec, value_codec
+from ..dialect.value_codecs.syntax import PlainStrings
+from .gbnf import GbnfBuilder, char_class, literal, until
+from .key_syntax import BARE_KEY, JSON_PLAIN, KeySyntax, json_key_escapes, no_key_escapes
 
 __all__ = [
     "DEFAULT_ARGUMENT_LAYOUT",
@@ -38,8 +33,10 @@ __all__ = [
     "JsonCodec",
     "JsonInStringCodec",
     "PythonCodec",
+    "codec_class",
     "codec_for",
     "codec_names",
+    "forget_codec",
     "layout_for",
     "register_codec",
 ]
@@ -85,78 +82,137 @@ inside its call object at ``(2, 4)``)."""
 Bracketing = tuple[str, str, str]
 """GBNF of what follows an opening bracket, what separates members, and what precedes the
 closing bracket, in one layout."""
-JSON_CHAR = '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 # A JSON string char as it reads once the JSON text is itself encoded into a JSON string.
 EMBEDDED_CHAR = (
     '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\\\\\" ("\\\\\\"" | "\\\\\\\\" | [/bfnrt] | "u" [0-9a-fA-F]{4})'
 )
-PY_CHAR_DQ = '[^"\\\\\\x00-\\x1F] | "\\\\" [^\\x00-\\x1F]'
-PY_CHAR_SQ = '[^\'\\\\\\x00-\\x1F] | "\\\\" [^\\x00-\\x1F]'
 
 
 @dataclass(frozen=True)
 class Codec:
-    """How one value syntax spells things (JSON by default). Methods return GBNF expressions or
-    rule names."""
+    """How one value syntax spells things, read off its value codec's ``Syntax`` (JSON's by
+    default). Methods return GBNF expressions or rule names."""
 
     name: ClassVar[str] = "json"
     aliases: ClassVar[tuple[str, ...]] = ()
     """Older names ``codec_for`` still accepts."""
-    bare_keys: ClassVar[bool] = False
-    """Keys are unquoted identifiers (``{k:v}``)."""
-    canonical_space: ClassVar[str] = " "
-    """What the encoder writes after ``,`` and ``:`` (``", "``, ``": "``)."""
-    breaks: ClassVar[bool] = True
-    """Its values may span lines (``"natural"`` allows the breaks; else it is canonical)."""
+    value_name: ClassVar[str | None] = None
+    """The value codec whose syntax this spells (``None``: the one named ``name``)."""
 
     layout: ArgumentLayout = "free"
-    """``"canonical"``: separators are ``", "`` and ``": "``, nothing pads a bracket, as the
-    encoders (``json.dumps``, ``encode_python_value``) write them."""
+    """``"canonical"``: separators are written as the codec's writer writes them (``", "`` and
+    ``": "`` in JSON), nothing pads a bracket."""
     string_quote: str = TOKEN_QUOTE
-    """The token around strings of a token-quoted codec (``PythonBody.string_quote``)."""
+    """The quote of strings (``PythonBody.string_quote``): a token-quoted codec's token, or
+    which of a codec's quotes it writes."""
+
+    @cached_property
+    def value(self) -> ValueCodec:
+        """The value codec this spells."""
+        return value_codec(self.value_name or self.name)
+
+    @cached_property
+    def syntax(self) -> Syntax:
+        return self.value.syntax(self.string_quote)
+
+    @cached_property
+    def prefix(self) -> str:
+        """Rule names' prefix: the name, and which quote where the codec writes several."""
+        quotes = self.value.quotes
+        if self.string_quote in quotes[1:]:
+            return f"{self.name}-q{quotes.index(self.string_quote)}"
+        return self.name
+
+    @property
+    def bare_keys(self) -> bool:
+        """Keys may be unquoted identifiers (``{k:v}``)."""
+        return self.syntax.keys != "quoted"
+
+    @property
+    def breaks(self) -> bool:
+        """Its values may span lines (``"natural"`` allows the breaks; else it is canonical)."""
+        return self.syntax.breaks
 
     def text(self, s: str) -> str:
         """A literal piece of structure (``{``, ``,`` ...) in this codec."""
         return literal(s)
 
+    def brackets(self, kind: Literal["object", "array"]) -> tuple[str, str]:
+        """GBNF of the opening and closing bracket of an object or an array."""
+        s = self.syntax
+        if kind == "object":
+            return self.text(s.object_open), self.text(s.object_close)
+        return self.text(s.array_open), self.text(s.array_close)
+
     def encode(self, value: Any) -> str:
         """The exact text of a constant value."""
-        return json.dumps(value, ensure_ascii=False)
+        return self.value.encode(value, quote=self.string_quote)
 
     def const(self, value: Any) -> str:
         return literal(self.encode(value))
 
     def key(self, key: str) -> str:
-        return self.const(key)
+        return literal(self.syntax.write_key(key))
+
+    def argument_key(self, key: str) -> str:
+        """A call's argument key, as the call writes it before its ``assign``."""
+        return literal(self.value.encode_key(key, quote=self.string_quote))
 
     def quote_key(self, content: str) -> str:
         """A key whose content is the expression ``content``."""
-        return self.quote(content)
+        s = self.syntax
+        if s.keys == "bare":
+            return f"{literal(s.key_prefix)} {content}" if s.key_prefix else content
+        return self._wrap_key(self.quote(content))
+
+    def _wrap_key(self, quoted: str) -> str:
+        open_, close = self.syntax.quoted_key
+        return f"{literal(open_)} {quoted} {literal(close)}" if open_ else quoted
 
     def content_text(self, s: str) -> str:
         """A literal piece of string content, as this codec writes it inside a string."""
-        return literal(self.encode(s)[1:-1])
+        return literal(self.syntax.strings[0].escape(s))
 
     def ws(self, b: GbnfBuilder) -> str:
-        return shared_rule(b, "ws", WS)
+        return shared_rule(b, "ws", WS) if self.syntax.free_space else '""'
 
     def pad(self, b: GbnfBuilder) -> str:
-        """Whitespace just inside ``{ }`` / ``[ ]``."""
+        """Whitespace just inside ``{ }`` (an object's brackets)."""
         if self._natural():
             return shared_rule(b, "break", f"({BREAK})?")
-        return '""' if self.layout != "free" else self.ws(b)
+        if self.layout == "free":
+            return self.ws(b)
+        return f"{literal(self.syntax.pad)}?" if self.syntax.pad else '""'
+
+    def item_pad(self, b: GbnfBuilder) -> str:
+        """Whitespace just inside ``[ ]`` (an array's brackets)."""
+        if self._natural() or self.layout == "free":
+            return self.pad(b)
+        return '""'
 
     def bracketings(self, b: GbnfBuilder) -> list[Bracketing]:
-        """The layouts an object's members or an array's items may take, each an alternative
-        of its own. One in the canonical and free layouts; under natural, the canonical one and
-        one per pretty-printer's indent (``PRETTY_INDENTS``), so that the model's first line
-        break picks the indent and every later break and indent is forced text."""
+        """The layouts an object's members may take, each an alternative of its own. One in
+        the canonical and free layouts; under natural, the canonical one and one per
+        pretty-printer's indent (``PRETTY_INDENTS``), so that the model's first line break
+        picks the indent and every later break and indent is forced text."""
         if not self._natural():
             return [(self.pad(b), self.sep(b), self.pad(b))]
-        out: list[Bracketing] = [('""', self.text("," + self.canonical_space), '""')]
+        return self._pretty(self.syntax.member_sep)
+
+    def item_bracketings(self, b: GbnfBuilder) -> list[Bracketing]:
+        """The layouts an array's items may take (``bracketings``)."""
+        if not self._natural():
+            return [(self.item_pad(b), self.item_sep(b), self.item_pad(b))]
+        return self._pretty(self.syntax.items_sep)
+
+    def _pretty(self, sep: str) -> list[Bracketing]:
+        out: list[Bracketing] = [('""', self.text(sep), '""')]
+        core = sep.strip()
         for step, width in PRETTY_INDENTS:
             line = "\n" + " " * width
-            out.append((literal(line), self.text(",") + " " + literal(line), literal(line[:-step])))
+            out.append(
+                (literal(line), self.text(core) + " " + literal(line), literal(line[:-step]))
+            )
         return out
 
     @property
@@ -168,56 +224,109 @@ class Codec:
         return self.layout == "natural"
 
     def sep(self, b: GbnfBuilder) -> str:
-        """Between two members or items."""
-        return self._around(b, ",")
+        """Between two members of an object."""
+        return self._around(b, self.syntax.member_sep, breaks=True)
+
+    def item_sep(self, b: GbnfBuilder) -> str:
+        """Between two items of an array."""
+        return self._around(b, self.syntax.items_sep, breaks=True)
 
     def colon(self, b: GbnfBuilder) -> str:
         """Between a key and its value."""
-        return self._around(b, ":")
+        return self._around(b, self.syntax.key_sep, breaks=False)
 
-    def _around(self, b: GbnfBuilder, mark: str) -> str:
-        if self._natural() and mark == ",":
-            space = self.text(self.canonical_space) if self.canonical_space else '""'
+    def _around(self, b: GbnfBuilder, sep: str, *, breaks: bool) -> str:
+        core = sep.strip()
+        if self._natural() and breaks:
+            rest = sep[len(core) :]
+            space = self.text(rest) if rest else '""'
             return shared_rule(
-                b, f"{self.name}-break-sep", f"{self.text(mark)} ({space} | {BREAK})"
+                b, f"{self.prefix}-break-sep", f"{self.text(core)} ({space} | {BREAK})"
             )
-        if self.layout != "free":  # canonical, and a natural colon: '": "' in every style
-            return self.text(mark + self.canonical_space)
+        if self.layout != "free":  # canonical, and a natural colon: as the writer writes it
+            return self.text(sep)
         ws = self.ws(b)
-        return f"{ws} {self.text(mark)} {ws}"
+        if not core:  # whitespace apart (EDN): its own, then more
+            return f"{self.text(sep)} {ws}"
+        return f"{ws} {self.text(core)} {ws}"
 
     def _natural(self) -> bool:
         return self.layout == "natural" and self.breaks
 
     def char_body(self) -> str:
         """One character of string content, as a GBNF expression."""
-        return JSON_CHAR
+        return self.syntax.strings[0].char
 
     def char(self, b: GbnfBuilder) -> str:
         """One character of string content (for length-bounded strings)."""
-        return shared_rule(b, f"{self.name}-char", self.char_body())
+        return shared_rule(b, f"{self.prefix}-char", self.char_body())
 
     def quote_token(self) -> str:
         """The text around a string."""
-        return '"'
+        return self.syntax.strings[0].open
 
     def quote(self, content: str) -> str:
         """A string whose content is the expression ``content``."""
-        q = literal(self.quote_token())
-        return f"{q} {content} {q}"
+        form = self.syntax.strings[0]
+        return f"{literal(form.open)} {content} {literal(form.close)}"
+
+    def quoted_string(self, b: GbnfBuilder) -> str:
+        """Any string in one of the quotes the grammar admits (``Syntax.grammar_strings``)."""
+        forms = self.syntax.strings[: self.syntax.grammar_strings]
+        if len(forms) == 1:
+            form = forms[0]
+            if form.escaping == "none":
+                return f"{literal(form.open)} {until(b, form.close, hint=form.until_hint)}"
+            return self.quote(f"{self.char(b)}*")
+        alts = []
+        for i, form in enumerate(forms):
+            chars = shared_rule(b, form.rule or f"{self.prefix}-char{i}", form.char)
+            alts.append(f"{literal(form.open)} {chars}* {literal(form.close)}")
+        return " | ".join(alts)
 
     def any_string(self, b: GbnfBuilder) -> str:
-        return shared_rule(b, f"{self.name}-string", self.quote(f"{self.char(b)}*"))
+        body = self.quoted_string(b)
+        if self.syntax.plain is not None:
+            body = f"{body} | {plain_strings(b, self.syntax.plain)}"
+        return shared_rule(b, f"{self.prefix}-string", body)
 
     def scalar(self, b: GbnfBuilder, kind: Literal["true", "false", "null"]) -> str:
         value = {"true": True, "false": False, "null": None}[kind]
         return self.const(value)
 
+    def bare_key(self, ident: str) -> str:
+        """A bare key whose identifier is the expression ``ident`` (EDN's ``:`` before it)."""
+        prefix = self.syntax.key_prefix
+        return f"{literal(prefix)} {ident}" if prefix else ident
+
+    def any_key(self, b: GbnfBuilder) -> str:
+        """Any key in this codec."""
+        keys = self.syntax.keys
+        if keys == "quoted":
+            return self.any_string(b)
+        if keys == "bare":
+            return self.bare_key(BARE_KEY)
+        quoted = self._wrap_key(f"({self.quoted_string(b)})")
+        bare = self.bare_key(f"({self.syntax.bare_key_grammar})")
+        return shared_rule(b, f"{self.prefix}-key", f"{bare} | {quoted}")
+
     def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
         """How a quoted key is spelled, per quote (``key_syntax``; bare keys have none)."""
-        char = self.char(b)
-        unit = _json_unit
-        return [KeySyntax('"', '"', unit, JSON_PLAIN, f'({char})* "\\""', char, json_key_escapes)]
+        if self.syntax.keys == "bare":
+            return []
+        open_, close = self.syntax.quoted_key
+        out = []
+        for i, form in enumerate(self.syntax.strings[: self.syntax.grammar_strings]):
+            if form.escaping == "none":
+                continue
+            char = self.char(b) if i == 0 else form.char
+            escapes = json_key_escapes if form.json_key_escapes else no_key_escapes
+            end = form.close + close
+            rest = f"({char})* {literal(end)}"
+            out.append(
+                KeySyntax(open_ + form.open, end, form.escape, form.plain, rest, char, escapes)
+            )
+        return out
 
 
 class JsonCodec(Codec):
@@ -229,7 +338,11 @@ class JsonInStringCodec(Codec):
     """JSON text that is itself the content of a JSON string (``arguments_as_string``)."""
 
     name: ClassVar[str] = "json-in-string"
-    breaks: ClassVar[bool] = False
+    value_name: ClassVar[str | None] = "json"
+
+    @property
+    def breaks(self) -> bool:
+        return False
 
     def text(self, s: str) -> str:
         return literal(json.dumps(s, ensure_ascii=False)[1:-1])
@@ -253,6 +366,13 @@ class JsonInStringCodec(Codec):
     def quote_token(self) -> str:
         return '\\"'
 
+    def quote(self, content: str) -> str:
+        q = literal(self.quote_token())
+        return f"{q} {content} {q}"
+
+    def key(self, key: str) -> str:
+        return self.const(key)
+
     def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
         char = self.char(b)
         return [
@@ -268,79 +388,41 @@ class JsonInStringCodec(Codec):
         ]
 
 
-@dataclass(frozen=True)
-class PythonCodec(Codec):
-    """Python literals: either quote, ``True``/``False``/``None``."""
-
-    name: ClassVar[str] = PythonValueCodec.name
-    aliases: ClassVar[tuple[str, ...]] = PythonValueCodec.aliases
-
-    def encode(self, value: Any) -> str:
-        return encode_python_value(value)
-
-    def char_body(self) -> str:
-        return PY_CHAR_DQ
-
-    def any_string(self, b: GbnfBuilder) -> str:
-        dq = shared_rule(b, "py-char-dq", PY_CHAR_DQ)
-        sq = shared_rule(b, "py-char-sq", PY_CHAR_SQ)
-        body = f'{literal(chr(34))} {dq}* {literal(chr(34))} | "\'" {sq}* "\'"'
-        return shared_rule(b, f"{self.name}-string", body)
-
-    def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
-        char = self.char(b)
-        sq = PY_CHAR_SQ
-        return [
-            KeySyntax('"', '"', _json_unit, PY_PLAIN_DQ, f'({char})* "\\""', char, no_key_escapes),
-            KeySyntax("'", "'", lambda ch: ch, PY_PLAIN_SQ, f'({sq})* "\'"', sq, no_key_escapes),
-        ]
-
-
-@dataclass(frozen=True)
-class BareKeyCodec(Codec):
-    """Bare keys, strings between ``string_quote`` tokens, no spaces (``{k:<|"|>v<|"|>,n:1}``);
-    its name and older names are the value codec's (``dialect/value_codecs/bare_key.py``)."""
-
-    name: ClassVar[str] = BareKeyValueCodec.name
-    aliases: ClassVar[tuple[str, ...]] = BareKeyValueCodec.aliases
-    bare_keys: ClassVar[bool] = True
-    canonical_space: ClassVar[str] = ""
-    breaks: ClassVar[bool] = False
-
-    def encode(self, value: Any) -> str:
-        return encode_bare_key_value(value, quote=self.string_quote)
-
-    def key(self, key: str) -> str:
-        return literal(key)
-
-    def quote_key(self, content: str) -> str:
-        return content
-
-    def content_text(self, s: str) -> str:
-        return literal(s)
-
-    def ws(self, b: GbnfBuilder) -> str:
-        return '""'
-
-    def char_body(self) -> str:
-        return f"[^{_class_char(self.string_quote[0])}]"
-
-    def quote_token(self) -> str:
-        return self.string_quote
-
-    def any_string(self, b: GbnfBuilder) -> str:
-        body = f"{literal(self.string_quote)} {until(b, self.string_quote, hint='g4str')}"
-        return shared_rule(b, f"{self.name}-string", body)
-
-    def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
-        return []
-
-
 def shared_rule(b: GbnfBuilder, name: str, body: str) -> str:
     """The rule ``name`` defined once per grammar."""
     key = ("shared", name)
     if key not in b.memo:
         b.memo[key] = b.add(name, body)
+    return b.memo[key]
+
+
+def plain_strings(b: GbnfBuilder, plain: PlainStrings) -> str:
+    """A rule for the strings written without quotes: a trie over the reserved words, each
+    node able to end only where no reserved word ends, or to leave the trie with a character no
+    reserved word has there (YAML's ``true`` is no plain string; ``trues``, ``tru`` are)."""
+    key = ("plain", plain.first, plain.middle, plain.last, tuple(sorted(plain.reserved)))
+    if key in b.memo:
+        return b.memo[key]
+    words = [w for w in plain.reserved if w and all(c in plain.last for c in w[1:])]
+    words = sorted(w for w in words if w[0] in plain.first)
+    done = b.add("plain-done", f"({char_class(plain.middle)}* {char_class(plain.last)})?")
+    more = b.add("plain-more", f"{char_class(plain.middle)}* {char_class(plain.last)}")
+
+    def node(prefix: str) -> str:
+        here = [w for w in words if w.startswith(prefix)]
+        children = sorted({w[len(prefix)] for w in here if len(w) > len(prefix)})
+        alts = ['""'] if prefix and prefix not in here else []
+        alts += [f"{literal(c)} {node(prefix + c)}" for c in children]
+        allowed = plain.middle if prefix else plain.first
+        ending = "".join(c for c in allowed if c not in children and c in plain.last)
+        going = "".join(c for c in allowed if c not in children and c not in plain.last)
+        if ending:
+            alts.append(f"{char_class(ending)} {done}")
+        if going:
+            alts.append(f"{char_class(going)} {more}")
+        return b.add("plain-node", " | ".join(alts))
+
+    b.memo[key] = node("")
     return b.memo[key]
 
 
@@ -350,7 +432,8 @@ _DEFAULT: dict[str, Codec] = {}
 
 
 def register_codec(cls: type[Codec]) -> type[Codec]:
-    """Make ``cls`` available to ``codec_for`` under its name and aliases."""
+    """Make ``cls`` available to ``codec_for`` under its name and aliases (a grammar of a
+    value codec's own, where its syntax does not say enough)."""
     _REGISTRY[cls.name] = cls
     _DEFAULT[cls.name] = cls()
     for alias in cls.aliases:
@@ -358,8 +441,31 @@ def register_codec(cls: type[Codec]) -> type[Codec]:
     return cls
 
 
-for _cls in (JsonCodec, JsonInStringCodec, PythonCodec, BareKeyCodec):
+def forget_codec(name: CodecName) -> None:
+    """Drop the grammar class of ``name`` and its aliases (a test's codec, once it is done)."""
+    cls = _REGISTRY.pop(name, None)
+    _DEFAULT.pop(name, None)
+    for alias in cls.aliases if cls is not None else ():
+        _ALIASES.pop(alias, None)
+
+
+def codec_class(name: CodecName) -> type[Codec]:
+    """The grammar class of the codec ``name``: a registered one, else one made (once) from the
+    value codec of that name (``DialectError`` where there is none)."""
+    name = _ALIASES.get(name, name)
+    if name not in _REGISTRY:
+        vc = value_codec(name)
+        if vc.name not in _REGISTRY:
+            made = type(f"{vc.name.title().replace('-', '')}Codec", (Codec,), {"name": vc.name})
+            register_codec(cast("type[Codec]", dataclass(frozen=True)(made)))
+        name = vc.name
+    return _REGISTRY[name]
+
+
+for _cls in (JsonCodec, JsonInStringCodec):
     register_codec(_cls)
+PythonCodec = codec_class("python")
+BareKeyCodec = codec_class("bare-key")
 
 
 def codec_names() -> list[str]:
@@ -370,17 +476,8 @@ def codec_names() -> list[str]:
 def codec_for(
     name: CodecName, layout: ArgumentLayout = "free", *, string_quote: str = TOKEN_QUOTE
 ) -> Codec:
-    """The codec ``name`` with argument layout ``layout`` (and string quote token)."""
-    name = _ALIASES.get(name, name)
+    """The codec ``name`` with argument layout ``layout`` (and string quote)."""
+    cls = codec_class(name)
     if layout == "free" and string_quote == TOKEN_QUOTE:
-        return _DEFAULT[name]
-    return _REGISTRY[name](layout, string_quote)
-
-
-def _json_unit(ch: str) -> str:
-    return json.dumps(ch, ensure_ascii=False)[1:-1]
-
-
-def _class_char(c: str) -> str:
-    """``c`` inside a GBNF character class."""
-    return "\\" + c if c in "]^-\\" else c
+        return _DEFAULT[cls.name]
+    return cls(layout, string_quote)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .gbnf import char_class
 
 __all__ = [
+    "BARE_KEY",
     "JSON_PLAIN",
     "PY_PLAIN_DQ",
     "PY_PLAIN_SQ",
@@ -22,6 +23,8 @@ __all__ = [
     "no_key_escapes",
 ]
 
+BARE_KEY = "[a-zA-Z_] [a-zA-Z0-9_]*"
+"""A key written without quotes: an identifier."""
 JSON_PLAIN = '"\\\\\\x7F\\x00-\\x1F'  # what a plain JSON string character is not
 PY_PLAIN_DQ = '"\\\\\\x00-\\x1F'
 PY_PLAIN_SQ = "'\\\\\\x00-\\x1F"

@@ -5,75 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from ..dialect.spec import TOKEN_QUOTE, CallFormat, PythonBody
+from ..dialect.spec import CallFormat, PythonBody
 from ..dialect.value_codecs import value_codec
+from ..dialect.value_codecs.scan import BAD
 from .markers import Source, compile_template, match_template, split_literal, stop_before
 from .plan import BodyPlan, Context, FormatPlan
 from .pycall import KwargsSyntax, More, ScanMemo, read_kwargs, retype_strings
 from .reader_events import FAIL, OK, Reader, certain
+from .values import fit_empty_containers
 
 __all__ = ["plan_python_body", "read_python_body"]
-
-
-_GO, _WAIT, _BAD = -1, -2, -3
-"""``_CallScan`` results: read on, wait for more text, not a call."""
-
-
-@dataclass
-class _CallScan:
-    """Where a whole-call codec's closer comes, outside ``string_quote`` strings and
-    brackets."""
-
-    close: str
-    i: int
-    depth: int = 0
-    quote: str = ""
-    string_quote: str = TOKEN_QUOTE
-    """The token around strings."""
-
-    def run(self, buf: str, lim: int, final: bool) -> int:
-        """Scan ``buf`` up to ``lim``: the closer's position, ``_WAIT`` or ``_BAD``."""
-        close = self.close
-        while self.i < lim:
-            if self.quote:
-                k = buf.find(self.quote, self.i, lim)
-                if k < 0:
-                    self.i = max(self.i, lim - len(self.quote) + 1)
-                    return _WAIT
-                self.i = k + len(self.quote)
-                self.quote = ""
-                continue
-            i = self.i
-            if self.depth == 0:
-                if buf.startswith(close, i):
-                    return i
-                if not final and len(buf) - i < len(close) and close.startswith(buf[i:]):
-                    return _WAIT
-            st = self._token(buf, final)
-            if st != _GO:
-                return st
-        return _WAIT
-
-    def _token(self, buf: str, final: bool) -> int:
-        i = self.i
-        sq = self.string_quote
-        if not final and len(buf) - i < len(sq) and sq.startswith(buf[i:]):
-            return _WAIT
-        if buf.startswith(sq, i):
-            self.quote = sq
-            self.i = i + len(sq)
-            return _GO
-        c = buf[i]
-        if c in "([{":
-            self.depth += 1
-        elif c in ")]}":
-            self.depth -= 1
-            if self.depth < 0:
-                return _BAD
-        self.i = i + 1
-        return _GO
 
 
 def _stops(plan: FormatPlan) -> tuple[str, ...]:
@@ -147,13 +89,13 @@ def read_python_body(
     codec = value_codec(body.value_codec)
     if codec.incremental:
         return (yield from _python_kwargs(src, p, plan, body, ctx, fields))
-    scan = _CallScan(plan.tail, p, string_quote=body.string_quote)
+    scan = codec.call_scan(plan.tail, p, quote=body.string_quote)
     stops = _stops(plan)
     while True:
         buf = src.buf
         lim, hit = stop_before(buf, scan.i, stops, final=src.final) if stops else (len(buf), False)
         k = scan.run(buf, lim, src.final)
-        if k == _BAD:
+        if k == BAD:
             return scan.i, FAIL
         if k >= 0:
             args = codec.decode_arguments(
@@ -162,7 +104,8 @@ def read_python_body(
             if args is None:
                 return k, FAIL
             schema = ctx.schemas.get(fields["name"], {})
-            args = retype_strings(args, schema if isinstance(schema, Mapping) else {})
+            schema = schema if isinstance(schema, Mapping) else {}
+            args = retype_strings(fit_empty_containers(args, schema), schema)
             args_json = json.dumps(args, ensure_ascii=False)
             yield from certain(fields["name"], fields.get("id"), fields.get("index"), args_json)
             return k + len(plan.tail), OK

@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "NAMED_CONSTANTS",
     "coerce_value",
+    "fit_empty_containers",
     "literal_value",
     "parse_python_kwargs",
     "schema_types",
@@ -79,6 +80,36 @@ def schema_types(schema: Any, root: Mapping[str, Any], depth: int = 0) -> set[st
         elif "items" in schema:
             out.add("array")
     return out
+
+
+def fit_empty_containers(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments with each empty object or array made the one the schema admits: a syntax
+    whose objects and arrays share their brackets (Lua's ``{}``, PHP's ``[]``) cannot tell."""
+    fitted = _fit({**args}, schema, schema)
+    return fitted if isinstance(fitted, dict) else dict(args)
+
+
+def _fit(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    if depth > 64:
+        return value
+    schema = _resolve(schema, root)
+    if not isinstance(schema, Mapping):
+        return value
+    if value in ({}, []):
+        types = schema_types(schema, root)
+        if value == {} and "array" in types and "object" not in types:
+            return []
+        if value == [] and "object" in types and "array" not in types:
+            return {}
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        extra = schema.get("additionalProperties")
+        return {k: _fit(v, props.get(k, extra), root, depth + 1) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [_fit(v, schema["items"], root, depth + 1) for v in value]
+    return value
 
 
 def _is_type(value: Any, types: tuple[type, ...]) -> bool:

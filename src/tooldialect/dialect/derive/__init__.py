@@ -9,6 +9,7 @@ above it in this list, and none imports this package's ``__init__``):
 * ``body_shapes``: finding one sentinel call's body in a render and reading its shape;
 * ``acceptance``: the checks a derived spec must pass before it is returned;
 * ``value_layout``: how an element body writes nested, repeated, ``None`` and escaped values;
+* ``value_syntax``: which value codec a Python-style body's template writes its values in;
 * ``instructions``: a call format read off a template's tool instructions;
 * ``message_headers``: ``MessageHeaders`` for header-addressed (harmony-like) templates;
 * ``assembly``: ``derive_dialect``, reading the envelope, reasoning and ids off the renders and

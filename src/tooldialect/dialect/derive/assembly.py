@@ -70,6 +70,7 @@ from .probes import (
     writes_id_for_name,
 )
 from .value_layout import learn_values
+from .value_syntax import codec_choices
 
 __all__ = ["content_wrapper", "derive_dialect", "template_reasoning"]
 
@@ -93,8 +94,8 @@ def derive_dialect(
         # a call in a message addressed to the tool (`` to=NAME<|message|>``) is tried only
         # where the whole region, header and all, reads as no call layout
         for addressed in (False, True):
-            spec = _derive(probe, addressed=addressed)
-            if spec is not None and validate(spec, probe, reader=reader):
+            spec = _valid(_derive(probe, addressed=addressed), probe, reader)
+            if spec is not None:
                 spec = with_messages(spec, probe, reader=reader)
                 return instruction_spelling(spec, probe.instructions)
     if writes_id_for_name(renderer):
@@ -102,11 +103,19 @@ def derive_dialect(
             template_source, bos_token=bos_token, eos_token=eos_token, named_ids=True
         )
         for probe in probes(named):
-            spec = _derive(probe)
-            if spec is not None and validate(spec, probe, reader=reader):
+            spec = _valid(_derive(probe), probe, reader)
+            if spec is not None:
                 return instruction_spelling(spec, probe.instructions)
     # no past call renders (or none a spec reproduces): the tool instructions may show one
     return derive_from_instructions(renderer, reader=reader)
+
+
+def _valid(spec: DialectSpec | None, probe: Probe, reader: CallReader) -> DialectSpec | None:
+    """The first of ``spec``'s value codec choices (``value_syntax``) that passes the checks."""
+    if spec is None:
+        return None
+    choices = codec_choices(spec, probe, reader=reader)
+    return next((c for c in choices if validate(c, probe, reader=reader)), None)
 
 
 def template_reasoning(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..spec import TOKEN_QUOTE, Body, ElementBody, JsonBody, PythonBody, TaggedBody
-from ..value_codecs import value_codec
+from ..value_codecs import ValueCodec, registered_codecs, value_codec
 from .lexemes import HOLE, is_marker, lex, split_repeat
 
 __all__ = ["Found", "IdMode", "escape", "find_body"]
@@ -65,7 +65,7 @@ def find_body(
     found = _find_json(
         text, pos, name=name, args=args, call_id=call_id, index=index, counters=counters
     )
-    for finder in (_find_tagged, _find_python, _find_element):
+    for finder in (_find_tagged, _find_python, _find_coded, _find_element):
         if found is not None:
             return found
         found = finder(text, pos, name=name, args=args, call_id=call_id, index=index)
@@ -259,6 +259,67 @@ def _find_python(
         )
         return Found(n, jb + len(vb) + (len(quote) if every else 0), body)
     return None
+
+
+def _find_coded(
+    text: str, pos: int, *, name: str, args: Mapping[str, Any], call_id: str, index: int
+) -> Found | None:
+    """A call whose keys and values a codec spells (``f({"k" => "v"})``, ``(f {:k "v"})``):
+    each codec, in each of its quotes, tried on where the probe's keys and values would be."""
+    n = _name_at(text, pos, name)
+    if n == -1 or len(args) != 2:
+        return None
+    for codec in registered_codecs():
+        if codec.token_quoted:  # its token is found by ``_find_python``
+            continue
+        for quote in codec.quotes or (TOKEN_QUOTE,):
+            found = _coded_call(text, n, name, call_id, list(args.items())[:2], codec, quote)
+            if found is not None:
+                return found
+    return None
+
+
+def _coded_call(
+    text: str,
+    n: int,
+    name: str,
+    call_id: str,
+    items: list[tuple[str, Any]],
+    codec: ValueCodec,
+    quote: str,
+) -> Found | None:
+    (ka, va), (kb, vb) = (
+        (codec.encode_key(k, quote=quote), codec.encode(v, quote=quote)) for k, v in items
+    )
+    after_name = n + len(name)
+    ia = text.find(ka, after_name)
+    if ia == -1 or ia - after_name > 8:
+        return None
+    opener = text[after_name:ia]
+    bracket = opener.rstrip()[-1:]
+    if bracket not in _CLOSERS:
+        return None
+    ja = text.find(va, ia + len(ka))
+    ib = text.find(kb, ja + len(va)) if ja != -1 else -1
+    jb = text.find(vb, ib + len(kb)) if ib != -1 else -1
+    if jb == -1:
+        return None
+    assign, link_b = text[ia + len(ka) : ja], text[ib + len(kb) : jb]
+    if not assign or assign != link_b or any(c.isalnum() for c in assign):
+        return None
+    # the blanks inside the opening bracket close it too (``{ k = 1 }``)
+    pad = opener[len(opener.rstrip()) :]
+    close = pad + _CLOSERS[bracket]
+    end = jb + len(vb)
+    body = PythonBody(
+        call_open=_substitute(text[n:ia], name, call_id),
+        call_close=close if text.startswith(close, end) else _CLOSERS[bracket],
+        assign=assign,
+        arg_separator=text[ja + len(va) : ib],
+        value_codec=codec.name,
+        string_quote=quote,
+    )
+    return Found(n, end, body)
 
 
 def _quotes(before_value: str) -> list[tuple[str, str]]:

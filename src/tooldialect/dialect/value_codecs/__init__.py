@@ -1,12 +1,12 @@
-"""Value codecs: how a Python-style call (``PythonBody``) spells its argument values, chosen by
-``PythonBody.value_codec``. Each codec is one class in its own module (encode for
-``render_call``, and how its calls are read back); this registry is the one place that knows
-them all. The grammar's spelling of a codec lives in ``grammar/codec.py``, keyed by the same
-name.
+"""Value codecs: how a call's argument values are spelled (``PythonBody.value_codec``). Each codec
+is one module: a ``ValueCodec`` whose declared ``Syntax`` is what ``render_call`` writes, what
+the grammar admits (``grammar/codec.py`` compiles any codec's syntax; no code of its own there)
+and what the parser reads back (``read.py``, ``scan.py``). This registry is the one place that
+knows them all; derivation tries them in its order (``dialect/derive/value_syntax.py``).
 
-Adding a codec: a module here with a ``ValueCodec`` subclass, one line in ``_BUILTIN`` below,
-and its grammar class in ``grammar/codec.py`` (see ``tests/dialect/test_value_codecs.py`` for
-one registered from outside).
+Adding a codec: a module here with a ``ValueCodec`` subclass declaring its ``Syntax``, and one
+line in ``_BUILTIN`` below (docs/derivation.md, "Value codecs"; ``register_value_codec`` adds
+one from outside the library).
 """
 
 from __future__ import annotations
@@ -14,16 +14,39 @@ from __future__ import annotations
 from ...errors import DialectError
 from .bare_key import BareKeyCodec
 from .base import TOKEN_QUOTE, ValueCodec
+from .edn import EdnCodec
+from .js_object import JsObjectCodec
+from .json_values import JsonCodec
+from .lua_table import LuaTableCodec
+from .php_array import PhpArrayCodec
 from .python import PythonCodec, encode_python_value
+from .read import NotRead
+from .ruby_hash import RubyHashCodec
+from .syntax import StringForm, Syntax
+from .toml_inline import TomlInlineCodec
+from .yaml_flow import YamlFlowCodec
 
 __all__ = [
     "TOKEN_QUOTE",
     "BareKeyCodec",
+    "EdnCodec",
+    "JsObjectCodec",
+    "JsonCodec",
+    "LuaTableCodec",
+    "NotRead",
+    "PhpArrayCodec",
     "PythonCodec",
+    "RubyHashCodec",
+    "StringForm",
+    "Syntax",
+    "TomlInlineCodec",
     "ValueCodec",
+    "YamlFlowCodec",
     "canonical_codec_name",
     "encode_python_value",
     "register_value_codec",
+    "registered_codecs",
+    "unregister_value_codec",
     "value_codec",
     "value_codec_names",
 ]
@@ -38,6 +61,13 @@ def register_value_codec(codec: ValueCodec) -> ValueCodec:
     for alias in codec.aliases:
         _ALIASES[alias] = codec.name
     return codec
+
+
+def unregister_value_codec(name: str) -> None:
+    """Forget the codec ``name`` and its aliases (a test's codec, once the test is done)."""
+    codec = _REGISTRY.pop(name, None)
+    for alias in codec.aliases if codec is not None else ():
+        _ALIASES.pop(alias, None)
 
 
 def canonical_codec_name(name: str) -> str:
@@ -59,6 +89,23 @@ def value_codec(name: str) -> ValueCodec:
     return _REGISTRY[canonical_codec_name(name)]
 
 
-_BUILTIN: tuple[ValueCodec, ...] = (PythonCodec(), BareKeyCodec())
+def registered_codecs() -> list[ValueCodec]:
+    """Every registered codec, in the order derivation tries them."""
+    return list(_REGISTRY.values())
+
+
+# the order derivation tries them in: the first that writes a template's values wins a tie
+_BUILTIN: tuple[ValueCodec, ...] = (
+    PythonCodec(),
+    BareKeyCodec(),
+    JsonCodec(),
+    JsObjectCodec(),
+    YamlFlowCodec(),
+    TomlInlineCodec(),
+    LuaTableCodec(),
+    RubyHashCodec(),
+    PhpArrayCodec(),
+    EdnCodec(),
+)
 for _codec in _BUILTIN:
     register_value_codec(_codec)

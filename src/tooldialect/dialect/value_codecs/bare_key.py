@@ -6,13 +6,32 @@ tokens, other scalars are JSON-ish, objects ``{k:v,k2:w}`` and arrays ``[a,b]`` 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ...errors import DialectError
-from .base import TOKEN_QUOTE, ValueCodec, dumps
+from .base import TOKEN_QUOTE, ValueCodec
+from .syntax import StringForm, Syntax, write_value
 
 __all__ = ["BareKeyCodec", "decode_bare_key_arguments", "encode_bare_key_value"]
+
+
+def _class_char(c: str) -> str:
+    """``c`` inside a GBNF character class."""
+    return "\\" + c if c in "]^-\\" else c
+
+
+def bare_key_syntax(quote: str) -> Syntax:
+    """Strings between ``quote`` tokens (no escapes), bare keys, no spaces."""
+    form = StringForm(
+        quote, quote, "none", char=f"[^{_class_char(quote[0])}]", plain="", until_hint="g4str"
+    )
+    return Syntax(
+        strings=(form,),
+        member_sep=",",
+        key_sep=":",
+        keys="bare",
+        words=_SPELLED,
+        free_space=False,
+    )
 
 
 class BareKeyCodec(ValueCodec):
@@ -22,9 +41,10 @@ class BareKeyCodec(ValueCodec):
     name: ClassVar[str] = "bare-key"
     aliases: ClassVar[tuple[str, ...]] = ("gemma4",)
     token_quoted: ClassVar[bool] = True
+    keyword_arguments: ClassVar[bool] = True
 
-    def encode(self, value: Any, *, quote: str) -> str:
-        return encode_bare_key_value(value, quote=quote)
+    def syntax(self, quote: str) -> Syntax:
+        return bare_key_syntax(quote)
 
     def decode_arguments(
         self, inner: str, *, assign: str, separator: str, quote: str
@@ -34,16 +54,7 @@ class BareKeyCodec(ValueCodec):
 
 def encode_bare_key_value(value: Any, *, quote: str = TOKEN_QUOTE) -> str:
     """Strings between ``quote`` tokens, bare keys, JSON-ish scalars, no spaces."""
-    if isinstance(value, str):
-        return quote + value + quote
-    if value is None or isinstance(value, (bool, int, float)):
-        return dumps(value)
-    if isinstance(value, Mapping):
-        items = (f"{k}:{encode_bare_key_value(v, quote=quote)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(encode_bare_key_value(v, quote=quote) for v in value) + "]"
-    raise DialectError(f"cannot encode {value!r} in the bare-key syntax")
+    return write_value(value, bare_key_syntax(quote))
 
 
 class _NotLiteral(Exception):
@@ -51,7 +62,14 @@ class _NotLiteral(Exception):
 
 
 # strings are quoted here: a bare None is Python's null
-_SPELLED = {"null": None, "None": None, "true": True, "True": True, "false": False, "False": False}
+_SPELLED: dict[str, Any] = {
+    "null": None,
+    "None": None,
+    "true": True,
+    "True": True,
+    "false": False,
+    "False": False,
+}
 
 
 class _Reader:

@@ -1,45 +1,38 @@
-"""Python literals: ``name(k="v", n=None, flag=True)``."""
+"""Python literals: ``name(k="v", n=None, flag=True)``. The parser reads a call's keyword
+arguments as they stream, with its tolerant scanner (``parse/pycall.py``); a lone value reads
+with the declared syntax."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ...errors import DialectError
-from .base import ValueCodec, dumps
+from .base import ValueCodec
+from .syntax import Syntax, backslash_form, write_value
 
-__all__ = ["PythonCodec", "encode_python_value"]
+__all__ = ["PYTHON", "PythonCodec", "encode_python_value"]
+
+PYTHON = Syntax(
+    strings=(backslash_form('"', rule="py-char-dq"), backslash_form("'", rule="py-char-sq")),
+    grammar_strings=2,
+    true="True",
+    false="False",
+    null="None",
+    breaks=True,
+)
+"""Double-quoted strings (JSON's escapes), either quote read; ``True``/``False``/``None``."""
 
 
 class PythonCodec(ValueCodec):
     """Python literal values; the parser reads them as they stream (``parse/pycall.py``)."""
 
     name: ClassVar[str] = "python"
+    keyword_arguments: ClassVar[bool] = True
     incremental: ClassVar[bool] = True
 
-    def encode(self, value: Any, *, quote: str) -> str:
-        return encode_python_value(value)
-
-    def string_quotes(self, quote: str) -> list[str]:
-        return ['"', "'"]
+    def syntax(self, quote: str) -> Syntax:
+        return PYTHON
 
 
 def encode_python_value(value: Any) -> str:
     """A Python literal for a JSON value (double-quoted strings, ``True``/``None``)."""
-    if value is None:
-        return "None"
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if isinstance(value, float) and not math.isfinite(value):
-        raise DialectError(f"non-finite number {value!r} cannot be written as an argument")
-    if isinstance(value, (int, float, str)):
-        return dumps(value)
-    if isinstance(value, Mapping):
-        inner = ", ".join(f"{dumps(str(k))}: {encode_python_value(v)}" for k, v in value.items())
-        return "{" + inner + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(encode_python_value(v) for v in value) + "]"
-    raise DialectError(f"cannot encode {value!r} as a Python literal")
+    return write_value(value, PYTHON)

@@ -1,10 +1,10 @@
-"""The grammar of a Python-style body: ``name(k=v, ...)``, values in the body's value codec."""
+"""The grammar of a Python-style body: ``name(k=v, ...)``, keys and values in the body's value
+codec."""
 
 from __future__ import annotations
 
 from ...dialect.spec import PythonBody
 from ..codec import codec_for
-from ..gbnf import literal
 from ..marker_rules import body_literal, properties_of, required_of, template_rule
 from ..optional_null import optional_null_keys
 from ..schema import SchemaConverter, props_sequence
@@ -26,7 +26,7 @@ def python_body_rule(req: BodyRequest, body: PythonBody) -> str:
         assign = body_literal(body.assign, exact)
         items.append(
             (
-                b.add(f"{hint}-{key}-kv", f"{literal(key)} {assign} {value}"),
+                b.add(f"{hint}-{key}-kv", f"{codec.argument_key(key)} {assign} {value}"),
                 key in required_of(schema),
             )
         )

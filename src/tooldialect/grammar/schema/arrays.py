@@ -24,7 +24,8 @@ _MAX_UNIQUE = 6
 
 def array_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: str) -> str:
     c, b = conv.codec, conv.b
-    ws, sep = c.pad(b), c.sep(b)
+    ws = c.item_pad(b)
+    opener, closer = c.brackets("array")
     for kw in ("contains", "minContains", "maxContains"):
         if kw in schema:
             conv.loosen(ptr(pointer, kw), f"{kw!r} is not enforced by the grammar")
@@ -37,7 +38,7 @@ def array_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: s
     if schema.get("uniqueItems") is True:
         unique = _unique_items(conv, items, lo, hi, pointer, hint) if not prefix else None
         if unique is not None:
-            return f"{c.text('[')} {ws} {unique} {ws} {c.text(']')}"
+            return f"{opener} {ws} {unique} {ws} {closer}"
         conv.loosen(ptr(pointer, "uniqueItems"), "items may repeat (uniqueItems not enforced)")
     parts: list[str] = []
     if prefix:
@@ -49,7 +50,7 @@ def array_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: s
     if not (items is False or hi == 0):
         item = conv.visit(items, ptr(pointer, "items"), hint=f"{hint}-item")
     alts = []
-    for opening, sep, closing in c.bracketings(b):
+    for opening, sep, closing in c.item_bracketings(b):
         head = f" {sep} ".join(parts)
         if item is None:
             body = head or '""'
@@ -60,7 +61,7 @@ def array_expr(conv: Converter, schema: Mapping[str, Any], pointer: str, hint: s
                 None if hi is None else int(hi) - (0 if parts else 1),
             )
             body = f"{head} {rep}" if parts else f"{item} {rep}" if lo >= 1 else f"({item} {rep})?"
-        alts.append(f"{c.text('[')} {opening} {body} {closing} {c.text(']')}")
+        alts.append(f"{opener} {opening} {body} {closing} {closer}")
     return alts[0] if len(alts) == 1 else "(" + " | ".join(alts) + ")"
 
 
@@ -92,7 +93,7 @@ def _unique_items(
     if values is None or len(values) > _MAX_UNIQUE:
         return None
     c, b = conv.codec, conv.b
-    sep = c.sep(b)
+    sep = c.item_sep(b)
     top = len(values) if hi is None else min(len(values), int(hi))
     spelled = [c.const(v) for v in values]
     memo: dict[frozenset[int], str] = {}

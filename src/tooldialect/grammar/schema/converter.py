@@ -264,18 +264,17 @@ class SchemaConverter:
     def any_value(self) -> str:
         """The rule for any JSON value in this codec."""
         c, b = self.codec, self.b
-        key = ("any", c.name, c.layout)
+        key = ("any", c.name, c.layout, c.string_quote)
         if key not in b.memo:
             name = b.name(f"{c.name}-value")
             b.memo[key] = name
             ws, sep = c.pad(b), c.sep(b)
             kv = f"{any_key(c, b)} {c.colon(b)} {name}"
-            obj = b.add(
-                f"{c.name}-object", f"{c.text('{')} {ws} ({kv} ({sep} {kv})*)? {ws} {c.text('}')}"
-            )
+            (o_open, o_close), (a_open, a_close) = c.brackets("object"), c.brackets("array")
+            obj = b.add(f"{c.name}-object", f"{o_open} {ws} ({kv} ({sep} {kv})*)? {ws} {o_close}")
+            ws, sep = c.item_pad(b), c.item_sep(b)
             arr = b.add(
-                f"{c.name}-array",
-                f"{c.text('[')} {ws} ({name} ({sep} {name})*)? {ws} {c.text(']')}",
+                f"{c.name}-array", f"{a_open} {ws} ({name} ({sep} {name})*)? {ws} {a_close}"
             )
             num = b.add("number", f"{INT} {FRAC_EXP}")
             scalars = [c.scalar(b, "true"), c.scalar(b, "false"), c.scalar(b, "null")]

@@ -19,18 +19,16 @@ from collections.abc import Iterable
 
 from ..codec import Codec
 from ..gbnf import GbnfBuilder, char_class, literal
-from ..key_syntax import KeySyntax
+from ..key_syntax import BARE_KEY, KeySyntax
 
 __all__ = ["BARE_KEY", "any_key", "key_other_than"]
 
-BARE_KEY = "[a-zA-Z_] [a-zA-Z0-9_]*"
-"""A key written without quotes: an identifier."""
 _IDENT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 
 
 def any_key(c: Codec, b: GbnfBuilder) -> str:
     """Any key in codec ``c``."""
-    return BARE_KEY if c.bare_keys else c.any_string(b)
+    return c.any_key(b)
 
 
 def key_other_than(c: Codec, b: GbnfBuilder, keys: Iterable[str]) -> str:
@@ -38,13 +36,13 @@ def key_other_than(c: Codec, b: GbnfBuilder, keys: Iterable[str]) -> str:
     words = sorted(dict.fromkeys(keys))
     if not words:
         return any_key(c, b)
-    memo_key = ("key-other-than", c.name, tuple(words))
+    memo_key = ("key-other-than", c.name, c.string_quote, tuple(words))
     if memo_key in b.memo:
         return b.memo[memo_key]
-    if c.bare_keys:
-        alts = [_ident_other_than(b, words)]
-    else:
-        alts = [_trie_complement(b, s, words) for s in c.key_syntaxes(b)]
+    # a bare key other than the declared ones, and a quoted key other than any declared one
+    # (a declared identifier quoted is still that key)
+    alts = [c.bare_key(_ident_other_than(b, words))] if c.bare_keys else []
+    alts += [_trie_complement(b, s, words) for s in c.key_syntaxes(b)]
     name = b.add("other-key", " | ".join(alts))
     b.memo[memo_key] = name
     return name

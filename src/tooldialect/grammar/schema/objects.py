@@ -60,6 +60,7 @@ def object_expr(
     c, b = conv.codec, conv.b
     props, required, addl, patterns = _members(conv, schema, pointer)
     colon = c.colon(b)
+    opener, closer = c.brackets("object")
     items = []
     for k, sub in props.items():
         if sub is False:
@@ -98,7 +99,7 @@ def object_expr(
             )
         else:
             seq = _counted_sequence(b, items, sep, extra, lo, hi, hint=at)
-        alts.append(f"{c.text('{')} {opening} {seq} {closing} {c.text('}')}")
+        alts.append(f"{opener} {opening} {seq} {closing} {closer}")
     return alts[0] if len(alts) == 1 else "(" + " | ".join(alts) + ")"
 
 

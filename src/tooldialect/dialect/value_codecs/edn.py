@@ -1,0 +1,33 @@
+"""EDN (Clojure's data notation): ``{:city "Paris", :tags ["a" "b"], :n nil}``; keys as keywords
+where they can be (else strings), vector items apart by a space, map entries by ``", "``."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .base import ValueCodec
+from .syntax import Syntax, backslash_form
+
+__all__ = ["EdnCodec"]
+
+
+class EdnCodec(ValueCodec):
+    """A map as Clojure's ``pr-str`` writes it."""
+
+    name: ClassVar[str] = "edn"
+
+    def syntax(self, quote: str) -> Syntax:
+        return _SYNTAX
+
+
+_SYNTAX = Syntax(
+    strings=(backslash_form('"'),),
+    key_sep=" ",
+    item_sep=" ",
+    keys="ident-or-quoted",
+    bare_key=r"[A-Za-z_][A-Za-z0-9_-]*",
+    bare_key_grammar="[A-Za-z_] [A-Za-z0-9_-]*",
+    key_prefix=":",
+    null="nil",
+    optional_commas=True,
+)
