@@ -101,7 +101,8 @@ def _key(kind: str) -> str:
 class MessageParser:
     """``StreamParser``'s API (``feed``, ``close``, ``result``, the same deltas) for a spec with
     ``messages``; ``StreamParser`` hands such a spec to it, with ``read_formats``, its own read
-    of a body in the spec's call formats (an XML invoke inside a message)."""
+    of a body in the spec's call formats (an XML invoke inside a message), and ``read_calls``
+    (``False``: a call message is content, verbatim; reasoning and answers are read as ever)."""
 
     def __init__(
         self,
@@ -112,8 +113,14 @@ class MessageParser:
         reasoning_open: bool = False,
         prefill: str = "",
         end_of_turn: Sequence[str] = (),
+        read_calls: bool = True,
     ) -> None:
         assert spec.messages is not None
+        self._read_calls = read_calls
+        """``False`` (``tool_choice="none"``): a message addressed to a function stays content,
+        as written from its header to its end marker; the other messages are read as ever."""
+        self._header_text = ""
+        """The text of the open message's start marker and header, as written."""
         self._spec = spec
         self._read_formats = read_formats
         self._m: MessageHeaders = spec.messages
@@ -276,7 +283,8 @@ class MessageParser:
     def _head(self) -> bool:
         """At a message boundary: a start marker, then a header, else headerless text."""
         buf = self.buf
-        p = len(buf) - len(buf.lstrip()) if not self._fallback else 0
+        lead = len(buf) - len(buf.lstrip())
+        p = lead if not self._fallback else 0
         rest = buf[p:]
         if not self._fallback:
             for marker in self._eot:
@@ -298,6 +306,8 @@ class MessageParser:
         if got == MAYBE:
             return False
         if isinstance(got, Header):
+            # where the message's own text begins: its start marker, or its channel token
+            self._header_text = buf[self._ws if self._fallback else lead : got.end]
             self._open(got)
             return True
         # no header: text (a channel token that opened none is text too)
@@ -364,7 +374,7 @@ class MessageParser:
                 return False
             at = len(buf)
         self._seen = 0
-        self._finish(buf[:at], cut=not stop)
+        self._finish(buf[:at], cut=not stop, end=stop if stop in self._ends else "")
         self._join = bool(self._content)  # the next message's content starts a new line
         self._ended = stop in self._eot
         self.buf = buf[at + len(stop) if stop not in (self._start, self._channel) else at :]
@@ -397,12 +407,16 @@ class MessageParser:
             k += len(hit)
         return -1, ""
 
-    def _finish(self, body: str, *, cut: bool) -> None:
-        """The message ends after ``body``."""
+    def _finish(self, body: str, *, cut: bool, end: str = "") -> None:
+        """The message ends after ``body`` (and its end marker ``end``, ``""`` where none)."""
         kind = self._kind
         if kind not in ("call", "calls"):
             self.buf = body
             self._piece(_key(kind), 0, len(body), closed=True)
+            return
+        if not self._read_calls:  # no call is read: the message stays text, as written
+            self.buf = self._header_text + body + end
+            self._piece("content", 0, len(self.buf), closed=True)
             return
         # every call message is read (``parallel_calls`` bounds what grammars write: a reply of
         # messages may still hold several)

@@ -78,8 +78,8 @@ class StreamParser:
     result. The front end passes the markers its template writes after an assistant turn.
 
     ``read_calls=False``: no call is read (``tool_choice="none"``): a call's text stays content,
-    verbatim, while reasoning is still split off. Header-addressed specs (``spec.messages``)
-    ignore it.
+    verbatim, while reasoning is still split off; in header-addressed messages (``spec.messages``)
+    a message addressed to a function stays content, from its header to its end marker.
     """
 
     def __init__(
@@ -104,6 +104,7 @@ class StreamParser:
                 reasoning_open=reasoning_open,
                 prefill=prefill,
                 end_of_turn=end_of_turn,
+                read_calls=read_calls,
             )
         defs = normalize_tools(tools)
         schemas = {t.name: t.parameters for t in defs}
