@@ -377,7 +377,7 @@ def test_the_default_auto_call_is_the_one_the_model_writes_unconstrained(
     as it does with no grammar at all, so the lazy grammar changes nothing in a valid call
     (the canonical layout made it write them compact, and BFCL answers changed with that).
     Steering is off on both sides: it rewrites a call begun in a variant format (Qwen's fenced
-    JSON) in the template's own, which ``tests/test_steering.py`` covers."""
+    JSON) in the template's own, which ``tests/frontend/test_steering.py`` covers."""
     from tooldialect.engine.in_process import LlamaCppEngine
 
     request: dict[str, Any] = {

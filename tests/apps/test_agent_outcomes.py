@@ -21,16 +21,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_script import Reply, ScriptedLlama, add, calls, text
+from conftest import ROOT as CONFTEST_ROOT
 from conftest import read_template
 from fake_engine import FakeEngine, FakeLlama
-from test_agent import Reply, ScriptedLlama, add, calls, text
 from tooldialect import Agent, AgentResult, CallFinished, FinalAnswer, ToolChatHandler, tool
 from tooldialect.engine.base import Generation, GenerationRequest
 from tooldialect.prompt.request_messages import validate_messages
 
 QWEN = "Qwen2.5-Coder-0.5B-Instruct.jinja"  # hermes: <tool_call>{"name", "arguments"}</tool_call>
 OUTCOMES = {"answer", "max_steps", "length", "loop"}
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = CONFTEST_ROOT
 
 Script = list[str]
 """One reply, as the engine's token pieces."""
