@@ -1,6 +1,8 @@
 """Derivation finds the value codec a template writes, by trying every registered codec on the
 template's renders of probe calls, never by a name: for each codec, a small template whose
-macro writes a call's arguments in that syntax (as a template for a model trained on it would).
+macro writes a call's arguments in that syntax (as a template for a model trained on it would);
+for each markup codec, a template of XML-like elements whose values it escapes, writes as
+attributes or wraps in CDATA.
 The derived spec must read back the template's own call of every JSON type exactly (quotes,
 ``<``, ``&``, a newline, non-ASCII, nesting), streamed in any chunks too, and the grammar built
 from it must accept that call as the template wrote it."""
@@ -14,7 +16,8 @@ import pytest
 
 from chunking import feed_in_random_chunks
 from tooldialect.dialect.derive import ProbeRenderer
-from tooldialect.dialect.spec import DialectSpec, PythonBody
+from tooldialect.dialect.spec import DialectSpec, ElementBody, PythonBody
+from tooldialect.dialect.value_codecs import markup_codec
 from tooldialect.grammar.build import build_grammar
 from tooldialect.grammar.codec import LAYOUTS
 from tooldialect.grammar.forced import GbnfAutomaton
@@ -221,3 +224,77 @@ def test_the_grammar_accepts_the_templates_own_call(name: str, layout: Any) -> N
     # and refuses the call with a JSON object for arguments
     json_call = text.replace(spec.render_call("plan_trip", ARGS), 'plan_trip({"city": "x"})')
     assert not GbnfAutomaton(grammar.gbnf, grammar.root).feed(json_call)
+
+
+# -- markup codecs: element values escaped, as attributes, or wrapped in CDATA ---------------------
+
+VALUE_TEXT = "{%- set t = v if v is string else v | tojson -%}"
+XML_TEXT = "{{ t | replace('&', '&amp;') | replace('<', '&lt;') | replace('>', '&gt;') }}"
+MARKUP_VALUES = {
+    # (the value as the template writes it, inside an element or as an attribute)
+    "html-escape": '<arg name="{{ k }}">{{ t | e }}</arg>',
+    "xml-text": f'<arg name="{{{{ k }}}}">{XML_TEXT}</arg>',
+    "xml-attr": "<arg name=\"{{ k }}\" value=\"{{ t | replace('&', '&amp;') | replace('<', '&lt;')"
+    " | replace('>', '&gt;') | replace('\"', '&quot;') }}\"/>",
+    "cdata": "<arg name=\"{{ k }}\">{%- if '<' in t or '&' in t -%}<![CDATA[{{ t }}]]>"
+    "{%- else -%}{{ t }}{%- endif -%}</arg>",
+    "cdata-lines": "<arg name=\"{{ k }}\">{%- if '<' in t or '&' in t or '\\n' in t -%}"
+    "<![CDATA[{{ t }}]]>{%- else -%}{{ t }}{%- endif -%}</arg>",
+}
+MARKUP_TEMPLATES = {
+    name: TURNS.replace(
+        "CALLS",
+        f'{EACH}<invoke fn="{NAME}">{{%- for k, v in c.function.arguments.items() -%}}'
+        f"{VALUE_TEXT}{value}{{%- endfor -%}}</invoke>{{%- endfor -%}}",
+    )
+    for name, value in MARKUP_VALUES.items()
+}
+# the templates that escape the JSON of other values too (``t`` is ``v | tojson``)
+ESCAPES_JSON = {"html-escape", "xml-attr"}
+
+
+def derived_markup(name: str) -> DialectSpec:
+    key = f"markup/{name}"
+    if key not in _SPECS:
+        _SPECS[key] = derive_dialect(MARKUP_TEMPLATES[name])
+    spec = _SPECS[key]
+    assert spec is not None, f"nothing derived for the {name} template"
+    return spec
+
+
+@pytest.mark.parametrize("name", sorted(MARKUP_TEMPLATES))
+def test_derivation_picks_the_markup_codec_the_template_writes(name: str) -> None:
+    body = derived_markup(name).primary.body
+    assert isinstance(body, ElementBody)
+    assert (body.text_codec, body.escape_json) == (name, name in ESCAPES_JSON)
+    spec = derived_markup(name)
+    assert spec.render_call("plan_trip", ARGS) in own_call(MARKUP_TEMPLATES[name])
+
+
+@pytest.mark.parametrize("name", sorted(MARKUP_TEMPLATES))
+def test_the_markup_spec_reads_the_templates_own_call(name: str) -> None:
+    spec, text = derived_markup(name), own_call(MARKUP_TEMPLATES[name])
+    batch = parse_output(text, spec, tools=[TOOL])
+    assert [(c.name, c.arguments) for c in batch.tool_calls] == [("plan_trip", ARGS)]
+    rng = random.Random(name)
+    for _ in range(4):
+        streamed = feed_in_random_chunks(StreamParser(spec, tools=[TOOL]), text, rng)
+        assert [(c.name, c.arguments) for c in streamed.tool_calls] == [("plan_trip", ARGS)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", sorted(MARKUP_TEMPLATES))
+def test_the_markup_grammar_accepts_the_templates_own_call(name: str, layout: Any) -> None:
+    spec, text = derived_markup(name), own_call(MARKUP_TEMPLATES[name])
+    grammar = build_grammar(spec, [TOOL], tool_choice="required", argument_layout=layout)
+    assert grammar is not None
+    assert GbnfAutomaton(grammar.gbnf, grammar.root).feed(text)
+    if name in ESCAPES_JSON:  # the JSON of a list unescaped is not what the family writes
+        raw = text.replace(_escaped_tags(spec), '["a b", "c"]')
+        assert raw != text and not GbnfAutomaton(grammar.gbnf, grammar.root).feed(raw)
+
+
+def _escaped_tags(spec: DialectSpec) -> str:
+    body = spec.primary.body
+    assert isinstance(body, ElementBody)
+    return markup_codec(body.text_codec).escape('["a b", "c"]')

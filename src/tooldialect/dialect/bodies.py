@@ -20,11 +20,12 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
-from .element_values import json_type, singular, xml_escape
+from .element_values import json_type, singular
 from .templates import SpecModel, format_template
 from .value_codecs import TOKEN_QUOTE, canonical_codec_name, value_codec
+from .value_codecs.markup import canonical_markup_name, markup_codec
 
 __all__ = [
     "Body",
@@ -125,9 +126,16 @@ class ElementBody(SpecModel):
     """The family writes newlines and tabs inside values as the two characters ``\\n`` /
     ``\\t``: the parser decodes them in string values. Off by default, as a value may hold a
     real backslash-n (a regex, a Windows path)."""
-    xml_escape: bool = False
-    """String values are XML-escaped (``&amp;``, ``&lt;``, ``&gt;``, ``&#34;``, ``&#39;``): the
-    parser decodes entities in them, ``render_call`` and grammars write the escaped form."""
+    text_codec: Annotated[str, AfterValidator(canonical_markup_name)] = ""
+    """How string values are written inside the markup, a markup codec
+    (``dialect/value_codecs/markup.py``): ``html-escape`` (``&amp;``, ``&lt;``, ``&gt;``,
+    ``&#34;``, ``&#39;``, Jinja's ``| e``), ``xml-text``, ``xml-attr``, ``cdata`` (a CDATA
+    section where the value holds ``<`` or ``&``)...; ``""``: as they are. ``render_call`` and
+    grammars write that form, the parser reads it back. A spec saved with ``xml_escape: true``
+    loads as ``html-escape``."""
+    escape_json: bool = False
+    """The JSON text of other values goes through ``text_codec`` too (``{{ v | tojson | e }}``,
+    an attribute value ``value="[&#34;a&#34;]"``)."""
     child: str = ""
     """Template of one member of an object value, ``{key}`` and ``{value}``
     (``<{key}>{value}</{key}>``): objects are written as child elements, recursively. Empty:
@@ -138,6 +146,23 @@ class ElementBody(SpecModel):
     Empty: arrays are written as JSON."""
     omit_none: bool = False
     """Arguments (and nested members) whose value is ``None`` are left out."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_xml_escape(cls, data: Any) -> Any:
+        # ``xml_escape: true`` (saved before markup codecs) is Jinja's ``| e``
+        if isinstance(data, Mapping) and "xml_escape" in data:
+            legacy = data["xml_escape"]
+            data = {k: v for k, v in data.items() if k != "xml_escape"}
+            if legacy and not data.get("text_codec"):
+                data["text_codec"] = "html-escape"
+        return data
+
+    @property
+    def xml_escape(self) -> bool:
+        """String values hold entities the parser decodes (an escaping ``text_codec``)."""
+        return bool(self.text_codec) and markup_codec(self.text_codec).decodes_entities
+
     repeat_arrays: bool = False
     """An array argument is written as one parameter per element, the key repeated
     (``<tag>a</tag><tag>b</tag>``); the parser collects repeated keys of an array parameter."""
@@ -232,8 +257,9 @@ def _fill(template: str, **values: str) -> str:
 
 def _scalar(body: ElementBody, value: Any) -> str:
     if isinstance(value, str) and not body.json_values:
-        return xml_escape(value) if body.xml_escape else value
-    return json.dumps(value, ensure_ascii=False)
+        return markup_codec(body.text_codec).escape(value) if body.text_codec else value
+    text = json.dumps(value, ensure_ascii=False)
+    return markup_codec(body.text_codec).escape(text) if body.escape_json else text
 
 
 def encode_element_value(body: ElementBody, key: str, value: Any) -> str:

@@ -2,7 +2,8 @@
 declared ``Syntax`` (``dialect/value_codecs``: JSON, Python literals, bare keys with token-quoted
 strings, JavaScript, YAML flow, TOML, Lua, Ruby, PHP, EDN...), chosen by name through
 ``codec_for``; ``JsonInStringCodec`` spells JSON embedded inside a JSON string
-(``arguments_as_string``).
+(``arguments_as_string``), ``JsonInMarkupCodec`` JSON escaped for markup (an element body's
+``escape_json``).
 
 The schema converter is written once against ``Codec``; a codec only says how scalars,
 strings, keys and separators are spelled, read off its syntax. Constants are spelled with the
@@ -19,6 +20,7 @@ from functools import cached_property
 from typing import Any, ClassVar, Literal, cast
 
 from ..dialect.value_codecs import TOKEN_QUOTE, Syntax, ValueCodec, value_codec
+from ..dialect.value_codecs.markup import MarkupCodec, markup_codec
 from ..dialect.value_codecs.syntax import PlainStrings
 from .gbnf import GbnfBuilder, char_class, literal, until
 from .key_syntax import BARE_KEY, JSON_PLAIN, KeySyntax, json_key_escapes, no_key_escapes
@@ -31,6 +33,7 @@ __all__ = [
     "Codec",
     "CodecName",
     "JsonCodec",
+    "JsonInMarkupCodec",
     "JsonInStringCodec",
     "PythonCodec",
     "codec_class",
@@ -388,6 +391,71 @@ class JsonInStringCodec(Codec):
         ]
 
 
+@dataclass(frozen=True)
+class JsonInMarkupCodec(Codec):
+    """JSON text escaped by a markup codec (``ElementBody.escape_json``: ``{{ v | tojson | e
+    }}``), whose name ``string_quote`` holds: ``"`` is ``&#34;``, ``<`` is ``&lt;``..."""
+
+    name: ClassVar[str] = "json-in-markup"
+    value_name: ClassVar[str | None] = "json"
+
+    @cached_property
+    def markup(self) -> MarkupCodec:
+        return markup_codec(self.string_quote)
+
+    @cached_property
+    def prefix(self) -> str:
+        return f"{self.name}-{self.string_quote}"
+
+    def text(self, s: str) -> str:
+        return literal(self.markup.escape(s))
+
+    def encode(self, value: Any) -> str:
+        return self.markup.escape(json.dumps(value, ensure_ascii=False))
+
+    def content_text(self, s: str) -> str:
+        return literal(self.markup.escape(json.dumps(s, ensure_ascii=False)[1:-1]))
+
+    def _plain(self) -> str:
+        """Class body of what a content character written as it is is not."""
+        escaped = "".join(c for c, _ in self.markup.entities)
+        body = char_class('"\\' + escaped)[1:-1]
+        return body + "\\x7F\\x00-\\x1F"
+
+    def char_body(self) -> str:
+        entities = [literal(e) for c, e in self.markup.entities if c != '"']
+        quote = literal(self.quote_token())
+        escape = f'"\\\\" ({quote} | ["\\\\/bfnrt] | "u" [0-9a-fA-F]{{4}})'
+        return " | ".join([f"[^{self._plain()}]", *entities, escape])
+
+    def quote_token(self) -> str:
+        return self.markup.escape('"')
+
+    def quote(self, content: str) -> str:
+        q = literal(self.quote_token())
+        return f"{q} {content} {q}"
+
+    def quoted_string(self, b: GbnfBuilder) -> str:
+        return self.quote(f"{self.char(b)}*")
+
+    def key(self, key: str) -> str:
+        return self.const(key)
+
+    def key_syntaxes(self, b: GbnfBuilder) -> list[KeySyntax]:
+        char, q = self.char(b), self.quote_token()
+        return [
+            KeySyntax(
+                q,
+                q,
+                lambda ch: self.markup.escape(json.dumps(ch, ensure_ascii=False)[1:-1]),
+                self._plain(),
+                f"({char})* {literal(q)}",
+                char,
+                no_key_escapes,
+            )
+        ]
+
+
 def shared_rule(b: GbnfBuilder, name: str, body: str) -> str:
     """The rule ``name`` defined once per grammar."""
     key = ("shared", name)
@@ -462,7 +530,7 @@ def codec_class(name: CodecName) -> type[Codec]:
     return _REGISTRY[name]
 
 
-for _cls in (JsonCodec, JsonInStringCodec):
+for _cls in (JsonCodec, JsonInStringCodec, JsonInMarkupCodec):
     register_codec(_cls)
 PythonCodec = codec_class("python")
 BareKeyCodec = codec_class("bare-key")

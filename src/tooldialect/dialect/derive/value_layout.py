@@ -1,7 +1,7 @@
 """How an element body writes values, read off renders of probe calls: objects and arrays as
 child elements (``ElementBody.child``/``item``), arrays as one parameter per element
-(``repeat_arrays``), ``None`` arguments left out (``omit_none``), strings XML-escaped
-(``xml_escape``). Each finding is kept only if ``render_call`` then writes
+(``repeat_arrays``), ``None`` arguments left out (``omit_none``), strings escaped or wrapped by a
+markup codec (``text_codec``). Each finding is kept only if ``render_call`` then writes
 the probe call exactly as the template does."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from ..bodies import render_body
-from ..element_values import xml_escape
 from ..spec import ElementBody, format_template
+from ..value_codecs import MarkupCodec, registered_markup_codecs
 from .body_shapes import escape
 from .probes import (
     PROBE_NAME,
@@ -28,7 +28,9 @@ _OBJECT_KEY = "zzk_g"
 _LIST_KEY = "zzk_fs"
 _NONE_KEY = "zzk_e"
 _ESCAPED = 'zz<&">word'
-"""A string value with the characters XML escapes."""
+"""A string value with the characters markup escapes."""
+_LINES = "zz\nword"
+"""A string value of two lines (that some templates wrap in CDATA, as ``<`` and ``&``)."""
 _FIELD = re.compile(r"\{(\w+)\}")
 
 
@@ -96,18 +98,32 @@ def _writes(body: ElementBody, args: dict[str, Any], theirs: str) -> bool:
     return _squash(mine[len(head) :]) in _squash(theirs)
 
 
-def _escapes(probe: Probe, body: ElementBody) -> bool:
-    """Whether the template XML-escapes a string value."""
-    text = _call_text(probe, {"zzk_a": _ESCAPED, "zzk_b": 42})
-    return text is not None and xml_escape(_ESCAPED) in text.replace("&quot;", "&#34;")
+def _text_codec(probe: Probe, body: ElementBody) -> str:
+    """The markup codec whose writing of string values the template's renders hold: of those
+    that write the escaped probe as it does, the first that writes the multi-line one as it
+    does too (``""``: none, the values are raw)."""
+    written = []
+    for probe_text in (_ESCAPED, _LINES):
+        text = _call_text(probe, {"zzk_a": probe_text, "zzk_b": 42})
+        value = _value_text(text, body, "zzk_a") if text is not None else None
+        written.append(value if value is not None else text)
+
+    def writes(codec: MarkupCodec, i: int, probe_text: str) -> bool:
+        theirs, mine = written[i], codec.escape(probe_text)
+        return theirs is not None and (mine == theirs if i else mine in theirs)
+
+    found = [c for c in registered_markup_codecs() if writes(c, 0, _ESCAPED)]
+    best = next((c for c in found if writes(c, 1, _LINES)), found[0] if found else None)
+    return best.name if best is not None else ""
 
 
 def learn_values(probe: Probe, body: ElementBody) -> ElementBody:
     """``body`` with what the template's renders show of nested values, ``None`` and escaping."""
     if body.json_values:
         return body
-    if _escapes(probe, body):
-        body = body.model_copy(update={"xml_escape": True})
+    codec = _text_codec(probe, body)
+    if codec:
+        body = body.model_copy(update={"text_codec": codec})
     text = _call_text(probe, dict(PROBE_RICH_ARGS))
     if text is None:
         return body
@@ -119,7 +135,12 @@ def learn_values(probe: Probe, body: ElementBody) -> ElementBody:
         # the key repeated per element (``<zzk_fs>1</zzk_fs><zzk_fs>zzitem</zzk_fs>``)
         "repeat_arrays": values == ["1", "zzitem"],
     }
+    rich = dict(PROBE_RICH_ARGS)
     candidate = body.model_copy(update=found)
-    if candidate != body and _writes(candidate, dict(PROBE_RICH_ARGS), text):
-        return candidate
+    if candidate != body and _writes(candidate, rich, text):
+        body = candidate
+    # the JSON of non-string values escaped too (``{{ v | tojson | e }}``)
+    escaping = body.model_copy(update={"escape_json": True})
+    if body.xml_escape and not _writes(body, rich, text) and _writes(escaping, rich, text):
+        return escaping
     return body

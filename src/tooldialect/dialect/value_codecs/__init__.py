@@ -6,7 +6,8 @@ knows them all; derivation tries them in its order (``dialect/derive/value_synta
 
 Adding a codec: a module here with a ``ValueCodec`` subclass declaring its ``Syntax``, and one
 line in ``_BUILTIN`` below (docs/derivation.md, "Value codecs"; ``register_value_codec`` adds
-one from outside the library).
+one from outside the library). Markup codecs (``markup.py``: how an element body escapes its
+string values, ``ElementBody.text_codec``) have a registry of their own there.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .edn import EdnCodec
 from .js_object import JsObjectCodec
 from .json_values import JsonCodec
 from .lua_table import LuaTableCodec
+from .markup import MarkupCodec, markup_codec, markup_codec_names, registered_markup_codecs
 from .php_array import PhpArrayCodec
 from .python import PythonCodec, encode_python_value
 from .read import NotRead
@@ -33,6 +35,7 @@ __all__ = [
     "JsObjectCodec",
     "JsonCodec",
     "LuaTableCodec",
+    "MarkupCodec",
     "NotRead",
     "PhpArrayCodec",
     "PythonCodec",
@@ -44,8 +47,11 @@ __all__ = [
     "YamlFlowCodec",
     "canonical_codec_name",
     "encode_python_value",
+    "markup_codec",
+    "markup_codec_names",
     "register_value_codec",
     "registered_codecs",
+    "registered_markup_codecs",
     "unregister_value_codec",
     "value_codec",
     "value_codec_names",

@@ -1,6 +1,7 @@
 """One element parameter's rule (``element_param``), where the body writes its value other than
 as raw text or JSON: objects and arrays as child elements (``ElementBody.child``/``item``),
-arrays as repeated parameters (``repeat_arrays``) and XML-escaped strings (``xml_escape``).
+arrays as repeated parameters (``repeat_arrays``) and strings escaped by the body's markup codec
+(``text_codec``).
 The parser's counterpart reads these nested values back (``parse/``).
 It writes the canonical form ``render_call`` writes; the parser also reads JSON in their place.
 
@@ -13,22 +14,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...dialect.element_values import singular, xml_escape
+from ...dialect.element_values import singular
 from ...dialect.spec import ElementBody, format_template
-from ..gbnf import literal, optional_edges
+from ...dialect.value_codecs.markup import CDATA_CLOSE, CDATA_OPEN, markup_codec
+from ..gbnf import char_class, literal, optional_edges, until
 from ..schema import SchemaConverter, props_sequence
 
 __all__ = ["element_param", "element_special_value"]
 
 _MAX_DEPTH = 8
-_ENTITIES = ('"&amp;"', '"&lt;"', '"&gt;"', '"&#34;"', '"&#39;"')
 
 
 def _text(conv: SchemaConverter, body: ElementBody, *, nested: bool) -> str:
-    """Text of a string value: no markup where it is nested, entities where it is escaped."""
-    if body.xml_escape:
-        return conv.b.add("xml-text", "([^<&] | " + " | ".join(_ENTITIES) + ")*")
-    return conv.b.add("elem-text", "[^<]*") if nested else ""
+    """Text of a string value, as the body's markup codec writes it: entities where it escapes,
+    a CDATA section where it wraps; else no markup where it is nested."""
+    b = conv.b
+    if body.text_codec:
+        codec = markup_codec(body.text_codec)
+        if codec.wrap_when:
+            plain = char_class("".join(dict.fromkeys("<&" + codec.wrap_when)), negate=True)
+            section = f"{literal(CDATA_OPEN)} {until(b, CDATA_CLOSE, hint='cdata')}"
+            return b.add("cdata-text", f"{section} | {plain}*")
+        entities = " | ".join(literal(entity) for _, entity in codec.entities)
+        return b.add("xml-text", f"([^<&] | {entities})*")
+    return b.add("elem-text", "[^<]*") if nested else ""
 
 
 def _type(schema: Mapping[str, Any]) -> Any:
@@ -40,7 +49,9 @@ def _scalar(conv: SchemaConverter, body: ElementBody, schema: Any, pointer: str,
     if isinstance(s, Mapping) and isinstance(s.get("enum"), list):
         texts = [v for v in s["enum"] if isinstance(v, str)]
         if texts and len(texts) == len(s["enum"]):
-            escaped = [xml_escape(v) if body.xml_escape else v for v in texts]
+            escaped = [
+                markup_codec(body.text_codec).escape(v) if body.text_codec else v for v in texts
+            ]
             return "(" + " | ".join(dict.fromkeys(literal(v) for v in escaped)) + ")"
     t = _type(s) if isinstance(s, Mapping) else None
     if t == "string" or (isinstance(t, list) and "string" in t) or not t:

@@ -10,12 +10,13 @@ from typing import Any
 
 from ...dialect.element_values import xml_unescape
 from ...dialect.spec import ElementBody
+from ...dialect.value_codecs.markup import CDATA_CLOSE, CDATA_OPEN
 from ..values import coerce_value
 from .nested_values import NOT_NESTED, read_nested
 
 __all__ = ["CDATA_CLOSE", "CDATA_OPEN", "attribute_unescape", "element_value", "trim_value"]
 
-CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+_SPLIT = CDATA_CLOSE[:2] + CDATA_CLOSE + CDATA_OPEN + CDATA_CLOSE[2:]
 
 
 def attribute_unescape(body: ElementBody) -> Callable[[str], str] | None:
@@ -76,7 +77,9 @@ def _unwrapped(raw: str, body: ElementBody, flag: str | None) -> tuple[str, str 
     may still hold escapes."""
     text = raw.strip()
     if text.startswith(CDATA_OPEN) and text.endswith(CDATA_CLOSE):
-        return text[len(CDATA_OPEN) : -len(CDATA_CLOSE)], flag or "true", False
+        # a section holding ``]]>`` is written as two (``]]]]><![CDATA[>``)
+        inner = text[len(CDATA_OPEN) : -len(CDATA_CLOSE)].replace(_SPLIT, CDATA_CLOSE)
+        return inner, flag or "true", False
     if body.json_values and text.startswith('"'):
         try:
             decoded = json.loads(text)
@@ -102,6 +105,9 @@ def element_value(
         nested = read_nested(text, body, schema, root, key=key)
         if nested is not NOT_NESTED:
             return nested
+    if escaped and body.xml_escape and body.escape_json:
+        # the JSON of a non-string value is escaped too (``[&#34;a&#34;]``): decoded first
+        text, escaped = xml_unescape(text), False
     value = coerce_value(text, schema, root=root, is_string=flag)
     if isinstance(value, str) and escaped and body.xml_escape:
         value = xml_unescape(value)
