@@ -29,7 +29,6 @@ CHOICES: list[tuple[str, Any, str, str | None]] = [
         "named",
         "get_weather",
     ),
-    ("legacy-function-call", {"name": "search"}, "named", "search"),
 ]
 
 
@@ -54,6 +53,16 @@ def test_bad_tool_choice_lists_the_accepted_forms(choice: Any) -> None:
         normalize_tool_choice(choice, TOOLS)
     text = str(err.value)
     assert repr(choice) in text and "'any'" in text and "tool's name" in text
+
+
+def test_the_legacy_function_call_is_read_as_its_tool_choice() -> None:
+    from tooldialect.frontend.options import ChatOptions
+
+    tools = [{"name": "get_weather"}, {"name": "search"}]
+    for call, mode, name in (({"name": "search"}, "named", "search"), ("none", "none", None)):
+        got = ChatOptions.build({"functions": tools, "function_call": call}, where="test")
+        assert (got.choice.mode, got.choice.name) == (mode, name)
+        assert [t.name for t in got.tools] == ["get_weather", "search"]
 
 
 def test_unknown_name_lists_the_tools() -> None:
@@ -109,41 +118,27 @@ THREE = normalize_tools(
     ]
 )
 
+
+def chat_allowed(mode: str, *entries: Any) -> dict[str, Any]:
+    return {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": list(entries)}}
+
+
+def fn(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name}}
+
+
 MORE_CHOICES: list[tuple[str, Any, str, str | None, tuple[str, ...] | None]] = [
-    ("responses-function", {"type": "function", "name": "search"}, "named", "search", None),
-    ("anthropic-tool", {"type": "tool", "name": "search"}, "named", "search", None),
-    ("anthropic-any", {"type": "any"}, "required", None, None),
-    ("anthropic-auto", {"type": "auto"}, "auto", None, None),
+    ("chat-allowed-tools", chat_allowed("required", fn("search")), "required", None, ("search",)),
     (
-        "chat-allowed-tools",
-        {
-            "type": "allowed_tools",
-            "allowed_tools": {
-                "mode": "required",
-                "tools": [{"type": "function", "function": {"name": "search"}}],
-            },
-        },
-        "required",
-        None,
-        ("search",),
-    ),
-    (
-        "responses-allowed-tools",
-        {
-            "type": "allowed_tools",
-            "mode": "auto",
-            "tools": [
-                {"type": "function", "name": "get_time"},
-                {"type": "function", "name": "search"},
-            ],
-        },
+        "allowed-by-name",
+        chat_allowed("auto", fn("get_time"), "search"),
         "auto",
         None,
         ("get_time", "search"),
     ),
     (
         "allowed-everything-is-the-plain-mode",
-        {"type": "allowed_tools", "mode": "auto", "tools": ["get_weather", "search", "get_time"]},
+        chat_allowed("auto", "get_weather", "search", "get_time"),
         "auto",
         None,
         None,
@@ -166,29 +161,12 @@ def test_agent_framework_choice_forms(
 @pytest.mark.parametrize(
     ("choice", "words"),
     [
-        (
-            {
-                "type": "allowed_tools",
-                "mode": "auto",
-                "tools": [
-                    {"type": "function", "name": "nope"},
-                    {"type": "function", "name": "zap"},
-                ],
-            },
-            "['nope', 'zap']",
-        ),
-        (
-            {"type": "allowed_tools", "mode": "sometimes", "tools": ["search"]},
-            "mode 'auto' or 'required'",
-        ),
-        (
-            {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}},
-            "non-empty tools",
-        ),
-        (
-            {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function"}]},
-            "names no function",
-        ),
+        (chat_allowed("auto", fn("nope"), fn("zap")), "['nope', 'zap']"),
+        (chat_allowed("sometimes", "search"), "'mode': 'auto' | 'required'"),
+        (chat_allowed("auto"), "non-empty tools"),
+        (chat_allowed("auto", {"type": "function"}), "names no function"),
+        # the Responses API's flat form: its converter translates it (apps.responses.convert)
+        ({"type": "allowed_tools", "mode": "auto", "tools": ["search"]}, "non-empty tools"),
     ],
 )
 def test_bad_allowed_tools_name_the_problem(choice: Any, words: str) -> None:
@@ -201,14 +179,7 @@ def test_allowed_tools_rejects_hosted_tool_entries() -> None:
     from tooldialect.errors import UnsupportedToolChoiceError
 
     with pytest.raises(UnsupportedToolChoiceError, match="'mcp'"):
-        normalize_tool_choice(
-            {
-                "type": "allowed_tools",
-                "mode": "auto",
-                "tools": [{"type": "mcp", "server_label": "x"}],
-            },
-            THREE,
-        )
+        normalize_tool_choice(chat_allowed("auto", {"type": "mcp", "server_label": "x"}), THREE)
 
 
 def test_strict_is_kept() -> None:
@@ -217,9 +188,7 @@ def test_strict_is_kept() -> None:
 
 
 def test_callable_tools_narrow_only_the_calls() -> None:
-    choice = normalize_tool_choice(
-        {"type": "allowed_tools", "mode": "required", "tools": ["get_time"]}, THREE
-    )
+    choice = normalize_tool_choice(chat_allowed("required", "get_time"), THREE)
     assert [t.name for t in choice.callable_tools(THREE)] == ["get_time"]
     assert [t.name for t in normalize_tool_choice("auto", THREE).callable_tools(THREE)] == [
         "get_weather",

@@ -24,13 +24,10 @@ from .engine.in_process.checkpoints import CheckpointOption, CheckpointStores, P
 from .engine.in_process.llama_cpp_engine import LlamaCppEngine
 from .engine.in_process.prompt_cache import PromptCacheOption, PromptCaches
 from .errors import ToolSpecError
-from .frontend.options import ChatOptions
+from .frontend.options import ChatOptions, FrontEndOptions
 from .frontend.pipeline import Completed, FrontEnd, model_name
 from .frontend.request import ModelSetup, Request
-from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
-from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
-from .prompt.budget import RenderBudget
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import (
@@ -39,7 +36,7 @@ if TYPE_CHECKING:
     )
     from typing_extensions import Unpack  # typing's own from Python 3.11
 
-    from .frontend.options import RequestOptions
+    from .frontend.options import FrontEndKeywords, RequestOptions
 
 __all__ = [
     "ModelSetup",
@@ -105,39 +102,23 @@ class ToolChatHandler:
     as decoded.
 
     ``prompt_cache``, ``prefix_checkpoints`` and ``fast_forward`` are the options of the
-    ``LlamaCppEngine`` it makes for each ``Llama``; ``setup(llama, engine=...)`` gives a model an
+    ``LlamaCppEngine`` it makes for each ``Llama``; the others are its front end's
+    (``frontend.options.FrontEndOptions``, where their defaults are written), shared with
+    ``ServerClient``; ``setup(llama, engine=...)`` gives a model an
     engine of your own instead (``LlamaCppEngine(llama, drafts=None)``, a test double).
     """
 
     def __init__(
         self,
         *,
-        dialect: DialectSpec | str | None = None,
-        chat_template: str | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-        parallel_tool_calls: bool = True,
-        fallback: bool = True,
-        verbatim_history: bool = True,
-        render_budget: RenderBudget | None = None,
         prompt_cache: PromptCacheOption = None,
         prefix_checkpoints: CheckpointOption = True,
         fast_forward: bool = True,
-        argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
-        invalid_arguments: InvalidArguments = "report",
-        steer_calls: bool = True,
+        **options: Unpack[FrontEndKeywords],
     ) -> None:
         self.frontend = FrontEnd(
             adapter="ToolChatHandler",
-            dialect=dialect,
-            chat_template=chat_template,
-            template_kwargs=template_kwargs,
-            parallel_tool_calls=parallel_tool_calls,
-            fallback=fallback,
-            verbatim_history=verbatim_history,
-            render_budget=render_budget,
-            argument_layout=argument_layout,
-            invalid_arguments=invalid_arguments,
-            steer_calls=steer_calls,
+            options=FrontEndOptions.of(options, adapter="ToolChatHandler"),
         )
         self._prompt_caches = PromptCaches(prompt_cache)
         self._checkpoints = CheckpointStores(prefix_checkpoints)
@@ -233,8 +214,11 @@ class ToolChatHandler:
         self, *, llama: Any, messages: Sequence[Mapping[str, Any]], **request: Any
     ) -> Request:
         """Everything but generation: tools, prompt, grammar (``request.prepare_request`` with
-        this handler's defaults). Raises the library's errors."""
-        return self.frontend.prepare(self.setup(llama), messages=messages, **request)
+        this handler's defaults). ``request``: the ``RequestOptions`` keys, checked as
+        :meth:`complete` checks them. Raises the library's errors."""
+        return self.frontend.prepare_from(
+            self.setup(llama), messages, request, where="ToolChatHandler.prepare"
+        )
 
     def checkpoints(self, llama: Any) -> PrefixCheckpoints | None:
         """The tool-prefix checkpoints kept for ``llama`` (``None`` when they are off): their

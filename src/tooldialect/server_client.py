@@ -13,26 +13,22 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .dialect.spec import DialectSpec
 from .dialect.vocabulary import Vocabulary
 from .engine.llama_server.launch import LlamaServer
 from .engine.llama_server.llama_server_engine import LlamaServerEngine, server_adds_bos
 from .engine.llama_server.pool import Backend, ServerPool
 from .engine.llama_server.vocab import server_vocabulary
 from .errors import ServerError
-from .frontend.options import ChatOptions
+from .frontend.options import ChatOptions, FrontEndOptions
 from .frontend.pipeline import Completed, FrontEnd, model_name
 from .frontend.request import ModelSetup, Request
-from .frontend.validation import InvalidArguments
 from .gguf import ModelInfo
-from .grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
-from .prompt.budget import RenderBudget
 from .shapes import ChatCompletion, ChatCompletionChunk
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's own from Python 3.11
 
-    from .frontend.options import RequestOptions
+    from .frontend.options import FrontEndKeywords, RequestOptions
 
 __all__ = ["ServerClient"]
 
@@ -44,8 +40,9 @@ class ServerClient:
     launched; each request goes to the least busy server that serves ``model``, except that a
     conversation returns to the server and slot holding its prefix. ``dialect``,
     ``chat_template``, ``template_kwargs``, ``parallel_tool_calls``, ``fallback``,
-    ``verbatim_history``, ``render_budget``, ``argument_layout`` and ``invalid_arguments`` mean
-    what they mean for ``ToolChatHandler``.
+    ``verbatim_history``, ``render_budget``, ``argument_layout``, ``invalid_arguments`` and
+    ``steer_calls`` mean what they mean for ``ToolChatHandler`` (the front end's options,
+    ``frontend.options.FrontEndOptions``).
     ``retry_window``: seconds spent finding a server that answers before ``ServerError``;
     ``timeout``: seconds of silence before a running reply is abandoned; a server that is down,
     or does not answer its ``/slots`` probe within ``probe_timeout`` seconds, is left out of
@@ -62,35 +59,16 @@ class ServerClient:
         urls: str | LlamaServer | Sequence[str | LlamaServer],
         *,
         model: str | None = None,
-        dialect: DialectSpec | str | None = None,
-        chat_template: str | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-        parallel_tool_calls: bool = True,
-        fallback: bool = True,
-        verbatim_history: bool = True,
-        render_budget: RenderBudget | None = None,
-        argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
-        invalid_arguments: InvalidArguments = "report",
-        steer_calls: bool = True,
         timeout: float = 600.0,
         retry_window: float = 30.0,
         cooldown: float = 5.0,
         probe_timeout: float = 2.0,
         vocabulary: Vocabulary | None = None,
         strict_switch: bool = False,
+        **options: Unpack[FrontEndKeywords],
     ) -> None:
         self.frontend = FrontEnd(
-            adapter="ServerClient",
-            dialect=dialect,
-            chat_template=chat_template,
-            template_kwargs=template_kwargs,
-            parallel_tool_calls=parallel_tool_calls,
-            fallback=fallback,
-            verbatim_history=verbatim_history,
-            render_budget=render_budget,
-            argument_layout=argument_layout,
-            invalid_arguments=invalid_arguments,
-            steer_calls=steer_calls,
+            adapter="ServerClient", options=FrontEndOptions.of(options, adapter="ServerClient")
         )
         servers = [urls] if isinstance(urls, str | LlamaServer) else list(urls)
         self.launched = {s.url: s.model for s in servers if isinstance(s, LlamaServer)}
@@ -154,7 +132,9 @@ class ServerClient:
 
     def prepare(self, *, messages: Sequence[Mapping[str, Any]], **request: Any) -> Request:
         """Everything but generation, exactly as ``ToolChatHandler.prepare`` does it."""
-        return self.frontend.prepare(self.setup(), messages=messages, **request)
+        return self.frontend.prepare_from(
+            self.setup(), messages, request, where="ServerClient.prepare"
+        )
 
     def create_chat_completion(
         self, *, messages: Sequence[Mapping[str, Any]], **request: Unpack[RequestOptions]

@@ -1,7 +1,9 @@
 """Validation and normalisation of OpenAI ``tools`` and ``tool_choice``, done once at the entrance.
 
 Everything downstream (grammar, parser, polyfill) receives ``list[ToolDef]`` and a ``ToolChoice``
-and never re-inspects the raw request.
+and never re-inspects the raw request: what a choice means for the prompt, the grammar and the
+parser is asked of the ``ToolChoice`` (``reads_calls``, ``shows_tools``, ``forced``,
+``allows_several``, ``callable_tools``), never read off its mode elsewhere.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import functools
 import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypeAlias, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,8 +21,10 @@ from .errors import ToolSpecError, UnsupportedToolChoiceError
 
 __all__ = [
     "ToolChoice",
+    "ToolChoiceMode",
     "ToolDef",
     "ToolLike",
+    "function_call_choice",
     "normalize_response_format",
     "normalize_tool_choice",
     "normalize_tools",
@@ -81,15 +86,18 @@ ToolLike: TypeAlias = Mapping[str, Any] | ToolDef | SupportsOpenAI
 a ``ToolDef`` already validated, or an object with ``to_openai()``."""
 
 
-_Mode = Literal["auto", "none", "required", "named"]
+ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "named"]
+"""What a ``tool_choice`` asks: ``auto`` (the model decides), ``none`` (no call), ``required``
+(a call, to any allowed tool), ``named`` (one call, to the one function named)."""
 
 
-class ToolChoice(BaseModel):
-    """A normalised ``tool_choice``."""
+@dataclass(frozen=True)
+class ToolChoice:
+    """A normalised ``tool_choice``, and the one place its mode is read: the pipeline asks it
+    what it needs (does the reply hold calls, does the prompt show the tools, may it hold
+    several calls, which tools may a call name) instead of comparing modes itself."""
 
-    model_config = ConfigDict(frozen=True)
-
-    mode: _Mode
+    mode: ToolChoiceMode
     """``named`` forces the single function ``name``."""
     name: str | None = None
     """The forced function for ``named``."""
@@ -98,20 +106,82 @@ class ToolChoice(BaseModel):
     these. The prompt still lists every tool, so it (and its cache) stays the same across
     requests that change the subset; only the grammar narrows. ``None``: every tool."""
 
+    def __post_init__(self) -> None:
+        if (self.mode == "named") != (self.name is not None):
+            raise ToolSpecError(
+                f"ToolChoice(mode={self.mode!r}, name={self.name!r}): a function name goes with "
+                "mode 'named', and only with it"
+            )
+        if self.allowed is not None and not self.optional and self.mode != "required":
+            raise ToolSpecError(
+                f"ToolChoice(mode={self.mode!r}, allowed=...): a subset goes with 'auto' or "
+                "'required'"
+            )
+
+    @property
+    def reads_calls(self) -> bool:
+        """Whether the reply may hold calls, read as calls: every mode but ``none``, under which
+        a call the model writes anyway stays text (batch and stream alike)."""
+        return self.mode != "none"
+
+    @property
+    def shows_tools(self) -> bool:
+        """Whether the prompt shows the tools: where calls are read (``none`` hides them, so the
+        model is not invited to call)."""
+        return self.reads_calls
+
     @property
     def forced(self) -> bool:
-        """True when a call must be made from the first token."""
+        """True when a call must be made from the first token (``required``, ``named``)."""
         return self.mode in ("required", "named")
+
+    @property
+    def optional(self) -> bool:
+        """True when calls are read but the model decides whether to make one (``auto``)."""
+        return self.reads_calls and not self.forced
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The functions this choice names (the forced one, or the ``allowed_tools`` subset):
+        whatever offers a subset of the tools must offer these."""
+        if self.name is not None:
+            return (self.name,)
+        return self.allowed or ()
+
+    def allows_several(self, asked: bool) -> bool:
+        """Whether a reply may hold several calls, ``asked`` being the request's
+        ``parallel_tool_calls`` (or the handler's default): a named choice means one call of
+        that function (vLLM's named tool choice does the same)."""
+        return asked and self.mode != "named"
 
     def callable_tools(self, tools: Sequence[ToolDef]) -> list[ToolDef]:
         """The tools a call may name under this choice (the prompt shows all of ``tools``)."""
-        if self.mode == "none":
+        if not self.reads_calls:
             return []
         if self.mode == "named":
             return [t for t in tools if t.name == self.name]
         if self.allowed is None:
             return list(tools)
         return [t for t in tools if t.name in self.allowed]
+
+    def requiring(self) -> ToolChoice:
+        """This choice with a call required from the first token (the same tools allowed)."""
+        return self if self.forced else replace(self, mode="required")
+
+    def model_copy(self, *, update: Mapping[str, Any]) -> ToolChoice:
+        """``dataclasses.replace`` under pydantic's name: ``ToolChoice`` was a pydantic model,
+        and callers written for it (``frontend.steering``) still use this spelling."""
+        return replace(self, **update)
+
+    def to_openai(self) -> str | dict[str, Any]:
+        """The Chat Completions form (``normalize_tool_choice`` reads it back to an equal
+        choice): what a client of any OpenAI-shaped endpoint sends."""
+        if self.mode == "named":
+            return {"type": "function", "function": {"name": self.name}}
+        if self.allowed is None:
+            return self.mode
+        listed = [{"type": "function", "function": {"name": n}} for n in self.allowed]
+        return {"type": "allowed_tools", "allowed_tools": {"mode": self.mode, "tools": listed}}
 
 
 def tools_key(tools: Sequence[ToolDef]) -> tuple[str, ...]:
@@ -221,31 +291,38 @@ def _tool_def(i: int, item: object) -> ToolDef:
 
 _CHOICE_FORMS = (
     "'auto', 'none', 'required' (or 'any', the same), a tool's name, "
-    "{'type': 'function', 'function': {'name': ...}} (Chat Completions), "
-    "{'type': 'function', 'name': ...} (Responses), {'type': 'tool', 'name': ...} (Anthropic), "
-    "{'type': 'auto' | 'none' | 'required' | 'any'}, "
-    "{'type': 'allowed_tools', 'allowed_tools': {'mode': 'auto' | 'required', 'tools': [...]}} "
-    "(Chat Completions), {'type': 'allowed_tools', 'mode': ..., 'tools': [...]} (Responses), "
-    "or the legacy function_call forms ({'name': ...}, 'auto', 'none')"
+    "{'type': 'function', 'function': {'name': ...}}, or "
+    "{'type': 'allowed_tools', 'allowed_tools': {'mode': 'auto' | 'required', "
+    "'tools': [{'type': 'function', 'function': {'name': ...}}, ...]}}"
 )
 
-_MODE_WORDS = {"auto": "auto", "none": "none", "required": "required", "any": "required"}
+_MODE_WORDS: dict[str, ToolChoiceMode] = {
+    "auto": "auto",
+    "none": "none",
+    "required": "required",
+    "any": "required",
+}
 
 
 def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolChoice:
     """Normalise ``tool_choice`` against the tools. No tools means ``none``.
 
-    Accepted: ``"auto"``, ``"none"``, ``"required"``, ``"any"`` (Anthropic's and LangChain's word
-    for ``required``), a bare tool name (LangChain's ``bind_tools(tool_choice="name")``), the
-    OpenAI object ``{"type": "function", "function": {"name": ...}}``, the Responses API's
-    ``{"type": "function", "name": ...}``, Anthropic's ``{"type": "tool", "name": ...}`` and
-    ``{"type": "auto" | "any" | "none"}``, the legacy ``function_call`` object ``{"name": ...}``,
-    and OpenAI's ``allowed_tools`` subset in its Chat Completions and Responses forms. Unknown
-    names raise ``ToolSpecError`` naming them.
+    The one reader of ``tool_choice``, in the Chat Completions forms the handler takes:
+    ``"auto"``, ``"none"``, ``"required"``, ``"any"`` (LangChain's word for ``required``), a bare
+    tool name (LangChain's ``bind_tools(tool_choice="name")``), ``{"type": "function",
+    "function": {"name": ...}}`` and ``allowed_tools`` (its tools listed in that form, or by
+    name); a ``ToolChoice`` is checked against the tools. Other APIs' forms are translated by
+    their converters (``apps.responses``, ``apps.messages``), the legacy ``function_call`` by
+    ``function_call_choice``. Unknown names raise ``ToolSpecError`` naming them.
     """
     if tool_choice is None:
         tool_choice = "auto"
     known = [t.name for t in tools]
+    if isinstance(tool_choice, ToolChoice):
+        missing = [n for n in tool_choice.names if n not in known]
+        if missing:
+            raise ToolSpecError(f"tool_choice names unknown functions {missing}; tools are {known}")
+        return tool_choice if tools else _mode_choice(tool_choice.mode, tools)
     if isinstance(tool_choice, str):
         if tool_choice in _MODE_WORDS:
             return _mode_choice(_MODE_WORDS[tool_choice], tools)
@@ -256,13 +333,12 @@ def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolCho
             f"{known}); accepted forms: {_CHOICE_FORMS}"
         )
     if isinstance(tool_choice, Mapping):
-        kind = tool_choice.get("type", "function")
+        kind = tool_choice.get("type")
         if kind == "allowed_tools":
             return _allowed_choice(tool_choice, tools)
-        if kind in _MODE_WORDS and set(tool_choice) <= {"type", "disable_parallel_tool_use"}:
-            return _mode_choice(_MODE_WORDS[kind], tools)
-        name = _choice_name(tool_choice)
-        if kind not in ("function", "tool") or not isinstance(name, str):
+        fn = tool_choice.get("function")
+        name = fn.get("name") if isinstance(fn, Mapping) else None
+        if kind != "function" or not isinstance(name, str):
             raise ToolSpecError(
                 f"tool_choice object {tool_choice!r} is not understood; accepted forms: "
                 f"{_CHOICE_FORMS}"
@@ -276,49 +352,48 @@ def normalize_tool_choice(tool_choice: Any, tools: Sequence[ToolDef]) -> ToolCho
     )
 
 
-def _mode_choice(mode: str, tools: Sequence[ToolDef]) -> ToolChoice:
+def function_call_choice(function_call: Any) -> Any:
+    """The legacy ``function_call`` (``"auto"``, ``"none"``, ``{"name": ...}``) as a
+    ``tool_choice`` ``normalize_tool_choice`` reads."""
+    if isinstance(function_call, Mapping):
+        return {"type": "function", "function": {"name": function_call.get("name")}}
+    return function_call
+
+
+def _mode_choice(mode: ToolChoiceMode, tools: Sequence[ToolDef]) -> ToolChoice:
     if mode == "required" and not tools:
         raise ToolSpecError("tool_choice='required' needs at least one tool in tools")
     if not tools:
         return ToolChoice(mode="none")
-    return ToolChoice(mode=cast(_Mode, mode))
-
-
-def _choice_name(tool_choice: Mapping[str, Any]) -> Any:
-    """The function a named ``tool_choice`` object names, in any of its forms."""
-    fn = tool_choice.get("function")
-    if isinstance(fn, Mapping):
-        return fn.get("name")
-    return tool_choice.get("name")  # Responses, Anthropic, legacy function_call={"name": ...}
+    return ToolChoice(mode=mode)
 
 
 def _allowed_choice(tool_choice: Mapping[str, Any], tools: Sequence[ToolDef]) -> ToolChoice:
-    """OpenAI's ``allowed_tools`` (Chat Completions nests it, Responses does not)."""
-    body = tool_choice.get("allowed_tools", tool_choice)
+    """OpenAI's ``allowed_tools``: ``{"type": "allowed_tools", "allowed_tools": {"mode",
+    "tools"}}``."""
+    body = tool_choice.get("allowed_tools")
     mode = body.get("mode", "auto") if isinstance(body, Mapping) else None
     listed = body.get("tools") if isinstance(body, Mapping) else None
     if mode not in ("auto", "required") or not isinstance(listed, Sequence) or not listed:
         raise ToolSpecError(
             f"tool_choice {dict(tool_choice)!r} is not an allowed_tools choice: it needs "
-            "mode 'auto' or 'required' and a non-empty tools list such as "
-            "[{'type': 'function', 'function': {'name': ...}}] or [{'type': 'function', "
-            "'name': ...}]"
+            "{'type': 'allowed_tools', 'allowed_tools': {'mode': 'auto' | 'required', "
+            "'tools': [{'type': 'function', 'function': {'name': ...}}, ...]}} with a non-empty "
+            "tools list"
         )
     names: list[str] = []
     for i, entry in enumerate(listed):
-        if isinstance(entry, Mapping) and entry.get("type", "function") not in ("function", "tool"):
+        if isinstance(entry, Mapping) and entry.get("type", "function") != "function":
             raise UnsupportedToolChoiceError(
                 f"tool_choice.allowed_tools.tools[{i}] is a {entry.get('type')!r} tool; only "
                 "function tools can be allowed here"
             )
-        name = entry if isinstance(entry, str) else None
-        if isinstance(entry, Mapping):
-            name = _choice_name(entry)
+        fn = entry.get("function") if isinstance(entry, Mapping) else None
+        name = fn.get("name") if isinstance(fn, Mapping) else entry
         if not isinstance(name, str):
             raise ToolSpecError(
                 f"tool_choice.allowed_tools.tools[{i}] names no function: {entry!r}; pass "
-                "{'type': 'function', 'function': {'name': ...}} or {'type': 'function', "
-                "'name': ...}"
+                "{'type': 'function', 'function': {'name': ...}} or the function's name"
             )
         names.append(name)
     known = [t.name for t in tools]
@@ -329,9 +404,7 @@ def _allowed_choice(tool_choice: Mapping[str, Any], tools: Sequence[ToolDef]) ->
         )
     allowed = tuple(dict.fromkeys(names))
     # the whole set allowed is the plain mode: the same grammar, the same cache entry
-    return ToolChoice(
-        mode=cast(_Mode, mode), allowed=None if set(allowed) == set(known) else allowed
-    )
+    return ToolChoice(mode=mode, allowed=None if set(allowed) == set(known) else allowed)
 
 
 _FORMAT_FORMS = (

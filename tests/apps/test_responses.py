@@ -69,7 +69,8 @@ def test_string_input_instructions_and_options() -> None:
             "function": {k: WEATHER[k] for k in ("name", "description", "parameters", "strict")},
         }
     ]
-    assert kw["tool_choice"] == {"type": "function", "name": "get_weather"}
+    # the Responses form translated here, into the form the handler reads
+    assert kw["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
     assert (kw["parallel_tool_calls"], kw["max_tokens"], kw["temperature"], kw["top_p"]) == (
         False,
         33,
@@ -348,7 +349,7 @@ class FakeHandler:
         self, *, llama: Any, messages: list[dict[str, Any]], **kw: Any
     ) -> Iterator[dict[str, Any]]:
         self.calls.append({"messages": messages, **kw})
-        if kw.get("tool_choice") == {"type": "function", "name": "nope"}:
+        if kw.get("tool_choice") == {"type": "function", "function": {"name": "nope"}}:
             raise ToolSpecError("tool_choice names unknown function 'nope'")
         return iter(
             chunks_for(

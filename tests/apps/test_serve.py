@@ -120,13 +120,13 @@ REWRITES = [
     ),
     (
         {"messages": [USER], "tool_choice": {"type": "function", "function": {"name": "f"}}},
-        {"messages": [USER], "tool_choice": {"type": "function", "function": {"name": "f"}}},
-        {},
+        {"messages": [USER]},
+        {"tool_choice": {"type": "function", "function": {"name": "f"}}},
     ),
     (
         {"messages": [USER], "tool_choice": "required"},
-        {"messages": [USER], "tool_choice": "required"},
-        {},
+        {"messages": [USER]},
+        {"tool_choice": "required"},
     ),
 ]
 
@@ -147,8 +147,8 @@ REWRITES = [
         "max-tokens-wins",
         "allowed-tools-lifted",
         "responses-named-choice-lifted",
-        "named-choice-kept",
-        "required-kept",
+        "named-choice-lifted",
+        "required-lifted",
     ],
 )
 def test_rewrite_chat_request(

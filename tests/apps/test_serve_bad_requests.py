@@ -28,6 +28,7 @@ pytestmark = pytest.mark.filterwarnings(
 
 USER = {"role": "user", "content": "hi"}
 NAMELESS = {"type": "function", "function": {"parameters": {"type": "object"}}}
+TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
 RESPONSES_CYCLE = {"type": "function", **REF_CYCLE["function"]}
 CYCLE_SCHEMA = REF_CYCLE["function"]["parameters"]
 
@@ -67,6 +68,13 @@ CHAT_BAD: list[tuple[str, bytes, str | None]] = [
     ("tool-choise", chat(tool_choise="required"), "tool_choise"),
     ("temprature", chat(temprature=0.5), "temprature"),
     ("paralel", chat(paralel_tool_calls=False), "paralel_tool_calls"),
+    # the Responses API's form: /v1/responses translates it, Chat Completions has none
+    (
+        "responses-choice",
+        chat(tools=[TOOL], tool_choice={"type": "function", "name": "f"}),
+        "tool_choice",
+    ),
+    ("unknown-choice", chat(tools=[TOOL], tool_choice="g"), "tool_choice"),
 ]
 
 RESPONSES_BAD: list[tuple[str, bytes, str | None]] = [

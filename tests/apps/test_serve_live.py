@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 from models.schema_check import schema_errors
 from tool_defs import TIME
 from tool_defs import WEATHER_UNITS as WEATHER
-from tooldialect.handler import ToolChatHandler
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -133,12 +131,9 @@ PERSON = {
 def handler_takes_response_format() -> bool:
     """Whether this handler build constrains ``response_format`` (issue 8 passes it to request
     preparation); before that the server forwards it and the handler ignores it."""
-    from tooldialect.frontend import request
+    from tooldialect.frontend.options import ChatOptions
 
-    prepares = [ToolChatHandler.prepare, getattr(request, "prepare_request", None)]
-    return any(
-        f is not None and "response_format" in inspect.signature(f).parameters for f in prepares
-    )
+    return "answer_schema" in ChatOptions.__dataclass_fields__  # read into the typed options
 
 
 def test_json_schema_response_format(client: Any) -> None:

@@ -11,7 +11,8 @@ import pytest
 from conftest import read_template
 from fake_engine import FakeEngine
 from tooldialect.errors import ToolSpecError
-from tooldialect.frontend.request import ModelSetup, prepare_request
+from tooldialect.frontend.pipeline import FrontEnd
+from tooldialect.frontend.request import ModelSetup, Request
 from tooldialect.gguf import ModelInfo
 from tooldialect.grammar.forced import GbnfAutomaton
 from tooldialect.prompt.template import ChatTemplate
@@ -49,6 +50,11 @@ def setup() -> ModelSetup:
     )
 
 
+def prepare(setup: ModelSetup, **request: Any) -> Request:
+    """The request prepared as the handler prepares it (``FrontEnd.prepare_from``)."""
+    return FrontEnd(adapter="test").prepare_from(setup, USER, request, where="test")
+
+
 def allowed(mode: str, *names: str) -> dict[str, Any]:
     return {
         "type": "allowed_tools",
@@ -70,7 +76,7 @@ def accepts(grammar: Any, text: str) -> bool:
 
 def test_prompt_is_the_same_whatever_the_subset(setup: ModelSetup) -> None:
     prompts = {
-        prepare_request(setup, messages=USER, tools=TOOLS, tool_choice=choice).prompt
+        prepare(setup, tools=TOOLS, tool_choice=choice).prompt
         for choice in ("auto", allowed("auto", "search"), allowed("required", "get_time", "search"))
     }
     assert len(prompts) == 1
@@ -78,33 +84,28 @@ def test_prompt_is_the_same_whatever_the_subset(setup: ModelSetup) -> None:
 
 
 def test_required_subset_forces_a_call_to_an_allowed_tool(setup: ModelSetup) -> None:
-    req = prepare_request(
-        setup, messages=USER, tools=TOOLS, tool_choice=allowed("required", "search", "get_time")
-    )
+    req = prepare(setup, tools=TOOLS, tool_choice=allowed("required", "search", "get_time"))
     assert req.grammar is not None and not req.grammar.lazy
     assert accepts(req.grammar, call(setup, "search"))
     assert accepts(req.grammar, call(setup, "get_time"))
     assert not accepts(req.grammar, call(setup, "get_weather"))
-    plain = prepare_request(setup, messages=USER, tools=TOOLS, tool_choice="required")
+    plain = prepare(setup, tools=TOOLS, tool_choice="required")
     assert accepts(plain.grammar, call(setup, "get_weather"))  # the subset is what narrowed it
 
 
 def test_auto_subset_narrows_the_lazy_grammar(setup: ModelSetup) -> None:
-    req = prepare_request(
-        setup, messages=USER, tools=TOOLS, tool_choice=allowed("auto", "get_weather")
-    )
+    req = prepare(setup, tools=TOOLS, tool_choice=allowed("auto", "get_weather"))
     assert req.grammar is not None and req.grammar.lazy
     assert accepts(req.grammar, call(setup, "get_weather"))
     assert not accepts(req.grammar, call(setup, "search"))
-    full = prepare_request(setup, messages=USER, tools=TOOLS, tool_choice="auto")
+    full = prepare(setup, tools=TOOLS, tool_choice="auto")
     assert full.grammar is not req.grammar  # distinct cache entries
 
 
 def test_subset_applies_beside_a_response_format(setup: ModelSetup) -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-    req = prepare_request(
+    req = prepare(
         setup,
-        messages=USER,
         tools=TOOLS,
         tool_choice=allowed("auto", "get_time"),
         response_format={
@@ -120,9 +121,7 @@ def test_subset_applies_beside_a_response_format(setup: ModelSetup) -> None:
 
 def test_unknown_subset_names_are_refused_by_name(setup: ModelSetup) -> None:
     with pytest.raises(ToolSpecError, match=r"\['lookup'\]"):
-        prepare_request(
-            setup, messages=USER, tools=TOOLS, tool_choice=allowed("auto", "search", "lookup")
-        )
+        prepare(setup, tools=TOOLS, tool_choice=allowed("auto", "search", "lookup"))
 
 
 STRICT = {
@@ -150,6 +149,6 @@ def test_strict_schemas_are_enforced_as_written(
 ) -> None:
     """docs/structured-output.md's table: ``strict`` is kept, the schema is what is enforced."""
     tool = {"type": "function", "function": {"name": "f", "parameters": schema, "strict": True}}
-    req = prepare_request(setup, messages=USER, tools=[tool], tool_choice="required")
+    req = prepare(setup, tools=[tool], tool_choice="required")
     assert req.tools[0].strict
     assert accepts(req.grammar, setup.spec.render_call("f", args)) is ok

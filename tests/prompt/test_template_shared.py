@@ -131,7 +131,8 @@ def test_a_form_evicted_from_the_tool_cache_is_not_served_from_the_list_cache(
 
 
 def test_a_request_with_a_tool_changed_in_place_never_reuses_a_stale_prompt_or_grammar() -> None:
-    from tooldialect.frontend.request import ModelSetup, prepare_request
+    from tooldialect.frontend.pipeline import FrontEnd
+    from tooldialect.frontend.request import ModelSetup
     from tooldialect.gguf import ModelInfo
 
     spec = get_builtin("hermes")
@@ -143,12 +144,13 @@ def test_a_request_with_a_tool_changed_in_place_never_reuses_a_stale_prompt_or_g
         engine=None,  # type: ignore[arg-type]
     )
     raw = _tools(3)
-    first = prepare_request(setup, messages=USER, tools=raw, tool_choice="required")
+    front = FrontEnd(adapter="test")
+    first = front.prepare_from(setup, USER, {"tools": raw, "tool_choice": "required"}, where="t")
     raw[1]["function"]["parameters"]["properties"]["a"]["enum"].append("zz")
     raw[1]["function"]["description"] = "Edited."
-    second = prepare_request(setup, messages=USER, tools=raw, tool_choice="required")
+    second = front.prepare_from(setup, USER, {"tools": raw, "tool_choice": "required"}, where="t")
     assert "Edited." in second.prompt and "Edited." not in first.prompt
     assert first.grammar is not None and second.grammar is not None
     assert "zz" in second.grammar.gbnf and "zz" not in first.grammar.gbnf
-    third = prepare_request(setup, messages=USER, tools=raw, tool_choice="required")
+    third = front.prepare_from(setup, USER, {"tools": raw, "tool_choice": "required"}, where="t")
     assert (third.prompt, third.grammar) == (second.prompt, second.grammar)

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import read_template
 from fake_engine import FakeEngine, fake_handler
-from tooldialect.frontend.request import ModelSetup, prepare_request
+from tooldialect.frontend.pipeline import FrontEnd
+from tooldialect.frontend.request import ModelSetup
 from tooldialect.gguf import ModelInfo
 from tooldialect.prompt.template import ChatTemplate
 from tooldialect.prompt.turns import end_of_turn_markers
@@ -87,7 +88,9 @@ def test_prepared_requests_carry_the_markers_as_stop_strings() -> None:
         spec=detect_dialect(source),
         engine=FakeEngine(),
     )
-    request = prepare_request(setup, messages=[{"role": "user", "content": "hi"}])
+    request = FrontEnd(adapter="test").prepare_from(
+        setup, [{"role": "user", "content": "hi"}], {}, where="test"
+    )
     assert request.stop == ("<|im_end|>",)
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import MCPToolNameError, ToolSpecError
 from ..frontend.options import REQUEST_KEYS, check_known_keys
+from ..tool_defs import ToolChoice, normalize_tool_choice, normalize_tools
 from .agent_events import (
     AgentEvent,
     AgentResult,
@@ -107,7 +108,8 @@ class Agent:
     ``mcpServers`` JSON path or object, server configs); the agent then starts the servers and
     stops them on :meth:`close` (use it as a context manager). An ``MCPTools`` you pass is
     started if needed and left for you to close. ``system``: a system message put first.
-    ``max_steps``: model calls per run. ``tool_choice`` applies to the first step; as in the
+    ``max_steps``: model calls per run. ``tool_choice`` (the handler's forms: a mode, a tool's
+    name, the Chat Completions objects) applies to the first step; as in the
     OpenAI Agents SDK it resets to ``"auto"`` after a step that called tools
     (``reset_tool_choice=False`` keeps it, which with ``"required"`` runs until ``max_steps``).
     ``answer_at_limit``: make the last allowed step (and the step after the loop breaker tripped)
@@ -167,7 +169,13 @@ class Agent:
         self.mcp, self._owns_mcp = _start_mcp(mcp)
         """The ``MCPTools`` the agent draws tools from (``None`` without ``mcp=``)."""
         try:
-            self.tools  # noqa: B018 - a name clash between local and MCP tools fails here
+            # a name clash between local and MCP tools fails here (``tools``), and a
+            # ``tool_choice`` the handler would refuse (read once, as the handler reads it)
+            self.choice: ToolChoice = normalize_tool_choice(
+                tool_choice, normalize_tools(list(self.tools.values()))
+            )
+            """``tool_choice`` read: the first step's choice, and the tools it names are offered
+            from the start under tool search."""
         except BaseException:
             self.close()
             raise
@@ -228,7 +236,7 @@ class Agent:
         """
         messages = self._start(prompt)
         steps: list[AgentStep] = []
-        choice = self.tool_choice
+        choice = self.choice
         guard = RepeatGuard(
             max_identical_calls=self.max_identical_calls, loop_limit=self.loop_limit
         )
@@ -237,7 +245,7 @@ class Agent:
             at_limit = number == self.max_steps and self.answer_at_limit and number > 1
             last = at_limit or guard.tripped
             if last:
-                choice = "none"
+                choice = ToolChoice(mode="none")
             every = self.tools
             # with tool search, only the tools found so far (the grammar follows the request)
             tools = _offered(deferred, every)
@@ -295,7 +303,7 @@ class Agent:
             step.tool_seconds = time.perf_counter() - started
             yield StepFinished(step)
             if self.reset_tool_choice:
-                choice = "auto"
+                choice = ToolChoice(mode="auto")
             if guard.tripped and not (self.answer_at_limit and number < self.max_steps):
                 reason = _reason("loop", guard, number)
                 yield FinalAnswer(AgentResult("loop", None, messages, steps, reason=reason))
@@ -314,14 +322,13 @@ class Agent:
         settings = search_settings(self.tool_search, tool_count=len(tools))
         if settings is None:
             return None
-        named = self.tool_choice.get("function", {}) if isinstance(self.tool_choice, dict) else {}
         pinned = [
             str((call.get("function") or {}).get("name"))
             for m in messages
             if m.get("role") == "assistant"
             for call in m.get("tool_calls") or []
         ]
-        pinned += [named["name"]] if named.get("name") else []
+        pinned += self.choice.names
         asked = [m.get("content") for m in messages if m.get("role") == "user"]
         context = asked[-1] if asked and isinstance(asked[-1], str) else ""
         return DeferredTools(settings, pinned=[n for n in pinned if n in tools], context=context)
@@ -336,7 +343,7 @@ class Agent:
         return messages
 
     def _complete(
-        self, messages: list[dict[str, Any]], choice: Any, tools: Mapping[str, Tool]
+        self, messages: list[dict[str, Any]], choice: ToolChoice, tools: Mapping[str, Tool]
     ) -> Generator[dict[str, Any], None, None]:
         """One streamed completion; the handler's extras go through when it is ours."""
         from ..handler import create_chat_completion, handler_of
@@ -348,7 +355,7 @@ class Agent:
         }
         if tools:
             request["tools"] = [t.to_openai() for t in tools.values()]
-            request["tool_choice"] = choice
+            request["tool_choice"] = choice.to_openai()  # the form every client takes
         handler = handler_of(self.llm)
         if handler is not None:  # chat_handler= or chat_format= of register(): the same
             out: Any = create_chat_completion(self.llm, handler=handler, **request)

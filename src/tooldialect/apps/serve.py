@@ -15,10 +15,11 @@ the layer rewrites the first into forms it takes and carries the second to the h
 * ``role: "developer"`` messages become ``role: "system"``; an assistant tool-call turn's
   ``content: null`` is dropped; text-part lists in system, assistant and tool messages are joined;
 * ``max_completion_tokens`` becomes ``max_tokens`` (when that is absent);
-* a ``tool_choice`` the server's model rejects (``allowed_tools``, ``"any"``, the Responses
-  API's ``{"type": "function", "name": ...}``) is carried to the handler like the extras below;
-* ``chat_template_kwargs``, ``parallel_tool_calls`` and ``reasoning_effort`` are lifted out of the
-  body and reach the handler through a context variable (``RequestExtrasHandler``);
+* ``tool_choice``, ``chat_template_kwargs``, ``parallel_tool_calls`` and ``reasoning_effort`` are
+  lifted out of the body and reach the handler through a context variable
+  (``RequestExtrasHandler``): the server's model drops the last three and rejects some
+  ``tool_choice`` forms the handler takes (``allowed_tools``, ``"any"``, a bare tool name), so
+  every form goes to the handler's one reader of it (``tool_defs.normalize_tool_choice``);
 * a non-streamed reply goes out as the handler made it (the server's response model would drop
   ``reasoning_content`` and ``usage.prompt_tokens_details``);
 * a request the library refuses (malformed history, a message no template renders, a tool
@@ -26,9 +27,10 @@ the layer rewrites the first into forms it takes and carries the second to the h
   an OpenAI ``invalid_request_error`` naming the field in ``param``, where the server would
   answer 500. What can be checked without the model is checked before the server sees it
   (``refusal``: a body that is not UTF-8 JSON, an unknown field, named with the nearest valid
-  one, malformed messages or tools, a lone surrogate, ``max_tokens`` < 1, ``temperature`` < 0,
-  ``top_p`` outside [0, 1]), so a streamed request gets its 400 too. A refusal is one log line
-  (``tooldialect.serve``), never a traceback, and no error body names a path of the server.
+  one, malformed messages, tools or ``tool_choice``, a lone surrogate, ``max_tokens`` < 1,
+  ``temperature`` < 0, ``top_p`` outside [0, 1]), so a streamed request gets its 400 too. A
+  refusal is one log line (``tooldialect.serve``), never a traceback, and no error body names a
+  path of the server.
 
 ``/v1/responses`` (OpenAI's Responses API) is a route of its own on the same app
 (``apps.responses``): it converts to a chat request for the same handler and back. So is
@@ -67,7 +69,7 @@ from ..gguf import read_gguf_metadata
 from ..handler import ToolChatHandler
 from ..models import cache_dir
 from ..prompt.request_messages import validate_messages
-from ..tool_defs import normalize_tools
+from ..tool_defs import normalize_tool_choice, normalize_tools
 from .announce import model_line, with_known_spelling
 from .asgi import AsgiMessage, Receive, Scope, Send, error_field, send_json
 
@@ -93,8 +95,14 @@ INSTALL_HINT = (
     "`pip install -e '.[server]'` in the clone"
 )
 
-REQUEST_EXTRA_KEYS = ("chat_template_kwargs", "parallel_tool_calls", "reasoning_effort")
-"""Request keys the server's model would drop and the handler honours."""
+REQUEST_EXTRA_KEYS = (
+    "tool_choice",
+    "chat_template_kwargs",
+    "parallel_tool_calls",
+    "reasoning_effort",
+)
+"""Request keys carried beside the body to the handler: the server's model would drop the last
+three, and refuse forms of ``tool_choice`` the handler reads."""
 
 CHAT_BODY_KEYS = REQUEST_KEYS | {
     "messages",
@@ -156,9 +164,6 @@ def rewrite_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
             if isinstance(schema, Mapping)
             else {"type": "json_object"}
         )
-    choice = out.get("tool_choice")
-    if choice is not None and not _server_takes_choice(choice):
-        extras["tool_choice"] = out.pop("tool_choice")  # allowed_tools, "any", a Responses form
     messages = out.get("messages")
     if isinstance(messages, list):
         out["messages"] = [_rewrite_message(m) if isinstance(m, Mapping) else m for m in messages]
@@ -167,19 +172,6 @@ def rewrite_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
         if out.get("max_tokens") is None:
             out["max_tokens"] = limit
     return out, extras
-
-
-def _server_takes_choice(choice: Any) -> bool:
-    """Whether the server's request model takes this ``tool_choice`` (it rejects the others)."""
-    if isinstance(choice, str):
-        return choice in ("none", "auto", "required")
-    fn = choice.get("function") if isinstance(choice, Mapping) else None
-    return (
-        isinstance(fn, Mapping)
-        and set(choice) <= {"type", "function"}
-        and choice.get("type") == "function"
-        and isinstance(fn.get("name"), str)
-    )
 
 
 def _rewrite_message(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -329,17 +321,26 @@ def refusal(body: Mapping[str, Any]) -> ToolSpecError | None:
         check_known_keys(body, where="/v1/chat/completions", known=CHAT_BODY_KEYS)
         if "messages" in body:
             _check_messages(body["messages"])
-        if body.get("tools") is not None:
-            try:
-                normalize_tools(body["tools"])
-            except ToolSpecError as exc:
-                raise ToolSpecError(str(exc), param=exc.param or "tools") from None
+        _check_tools(body)
         check_encodable(body.get("messages") or [], body.get("tools") or None)
         limit = body.get("max_completion_tokens")
         check_request_values({**body, "max_tokens": limit} if limit is not None else body)
     except ToolSpecError as exc:
         return exc
     return None
+
+
+def _check_tools(body: Mapping[str, Any]) -> None:
+    """``tools`` and ``tool_choice`` as the handler will read them (a ``ToolSpecError`` naming
+    the field)."""
+    param = "tools"
+    try:
+        tools = normalize_tools(body.get("tools"))
+        if body.get("tool_choice") is not None:
+            param = "tool_choice"
+            normalize_tool_choice(body["tool_choice"], tools)
+    except ToolSpecError as exc:
+        raise ToolSpecError(str(exc), param=exc.param or param) from None
 
 
 def server_model_refusal(body: Mapping[str, Any]) -> ToolSpecError | None:

@@ -1,13 +1,17 @@
-"""The one typed request: every per-request option an adapter takes, written once.
+"""The options, typed once: an adapter's (``FrontEndOptions``) and a request's (``ChatOptions``).
 
 ``RequestOptions`` names each key a chat completion takes besides ``messages`` (the tools, the
 template variables, generation and sampling), so that mypy catches a misspelt key at a call site
 typed with ``Unpack[RequestOptions]``. ``ChatOptions.build`` is what each adapter
-(``ToolChatHandler``, ``tooldialect.create_chat_completion``, ``ServerClient``, ``Agent``, the
-server) does once with what it was given: an unknown key is refused with a ``ToolSpecError``
-naming the nearest valid field, as OpenAI answers an unknown argument, instead of being dropped.
-``LLAMA_CPP_KEYWORDS`` lists what llama-cpp-python's ``Llama.create_chat_completion`` passes to a
-chat handler, which must all be taken.
+(``ToolChatHandler``, ``tooldialect.create_chat_completion``, ``ServerClient``, the server) does
+once with what it was given, the one check of a request's keys: an unknown key is refused with a
+``ToolSpecError`` naming the nearest valid field, as OpenAI answers an unknown argument, instead
+of being dropped; the tools, ``tool_choice`` and ``response_format`` are normalised there, so the
+pipeline reads typed values only. ``LLAMA_CPP_KEYWORDS`` lists what llama-cpp-python's
+``Llama.create_chat_completion`` passes to a chat handler, which must all be taken.
+
+``FrontEndOptions`` holds the options ``ToolChatHandler`` and ``ServerClient`` share, with their
+defaults, written once; both take them as keywords (``FrontEndKeywords``).
 """
 
 from __future__ import annotations
@@ -18,15 +22,29 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from ..dialect.spec import DialectSpec
 from ..engine.base import SamplingParams
-from ..errors import ToolSpecError
+from ..errors import OptionError, ToolSpecError
+from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, ArgumentLayout
+from ..prompt.budget import RenderBudget
+from ..tool_defs import (
+    ToolChoice,
+    ToolDef,
+    function_call_choice,
+    normalize_response_format,
+    normalize_tool_choice,
+    normalize_tools,
+)
+from .chat_request import ForeignGrammar, foreign_grammar
+from .validation import InvalidArguments
 
 __all__ = [
     "LLAMA_CPP_KEYWORDS",
-    "PREPARE_KEYS",
     "REQUEST_KEYS",
     "TEMPLATE_KWARG_NAMES",
     "ChatOptions",
+    "FrontEndKeywords",
+    "FrontEndOptions",
     "RequestOptions",
     "check_known_keys",
     "check_request_values",
@@ -82,19 +100,6 @@ REQUEST_KEYS: frozenset[str] = frozenset(RequestOptions.__optional_keys__)
 
 TEMPLATE_KWARG_NAMES = ("enable_thinking", "thinking", "reasoning_effort")
 """Request keywords that are template variables (Qwen3, DeepSeek V3.1, gpt-oss)."""
-
-PREPARE_KEYS = (
-    "tools",
-    "tool_choice",
-    "functions",
-    "function_call",
-    "parallel_tool_calls",
-    "response_format",
-    "grammar",
-    "chat_template_kwargs",
-    *TEMPLATE_KWARG_NAMES,
-)
-"""The keys ``request.prepare_request`` reads (tools, grammar, template); the rest generate."""
 
 LLAMA_CPP_KEYWORDS = (
     "functions",
@@ -187,23 +192,41 @@ class ChatOptions:
     """One request's options, checked and typed once by the adapter that received them."""
 
     sampling: SamplingParams = field(default_factory=SamplingParams)
+    """The sampler chain's settings (``engine.base.SamplingParams`` holds the defaults)."""
     stream: bool = False
+    """Chunks as the reply is decoded, instead of one response."""
     max_tokens: int | None = None
     """``None`` or <= 0: until the context is full (llama-cpp-python's meaning)."""
     stop: str | Sequence[str] | None = None
+    """The caller's stop strings (the dialect's and the template's are added)."""
     logprobs: bool | None = None
+    """Whether each sampled token's log probability is reported."""
     top_logprobs: int | None = None
+    """How many alternatives each reported token lists."""
     logits_processor: Any = None
+    """llama-cpp-python's ``LogitsProcessorList`` (or a callable), in process only."""
     model: str | None = None
-    prepare: Mapping[str, Any] = field(default_factory=dict)
-    """The ``PREPARE_KEYS`` given (``request.prepare_request``'s keywords)."""
+    """The model name the reply gives (``None``: the model file's)."""
+    tools: tuple[ToolDef, ...] = ()
+    """``tools`` (or the legacy ``functions``), validated."""
+    choice: ToolChoice = field(default_factory=lambda: ToolChoice(mode="none"))
+    """``tool_choice`` (or the legacy ``function_call``) read against ``tools``."""
+    answer_schema: dict[str, Any] | None = None
+    """The JSON Schema ``response_format`` asks an answer to follow (``None``: free text)."""
+    parallel_tool_calls: bool | None = None
+    """The request's own ``parallel_tool_calls`` (``None``: the handler's default)."""
+    template_variables: Mapping[str, Any] = field(default_factory=dict)
+    """``chat_template_kwargs`` with the ``TEMPLATE_KWARG_NAMES`` given over them."""
+    grammar: ForeignGrammar | None = None
+    """A caller's own ``grammar``."""
 
     @classmethod
     def build(
         cls, request: Mapping[str, Any], *, where: str, penalty_last_n: int = 64
     ) -> ChatOptions:
         """``request`` (``RequestOptions`` keys) checked: an unknown key or a NaN is a
-        ``ToolSpecError`` naming it. ``where`` names the entry point for the message;
+        ``ToolSpecError`` naming it, a bad tool, ``tool_choice`` or ``response_format`` the
+        library's error about it. ``where`` names the entry point for the message;
         ``penalty_last_n`` is the model's penalty window."""
         check_known_keys(request, where=where)
         for name in _SAMPLING_KEYS:
@@ -212,6 +235,8 @@ class ChatOptions:
                 raise ToolSpecError(f"{name} must be a number, got nan", param=name)
         sampling = {n: request[n] for n in _SAMPLING_KEYS if request.get(n) is not None}
         bias = sampling.pop("logit_bias", None) or {}
+        tools = _tools(request)
+        parallel = request.get("parallel_tool_calls")
         return cls(
             sampling=SamplingParams(
                 **sampling,
@@ -225,5 +250,94 @@ class ChatOptions:
             top_logprobs=request.get("top_logprobs"),
             logits_processor=request.get("logits_processor"),
             model=request.get("model"),
-            prepare={k: request[k] for k in PREPARE_KEYS if k in request},
+            tools=tools,
+            choice=normalize_tool_choice(_tool_choice(request), tools),
+            answer_schema=normalize_response_format(request.get("response_format")),
+            parallel_tool_calls=None if parallel is None else bool(parallel),
+            template_variables=_template_variables(request),
+            grammar=foreign_grammar(request.get("grammar")),
         )
+
+
+def _tools(request: Mapping[str, Any]) -> tuple[ToolDef, ...]:
+    """``tools``, or the legacy ``functions`` as tools, validated."""
+    tools = request.get("tools")
+    functions = request.get("functions")
+    if functions is not None and tools is None:
+        tools = [{"type": "function", "function": f} for f in functions]
+    return tuple(normalize_tools(tools))
+
+
+def _tool_choice(request: Mapping[str, Any]) -> Any:
+    """``tool_choice``, or the legacy ``function_call`` in its form."""
+    choice = request.get("tool_choice")
+    call = request.get("function_call")
+    return function_call_choice(call) if choice is None and call is not None else choice
+
+
+def _template_variables(request: Mapping[str, Any]) -> dict[str, Any]:
+    given = request.get("chat_template_kwargs") or {}
+    if not isinstance(given, Mapping):
+        raise ToolSpecError(
+            f"chat_template_kwargs must be an object of template variables, got {given!r}",
+            param="chat_template_kwargs",
+        )
+    return {**given, **{k: request[k] for k in TEMPLATE_KWARG_NAMES if k in request}}
+
+
+@dataclass(frozen=True)
+class FrontEndOptions:
+    """What ``ToolChatHandler`` and ``ServerClient`` both take: the options of their shared
+    front end (``pipeline.FrontEnd``), each written here once with its default.
+    ``ToolChatHandler``'s docstring says what each does."""
+
+    dialect: DialectSpec | str | None = None
+    """A ``DialectSpec``, a builtin's name, or ``None`` to detect it from the template."""
+    chat_template: str | None = None
+    """A Jinja source that overrides the model's own template."""
+    template_kwargs: Mapping[str, Any] | None = None
+    """Template variables of every render (a request's own win)."""
+    parallel_tool_calls: bool = True
+    """The default for a request that does not say."""
+    fallback: bool = True
+    """Use a shipped template for a model that carries none."""
+    verbatim_history: bool = True
+    """Render this model's earlier replies as the text it wrote."""
+    render_budget: RenderBudget | None = None
+    """Bounds on every render of the template (``None``: the defaults)."""
+    argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT
+    """Whitespace a constrained call may write inside its arguments (``None``: natural under
+    ``auto``, canonical for a forced call)."""
+    invalid_arguments: InvalidArguments = "report"
+    """What a call whose arguments fail its tool's schema does."""
+    steer_calls: bool = True
+    """Steer a reply's calls while they are decoded (``frontend.steering``)."""
+
+    @classmethod
+    def of(cls, keywords: Mapping[str, Any], *, adapter: str) -> FrontEndOptions:
+        """``keywords`` given to ``adapter``'s constructor; one it does not take is an
+        ``OptionError`` naming the nearest option."""
+        known = cls.__dataclass_fields__
+        for key in keywords:
+            if key not in known:
+                near = nearest_field(key, known)
+                hint = f"did you mean {near!r}?" if near else f"options: {', '.join(known)}"
+                raise OptionError(f"{adapter}() got an unknown option {key!r}; {hint}")
+        return cls(**keywords)
+
+
+class FrontEndKeywords(TypedDict, total=False):
+    """``FrontEndOptions`` as keywords (``Unpack[FrontEndKeywords]``): the names and types mypy
+    checks at a ``ToolChatHandler(...)`` or ``ServerClient(...)`` call; the defaults are
+    ``FrontEndOptions``'s (a test keeps the two lists equal)."""
+
+    dialect: DialectSpec | str | None
+    chat_template: str | None
+    template_kwargs: Mapping[str, Any] | None
+    parallel_tool_calls: bool
+    fallback: bool
+    verbatim_history: bool
+    render_budget: RenderBudget | None
+    argument_layout: ArgumentLayout | None
+    invalid_arguments: InvalidArguments
+    steer_calls: bool

@@ -1,8 +1,9 @@
 """``FrontEnd``: everything above the engine, once, for every engine.
 
-It owns the options a caller gives ``ToolChatHandler`` or ``ServerClient``, resolves a model's
-template (the caller's, the model's own, a shipped fallback, else ``MissingTemplateError``) and
-its dialect (detection bounded by the render budget), prepares each request
+It owns the options a caller gives ``ToolChatHandler`` or ``ServerClient`` (``FrontEndOptions``),
+resolves a model's template (the caller's, the model's own, a shipped fallback, else
+``MissingTemplateError``) and its dialect (detection bounded by the render budget), makes each
+request's typed ``ChatRequest`` once (``chat_request``) and prepares it
 (``request.prepare_request``), turns it into the engine-neutral ``GenerationRequest`` (prompt,
 grammar, resolved triggers, sampling, stops) and shapes what the engine returns into OpenAI
 dicts (``response``), batch or stream, feeding the reply memory on both paths. The two adapters
@@ -35,18 +36,20 @@ from ..engine.base import (
 from ..errors import GrammarError, MissingTemplateError, ToolSpecError
 from ..gguf import ModelInfo
 from ..grammar.build import word_pattern
-from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, LAYOUTS, ArgumentLayout
-from ..prompt.budget import RenderBudget, using_budget
+from ..grammar.codec import LAYOUTS, ArgumentLayout
+from ..prompt.budget import using_budget
 from ..prompt.fallbacks import FALLBACK_TEMPLATES, fallback_template
+from ..prompt.request_messages import canonical_messages
 from ..prompt.template import ChatTemplate
 from ..shapes import ChatCompletion, ChatCompletionChunk
 from ..verify import detect_dialect
 from .call_or_answer import choose_answer_or_call
-from .options import ChatOptions
+from .chat_request import ChatRequest
+from .options import ChatOptions, FrontEndOptions
 from .request import ModelSetup, Request, prepare_request
 from .response import build_response, stream_chunks
 from .steering import REMINDER, steer, steering_for
-from .validation import InvalidArguments, check_invalid_arguments
+from .validation import check_invalid_arguments
 
 __all__ = [
     "Completed",
@@ -148,40 +151,29 @@ def resolve_triggers(grammar: GrammarLike | None) -> Triggers:
 class FrontEnd:
     """The shared front end of one adapter (see the module docstring).
 
-    ``adapter`` names the class the caller constructs, for the errors' advice. The other
-    options mean what ``ToolChatHandler`` documents.
+    ``adapter`` names the class the caller constructs, for the errors' advice; ``options``
+    mean what ``ToolChatHandler`` documents.
     """
 
-    def __init__(
-        self,
-        *,
-        adapter: str,
-        dialect: DialectSpec | str | None = None,
-        chat_template: str | None = None,
-        template_kwargs: Mapping[str, Any] | None = None,
-        parallel_tool_calls: bool = True,
-        fallback: bool = True,
-        verbatim_history: bool = True,
-        render_budget: RenderBudget | None = None,
-        argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
-        invalid_arguments: InvalidArguments = "report",
-        steer_calls: bool = True,
-    ) -> None:
-        if argument_layout is not None and argument_layout not in LAYOUTS:
-            raise GrammarError(
-                f"argument_layout={argument_layout!r} is not a layout; pass one of {LAYOUTS}"
-            )
+    def __init__(self, *, adapter: str, options: FrontEndOptions | None = None) -> None:
+        options = options or FrontEndOptions()
+        layout = options.argument_layout
+        if layout is not None and layout not in LAYOUTS:
+            raise GrammarError(f"argument_layout={layout!r} is not a layout; pass one of {LAYOUTS}")
+        check_invalid_arguments(options.invalid_arguments, adapter=adapter)
         self.adapter = adapter
-        self.dialect = get_builtin(dialect) if isinstance(dialect, str) else dialect
-        self.chat_template = chat_template
-        self.template_kwargs = dict(template_kwargs or {})
-        self.parallel_tool_calls = parallel_tool_calls
-        self.fallback = fallback
-        self.verbatim_history = verbatim_history
-        self.render_budget = render_budget
-        self.argument_layout: ArgumentLayout | None = argument_layout
-        self.invalid_arguments = check_invalid_arguments(invalid_arguments, adapter=adapter)
-        self.steer_calls = steer_calls
+        self.options = options
+        """The adapter's options, as given."""
+        dialect = options.dialect
+        self.dialect: DialectSpec | None = (
+            get_builtin(dialect) if isinstance(dialect, str) else dialect
+        )
+        """The dialect given (a builtin's name resolved), or ``None``: detected per model."""
+
+    @property
+    def argument_layout(self) -> ArgumentLayout | None:
+        """The ``argument_layout`` option."""
+        return self.options.argument_layout
 
     # ---- per model ---------------------------------------------------------------------------
 
@@ -203,10 +195,11 @@ class FrontEnd:
         source, origin = self.template_source(info, native=native, where=where)
         if vocabulary is None and vocabulary_of is not None:
             vocabulary = vocabulary_of(source)
+        budget = self.options.render_budget
         template = ChatTemplate(
-            source, bos_token=info.bos_token, eos_token=info.eos_token, budget=self.render_budget
+            source, bos_token=info.bos_token, eos_token=info.eos_token, budget=budget
         )
-        with using_budget(self.render_budget):
+        with using_budget(budget):
             spec = self.dialect or detect_dialect(
                 source,
                 bos_token=info.bos_token,
@@ -228,12 +221,12 @@ class FrontEnd:
     ) -> tuple[str, str]:
         """``(source, origin)``: the caller's template, the model's own, a shipped fallback for
         its architecture (with a warning naming it), else ``MissingTemplateError``."""
-        if self.chat_template is not None:
-            return self.chat_template, "user"
+        if self.options.chat_template is not None:
+            return self.options.chat_template, "user"
         if info.chat_template:
             return info.chat_template, native
         model = where or f"{info.path or info.name!r}"
-        found = fallback_template(info.architecture) if self.fallback else None
+        found = fallback_template(info.architecture) if self.options.fallback else None
         if found is not None:
             name, source = found
             warnings.warn(
@@ -252,19 +245,47 @@ class FrontEnd:
 
     # ---- per request -------------------------------------------------------------------------
 
-    def prepare(
-        self, setup: ModelSetup, *, messages: Sequence[Mapping[str, Any]], **request: Any
+    def chat_request(
+        self, setup: ModelSetup, messages: Sequence[Mapping[str, Any]], options: ChatOptions
+    ) -> ChatRequest:
+        """The one typed request of ``messages`` and ``options`` for ``setup``'s model: the
+        messages checked and made canonical, this front end's defaults merged in (the
+        request's own win), the parallel calls resolved against the dialect."""
+        asked = options.parallel_tool_calls
+        if asked is None:
+            asked = self.options.parallel_tool_calls
+        defaults = self.options.template_kwargs or {}
+        return ChatRequest(
+            messages=tuple(canonical_messages(messages)),
+            tools=options.tools,
+            choice=options.choice,
+            answer_schema=options.answer_schema,
+            parallel=options.choice.allows_several(asked) and setup.spec.parallel_calls,
+            template_variables={**defaults, **options.template_variables},
+            grammar=options.grammar,
+        )
+
+    def prepare_from(
+        self,
+        setup: ModelSetup,
+        messages: Sequence[Mapping[str, Any]],
+        request: Mapping[str, Any],
+        *,
+        where: str,
     ) -> Request:
-        """Everything but generation: tools, prompt, grammar (``request.prepare_request`` with
-        this front end's defaults). Raises the library's errors."""
+        """:meth:`prepare` of a request given as OpenAI keywords (``RequestOptions``), checked
+        once by ``ChatOptions.build`` (``where`` names the entry point in its errors)."""
+        options = ChatOptions.build(request, where=where)
+        return self.prepare(setup, self.chat_request(setup, messages, options))
+
+    def prepare(self, setup: ModelSetup, request: ChatRequest) -> Request:
+        """Everything but generation: prompt and grammar (``request.prepare_request`` with this
+        front end's options). Raises the library's errors."""
         return prepare_request(
             setup,
-            messages=messages,
-            default_parallel=self.parallel_tool_calls,
-            default_template_kwargs=self.template_kwargs,
-            verbatim_history=self.verbatim_history,
-            argument_layout=self.argument_layout,
-            **request,
+            request,
+            argument_layout=self.options.argument_layout,
+            verbatim_history=self.options.verbatim_history,
         )
 
     def generation_request(
@@ -308,8 +329,8 @@ class FrontEnd:
         """One chat completion on ``setup``'s engine: a ``chat.completion`` dict, or an iterator
         of chunks when ``options.stream``, with the engine's account of it. ``model`` names the
         model in the reply."""
-        check_encodable(messages, options.prepare.get("tools"))
-        prepared = self.prepare(setup, messages=messages, **options.prepare)
+        check_encodable(messages, [t.to_openai() for t in options.tools])
+        prepared = self.prepare(setup, self.chat_request(setup, messages, options))
         job = self.generation_request(
             prepared,
             sampling=options.sampling,
@@ -326,7 +347,7 @@ class FrontEnd:
             layout=self.argument_layout,
             reminded=lambda words: self.reminded_prompt(setup, messages, options, words=words),
         )
-        if self.steer_calls and steering is not None:
+        if self.options.steer_calls and steering is not None:
             gen = steer(prepared, job, setup.engine, steering)
         else:
             gen = setup.engine.run(job)
@@ -343,7 +364,7 @@ class FrontEnd:
         """The prompt of ``messages`` with the steering's ``words`` as the user's last (rendered
         by the model's template, never kept in the conversation)."""
         said = [*messages, {"role": "user", "content": words}]
-        return self.prepare(setup, messages=said, **options.prepare).prompt
+        return self.prepare(setup, self.chat_request(setup, said, options)).prompt
 
     def reply(self, request: Request, gen: Generation, *, model: str, stream: bool) -> Completion:
         """The completion tail: the OpenAI shapes of ``gen`` (calls checked against their full
@@ -355,11 +376,11 @@ class FrontEnd:
                 gen,
                 model,
                 on_reply=request.setup.replies.remember,
-                invalid_arguments=self.invalid_arguments,
+                invalid_arguments=self.options.invalid_arguments,
             )
         text = gen.text()
         response = build_response(
-            request, text, gen.result, model, invalid_arguments=self.invalid_arguments
+            request, text, gen.result, model, invalid_arguments=self.options.invalid_arguments
         )
         request.setup.replies.remember(response["choices"][0]["message"], text)
         return response

@@ -1,9 +1,11 @@
-"""Request preparation, shared by every engine: tools and ``tool_choice`` normalised, the prompt
-rendered with the model's template, the grammar built (and cached) from the dialect spec.
+"""Request preparation, shared by every engine: the prompt rendered with the model's template,
+the grammar built (and cached) from the dialect spec, for one typed ``ChatRequest``.
 
 Nothing here decodes: a ``Request`` is what an engine needs to generate and what the response
 shaping (``response``) needs to parse. ``ToolChatHandler`` drives it for llama-cpp-python; another
 engine (an HTTP client for llama-server) can drive the same functions with its own ``ModelSetup``.
+Nothing here reads a raw request either: the ``ChatRequest`` holds every decided fact (its
+``ToolChoice`` answers what a ``tool_choice`` means).
 """
 
 from __future__ import annotations
@@ -15,22 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..dialect.spec import DialectSpec
 from ..errors import TemplateError
-from ..grammar.build import ensure_forcible
 from ..grammar.codec import DEFAULT_ARGUMENT_LAYOUT, layout_for
 from ..prompt.compat import client_call_ids
 from ..prompt.history import ReplyMemory
-from ..prompt.request_messages import canonical_messages
 from ..prompt.turns import end_of_turn_markers
-from ..tool_defs import (
-    ToolChoice,
-    ToolDef,
-    normalize_response_format,
-    normalize_tool_choice,
-    normalize_tools,
-    tools_key,
-)
+from ..tool_defs import ToolChoice, ToolDef, tools_key
+from .chat_request import ChatRequest, ForeignGrammar
 from .grammar_cache import GrammarCache
-from .options import PREPARE_KEYS, check_known_keys
 from .prefix import PrefixCache, tool_prefix
 from .render import prompt_closes_reasoning, prompt_prefill, render_prompt
 
@@ -41,7 +34,7 @@ if TYPE_CHECKING:
     from ..grammar.codec import ArgumentLayout
     from ..prompt.template import ChatTemplate
 
-__all__ = ["ModelSetup", "Request", "prepare_request"]
+__all__ = ["ForeignGrammar", "ModelSetup", "Request", "prepare_request"]
 
 
 @dataclass
@@ -49,10 +42,13 @@ class ModelSetup:
     """What a handler resolved for one loaded model (cached per ``Llama``)."""
 
     info: ModelInfo
+    """The model's facts (GGUF header or the server's ``/props``)."""
     template: ChatTemplate
+    """The chat template every prompt is rendered with."""
     template_origin: str
     """``user``, ``gguf`` or ``fallback:<file>``."""
     spec: DialectSpec
+    """The model's tool-call dialect."""
     engine: Engine
     """What generates (``engine.base.Engine``): a ``LlamaCppEngine`` on the ``Llama``, a
     ``LlamaServerEngine``, or an engine of the caller's."""
@@ -71,32 +67,23 @@ class ModelSetup:
     ``None``: found per request."""
 
 
-@dataclass(frozen=True)
-class ForeignGrammar:
-    """A caller's ``LlamaGrammar`` passed through (non-lazy)."""
-
-    gbnf: str
-    root: str = "root"
-    lazy: bool = False
-    trigger_words: tuple[str, ...] = ()
-    trigger_patterns: tuple[str, ...] = ()
-
-
 @dataclass
 class Request:
-    """One prepared request (exposed for tests and benchmarks)."""
+    """One prepared request (exposed for tests and benchmarks): the ``ChatRequest`` and what
+    preparing it made."""
 
     setup: ModelSetup
+    """The model it was prepared for."""
+    chat: ChatRequest
+    """The request, every fact decided (tools, ``ToolChoice``, answer schema, parallel calls)."""
     prompt: str
-    tools: list[ToolDef]
-    choice: ToolChoice
+    """The rendered prompt."""
     grammar: GrammarLike | None
+    """What constrains the reply (``None``: nothing)."""
     reasoning_open: bool
     """The prompt ended inside an open reasoning block."""
     prefill: str = ""
     """A call opener the prompt already wrote (see ``prompt_prefill``)."""
-    answer_schema: dict[str, Any] | None = None
-    """The JSON Schema ``response_format`` asked a reply that is not a call to follow."""
     call_ids: dict[str, str] = field(default_factory=dict)
     """Dialect id -> client id for the ids the prompt had to map (``template_compat``); a call
     id in the reply that is one of them goes back to the client's."""
@@ -105,81 +92,65 @@ class Request:
     prefix: str = ""
     """The head of ``prompt`` the system turns and tools make (``prefix.tool_prefix``): where
     the in-process engine keeps a state checkpoint."""
-    parallel: bool = True
-    """Several calls may be written (the request's ``parallel_tool_calls``, the handler's
-    default, a named choice allowing one)."""
     answer_alone: GrammarLike | None = None
     """Where ``grammar`` allows a call or the ``response_format`` answer from the first token
     (tools under ``auto``): the answer's grammar alone, for a reply the model does not start
     as a call (``call_or_answer``)."""
 
+    @property
+    def tools(self) -> tuple[ToolDef, ...]:
+        """The request's tools (``chat.tools``)."""
+        return self.chat.tools
+
+    @property
+    def choice(self) -> ToolChoice:
+        """The request's ``ToolChoice`` (``chat.choice``)."""
+        return self.chat.choice
+
+    @property
+    def answer_schema(self) -> dict[str, Any] | None:
+        """The schema ``response_format`` asked an answer to follow (``chat.answer_schema``)."""
+        return self.chat.answer_schema
+
+    @property
+    def parallel(self) -> bool:
+        """Whether several calls may be written (``chat.parallel``)."""
+        return self.chat.parallel
+
 
 def prepare_request(
     setup: ModelSetup,
+    request: ChatRequest,
     *,
-    messages: Sequence[Mapping[str, Any]],
-    functions: Sequence[Mapping[str, Any]] | None = None,
-    function_call: Any = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    tool_choice: Any = None,
-    grammar: Any = None,
-    response_format: Any = None,
-    default_parallel: bool = True,
-    default_template_kwargs: Mapping[str, Any] | None = None,
-    verbatim_history: bool = True,
     argument_layout: ArgumentLayout | None = DEFAULT_ARGUMENT_LAYOUT,
-    parallel_tool_calls: bool | None = None,
-    chat_template_kwargs: Mapping[str, Any] | None = None,
-    **template_variables: Any,
+    verbatim_history: bool = True,
 ) -> Request:
-    """Everything but generation: tools, prompt, grammar. Raises the library's errors.
-
-    ``default_parallel`` and ``default_template_kwargs`` are the handler's; the request's own
-    ``parallel_tool_calls``, ``chat_template_kwargs`` and ``template_variables`` (the
-    ``TEMPLATE_KWARG_NAMES``; any other key is a ``ToolSpecError`` naming the nearest field) win.
-    Messages are validated first (``prompt.request_messages.canonical_messages``), whatever the
-    engine.
-    """
-    check_known_keys(template_variables, where="prepare_request", known=PREPARE_KEYS)
-    messages = canonical_messages(messages)
-    if functions is not None and tools is None:
-        tools = [{"type": "function", "function": f} for f in functions]
-    if function_call is not None and tool_choice is None:
-        tool_choice = (
-            {"type": "function", "function": {"name": function_call["name"]}}
-            if isinstance(function_call, Mapping)
-            else function_call
-        )
-    defs = normalize_tools(tools)
-    choice = normalize_tool_choice(tool_choice, defs)
-    answer = normalize_response_format(response_format)
+    """Everything but generation for ``request``: the prompt, the grammar. Raises the
+    library's errors (a template that refuses the messages, a schema no grammar expresses, a
+    call the dialect cannot force). ``argument_layout`` and ``verbatim_history`` are the
+    handler's options of those names."""
     spec = setup.spec
-    ensure_forcible(spec, choice)
-    # a named tool_choice means one call of that function (vLLM's named tool choice does the same)
-    asked = default_parallel if parallel_tool_calls is None else parallel_tool_calls
-    parallel = bool(asked) and choice.mode != "named"
-    render_kwargs = dict(default_template_kwargs or {})
-    render_kwargs.update(chat_template_kwargs or {})
-    render_kwargs.update(template_variables)
-    shown = defs if choice.mode != "none" else []
-    prompt = render_request(setup, messages, shown, render_kwargs, verbatim=verbatim_history)
+    messages, shown = request.messages, list(request.shown_tools)
+    variables = request.template_variables
+    prompt = render_request(setup, messages, shown, variables, verbatim=verbatim_history)
     prefix = tool_prefix(
         setup.prefixes,
-        lambda probe: render_prompt(setup.template, spec, probe, tools=shown, **render_kwargs),
+        lambda probe: render_prompt(setup.template, spec, probe, tools=shown, **variables),
         messages=messages,
         tools=shown,
-        template_kwargs=render_kwargs,
+        template_kwargs=variables,
         prompt=prompt,
     )
     prefill = prompt_prefill(prompt, spec)
     reasoning_open = spec.reasoning is not None and prefill in spec.reasoning.opens()
     call_prefill = "" if reasoning_open else prefill
     closed = not reasoning_open and prompt_closes_reasoning(prompt, spec)
+    tools, choice, answer = list(request.tools), request.choice, request.answer_schema
     gram = grammar_for(
         setup,
-        defs,
+        tools,
         choice,
-        parallel,
+        request.parallel,
         reasoning_open,
         call_prefill,
         answer_schema=answer,
@@ -187,33 +158,30 @@ def prepare_request(
         reasoning_closed=closed,
     )
     answer_alone = None
-    if answer is not None and choice.mode == "auto" and defs and spec.forcible and not call_prefill:
+    if answer is not None and choice.optional and tools and spec.forcible and not call_prefill:
         # the same answer grammar without the calls (``grammar_for`` with no tools)
         answer_alone = grammar_for(
             setup,
             [],
             choice,
-            parallel,
+            request.parallel,
             reasoning_open,
             "",
             answer_schema=answer,
             reasoning_closed=closed,
         )
-    if gram is None and grammar is not None and choice.mode in ("none", "auto"):
-        gram = ForeignGrammar(gbnf=grammar._grammar, root=getattr(grammar, "_root", "root"))
+    if gram is None and not choice.forced:
+        gram = request.grammar
     return Request(
         setup=setup,
+        chat=request,
         prompt=prompt,
-        tools=defs,
-        choice=choice,
         grammar=gram,
         reasoning_open=reasoning_open,
         prefill=call_prefill,
-        answer_schema=answer,
         call_ids=client_call_ids(messages),
         stop=end_of_turn_markers(setup.template),
         prefix=prefix,
-        parallel=parallel,
         answer_alone=answer_alone,
     )
 
@@ -221,7 +189,7 @@ def prepare_request(
 def render_request(
     setup: ModelSetup,
     messages: Sequence[Mapping[str, Any]],
-    tools: list[ToolDef],
+    tools: Sequence[ToolDef],
     template_kwargs: Mapping[str, Any],
     *,
     verbatim: bool = True,
@@ -241,7 +209,7 @@ def render_request(
 
 def grammar_for(
     setup: ModelSetup,
-    tools: list[ToolDef],
+    tools: Sequence[ToolDef],
     choice: ToolChoice,
     parallel: bool,
     reasoning_open: bool,
@@ -259,9 +227,9 @@ def grammar_for(
     to the schema's JSON, or to a call, unless a call is forced. ``reasoning_closed``: the prompt
     wrote an empty reasoning block (thinking off), so the answer may not open another one.
     """
-    calls = choice.mode != "none" and bool(tools)
+    calls = choice.reads_calls and bool(tools)
     answering = answer_schema is not None and (
-        not calls or (choice.mode == "auto" and setup.spec.forcible and not prefill)
+        not calls or (choice.optional and setup.spec.forcible and not prefill)
     )
     if not calls and not answering:
         return None
@@ -278,9 +246,7 @@ def grammar_for(
     # the cache lives on the setup, whose spec is fixed: the key need not name the spec
     key = (
         tools_key(tools),
-        choice.mode,
-        choice.name,
-        choice.allowed,
+        choice,
         parallel,
         reasoning_open,
         prefill,
@@ -302,12 +268,12 @@ def grammar_for(
             argument_layout=layout,
         )
     else:
-        from ..grammar import build_grammar
+        from ..grammar.build import call_grammar
 
-        setup.grammars[key] = build_grammar(
+        setup.grammars[key] = call_grammar(
             spec,
             tools,
-            tool_choice=choice,
+            choice,
             parallel_tool_calls=parallel,
             reasoning_open=reasoning_open,
             prefill=prefill,

@@ -46,9 +46,9 @@ def parse_reply(request: Request, text: str, *, truncated: bool = False) -> Pars
     """The reply parsed as the request allows (under ``tool_choice="none"`` a call stays text).
     ``truncated``: the token limit cut it, so a cut-off call is never completed
     (docs/parsing.md)."""
-    from ..parse import ParsedOutput, parse_output
+    from ..parse import parse_output
 
-    parsed = parse_output(
+    return parse_output(
         text,
         request.setup.spec,
         tools=request.tools,
@@ -57,19 +57,8 @@ def parse_reply(request: Request, text: str, *, truncated: bool = False) -> Pars
         truncated=truncated,
         end_of_turn=request.stop,
         stream_arguments=streams_arguments(request),
-        read_calls=reads_calls(request),
+        read_calls=request.choice.reads_calls,
     )
-    if request.choice.mode == "none" and parsed.tool_calls:
-        # tool_choice="none": the model may not call, so a call it wrote anyway stays text
-        return ParsedOutput(content=text)
-    return parsed
-
-
-def reads_calls(request: Request) -> bool:
-    """Whether the reply is read for calls. Under ``tool_choice="none"`` it is not, but its
-    reasoning still is split off (a JSON answer after ``<think>...</think>``), batch and stream
-    alike; a header-addressed spec's reply (``spec.messages``) then stays content as written."""
-    return request.choice.mode != "none"
 
 
 def streams_arguments(request: Request) -> bool:
@@ -81,17 +70,17 @@ def streams_arguments(request: Request) -> bool:
 
 
 def reply_parser(request: Request, *, stream_arguments: bool) -> StreamParser:
-    """A ``StreamParser`` of the reply to ``request`` (under ``"none"`` it reads no call)."""
+    """A ``StreamParser`` of the reply to ``request``, reading it as ``parse_reply`` does."""
     from ..parse import StreamParser
 
     return StreamParser(
         request.setup.spec,
-        tools=request.tools if request.choice.mode != "none" else [],
+        tools=request.tools,
         reasoning_open=request.reasoning_open,
         prefill=request.prefill,
         end_of_turn=request.stop,
         stream_arguments=stream_arguments,
-        read_calls=reads_calls(request),
+        read_calls=request.choice.reads_calls,
     )
 
 
@@ -232,15 +221,6 @@ def stream_chunks(
 
     yield chunk({"role": "assistant"})
     saw_call = False
-    if not reads_calls(request) and request.setup.spec.messages is not None:
-        # (the parser's read_calls does not reach header-addressed messages)
-        # no call may come back: the text is content as written
-        for piece in gen:
-            yield chunk({"content": piece})
-        last = chunk({}, finish_reason(False, result))
-        last["usage"] = usage(result)
-        yield last
-        return
     for piece in gen:
         # the parser's deltas are OpenAI's delta shape (parse/deltas.py writes them)
         for delta in cast("list[Delta]", parser.feed(piece)):

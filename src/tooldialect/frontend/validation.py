@@ -64,8 +64,6 @@ def invalid_calls(
 
     A call the token limit cut (``truncated``) is left out: ``finish_reason: "length"`` already
     says its arguments are incomplete. ``ids`` maps dialect ids to the client's (the reply's)."""
-    if request.choice.mode == "none":
-        return []  # no call comes back
     out: list[InvalidToolCall] = []
     for call in calls:
         if call.truncated:

@@ -38,7 +38,7 @@ from ..dialect.spec import (
     format_template,
 )
 from ..errors import UnsupportedToolChoiceError
-from ..tool_defs import ToolChoice, ToolLike, normalize_tool_choice, normalize_tools
+from ..tool_defs import ToolChoice, ToolDef, ToolLike, normalize_tool_choice, normalize_tools
 from .codec import ArgumentLayout
 from .formats import format_rule
 from .gbnf import GbnfBuilder, escape_char, optional_edges, until
@@ -48,6 +48,7 @@ __all__ = [
     "GAP",
     "ToolGrammar",
     "build_grammar",
+    "call_grammar",
     "ensure_forcible",
     "no_call_start",
     "trigger_pattern",
@@ -91,8 +92,7 @@ class ToolGrammar(BaseModel):
 
 def ensure_forcible(spec: DialectSpec, choice: ToolChoice) -> None:
     """Raise ``UnsupportedToolChoiceError`` when ``choice`` forces a call that ``spec`` cannot
-    constrain from the first token (the one copy of this check: the front end asks it before
-    rendering, ``build_grammar`` before building)."""
+    constrain from the first token (asked once, by ``call_grammar``, before building)."""
     if choice.forced and not spec.forcible:
         raise UnsupportedToolChoiceError(
             f"dialect {spec.id!r} cannot force tool_choice={choice.mode!r}"
@@ -114,6 +114,34 @@ def build_grammar(
 ) -> ToolGrammar | None:
     """The tool-call grammar for ``tools`` under ``tool_choice``; ``None`` when no call is possible.
 
+    The public entry: ``tools`` and ``tool_choice`` as a request gives them (normalised here),
+    then :func:`call_grammar`, which the front end calls with its typed values.
+    """
+    defs = normalize_tools(tools)
+    return call_grammar(
+        spec,
+        defs,
+        normalize_tool_choice(tool_choice, defs),
+        parallel_tool_calls=parallel_tool_calls,
+        reasoning_open=reasoning_open,
+        prefill=prefill,
+        argument_layout=argument_layout,
+    )
+
+
+def call_grammar(
+    spec: DialectSpec,
+    tools: Sequence[ToolDef],
+    choice: ToolChoice,
+    *,
+    parallel_tool_calls: bool = True,
+    reasoning_open: bool = False,
+    prefill: str = "",
+    argument_layout: ArgumentLayout = "free",
+) -> ToolGrammar | None:
+    """The tool-call grammar for ``tools`` (validated) under ``choice``; ``None`` when no call is
+    possible.
+
     ``parallel_tool_calls=False`` (or ``spec.parallel_calls=False``) allows exactly one call.
     ``reasoning_open`` says the prompt already opened the reasoning block, so a forced grammar
     starts inside it and lazy triggers only fire after its close. ``prefill`` is a call opener
@@ -124,22 +152,16 @@ def build_grammar(
     (``", "`` and ``": "``, as ``render_call`` writes them); ``"natural"`` that or a
     pretty-printer's line breaks and indents; ``"free"`` lets the model choose.
     """
-    defs = normalize_tools(tools)
-    choice = (
-        tool_choice
-        if isinstance(tool_choice, ToolChoice)
-        else normalize_tool_choice(tool_choice, defs)
-    )
-    if choice.mode == "none" or not defs:
+    if not choice.reads_calls or not tools:
         return None
     forced = choice.forced
     ensure_forcible(spec, choice)
     # the prompt shows every tool; a call may name only the chosen (or allowed_tools) ones
-    selected = choice.callable_tools(defs)
+    selected = choice.callable_tools(tools)
     if not selected:
         raise UnsupportedToolChoiceError(
             f"tool_choice allows {choice.name or list(choice.allowed or ())}, none of which is in "
-            f"tools ({[t.name for t in defs]}); name tools the request passes"
+            f"tools ({[t.name for t in tools]}); name tools the request passes"
         )
     parallel_tool_calls = parallel_tool_calls and spec.parallel_calls
     b = GbnfBuilder()

@@ -226,17 +226,42 @@ def chat_tools(tools: Any) -> list[dict[str, Any]]:
 
 
 def checked_tool_choice(choice: Any) -> Any:
-    """``tool_choice`` as the handler takes it (its normaliser reads every function form, the
-    Responses ones included); a hosted tool's choice is refused here, by name."""
+    """``tool_choice`` in the Chat Completions form the handler reads: the Responses API's
+    ``{"type": "function", "name": ...}`` and flat ``allowed_tools`` (``{"type":
+    "allowed_tools", "mode": ..., "tools": [{"type": "function", "name": ...}]}``) translated,
+    the modes as they are; a hosted tool's choice is refused here, by name."""
     kind = choice.get("type") if isinstance(choice, Mapping) else None
-    if kind is not None and kind not in ("function", "allowed_tools"):
+    if kind is None:
+        return choice  # "auto", "none", "required" (the handler refuses any other)
+    if kind == "function" and "function" not in choice:
+        return {"type": "function", "function": {"name": choice.get("name")}}
+    if kind == "allowed_tools" and "allowed_tools" not in choice:
+        listed = choice.get("tools")
+        entries = [_allowed_entry(e, i) for i, e in enumerate(listed)] if listed else listed
+        body = {"mode": choice.get("mode", "auto"), "tools": entries}
+        return {"type": "allowed_tools", "allowed_tools": body}
+    if kind not in ("function", "allowed_tools"):
         raise ResponsesError(
             f"tool_choice of type {kind!r} cannot be served; supported: 'auto', 'none', "
             "'required', {'type': 'function', 'name': ...} and {'type': 'allowed_tools', "
             "'mode': 'auto' | 'required', 'tools': [{'type': 'function', 'name': ...}]}",
             param="tool_choice",
         )
-    return choice
+    return choice  # the Chat Completions form already
+
+
+def _allowed_entry(entry: Any, i: int) -> Any:
+    """One ``allowed_tools`` entry of a Responses request in the Chat Completions form."""
+    kind = entry.get("type", "function") if isinstance(entry, Mapping) else None
+    if kind is None or "function" in entry:
+        return entry  # a name, or the Chat Completions form already
+    if kind != "function":
+        raise ResponsesError(
+            f"tool_choice.tools[{i}] is a {kind!r} tool; only function tools can be allowed "
+            "here (hosted tools run on OpenAI's side)",
+            param="tool_choice",
+        )
+    return {"type": "function", "function": {"name": entry.get("name")}}
 
 
 def _text_format(text: Any) -> dict[str, Any] | None:
