@@ -36,11 +36,14 @@ TURNS = (
 )
 
 
-def literal_macro(*, null: str, string: str, mapping: str, array: str) -> str:
+def literal_macro(
+    *, null: str, string: str, mapping: str, array: str, true: str = "true", false: str = "false"
+) -> str:
     """A ``lit(v)`` macro writing any JSON value: the syntax's null, strings, objects, arrays."""
     return (
         "{%- macro lit(v) -%}"
-        "{%- if v is none -%}" + null + "{%- elif v is boolean -%}{{ 'true' if v else 'false' }}"
+        "{%- if v is none -%}" + null + "{%- elif v is boolean -%}"
+        "{{ '" + true + "' if v else '" + false + "' }}"
         "{%- elif v is number -%}{{ v }}"
         "{%- elif v is string -%}" + string + "{%- elif v is mapping -%}" + mapping + ""
         "{%- else -%}" + array + "{%- endif -%}"
@@ -48,8 +51,10 @@ def literal_macro(*, null: str, string: str, mapping: str, array: str) -> str:
     )
 
 
-def members(open_: str, sep: str, close: str, member: str) -> str:
-    loop = "{%- for k, x in v.items() -%}" + member + "{{ '" + sep + "' if not loop.last }}"
+def members(open_: str, sep: str, close: str, member: str, *, nulls: bool = True) -> str:
+    """An object's members; ``nulls=False``: a member whose value is ``None`` left out."""
+    each = "v.items()" if nulls else "v.items() if x is not none"
+    loop = "{%- for k, x in " + each + " -%}" + member + "{{ '" + sep + "' if not loop.last }}"
     return open_ + loop + "{%- endfor -%}" + close
 
 
@@ -62,6 +67,7 @@ BRACE, END = "{{ '{' }}", "{{ '}' }}"
 JSON_STRING = "{{ v | tojson }}"
 SINGLE = r"""'{{ v | replace('\\', '\\\\') | replace("'", "\\'") | replace('\n', '\\n') }}'"""
 DOUBLE = r'''"{{ v | replace('\\', '\\\\') | replace('"', '\\"') | replace('\n', '\\n') }}"'''
+SQL_STRING = """'{{ v | replace("'", "''") }}'"""
 PHP_SINGLE = r"""'{{ v | replace('\\', '\\\\') | replace("'", "\\'") }}'"""
 # plain where YAML reads the text back as the same string, else JSON-quoted
 YAML_STRING = (
@@ -95,7 +101,7 @@ TEMPLATES: dict[str, str] = {
         null="null",
         string=JSON_STRING,
         mapping="{%- if v -%}"
-        + members("{{ '{ ' }}", ", ", "{{ ' }' }}", "{{ k }} = {{ lit(x) }}")
+        + members("{{ '{ ' }}", ", ", "{{ ' }' }}", "{{ k }} = {{ lit(x) }}", nulls=False)
         + "{%- else -%}{{ '{}' }}{%- endif -%}",
         array=items("[", ", ", "]"),
     )
@@ -114,6 +120,22 @@ TEMPLATES: dict[str, str] = {
         array=items("[", ", ", "]"),
     )
     + TURNS.replace("CALLS", f"<ruby>{EACH}{NAME}({ARGS_})\n{{%- endfor -%}}</ruby>"),
+    "ruby-symbols": literal_macro(
+        null="nil",
+        string=JSON_STRING,
+        mapping=members(BRACE, ", ", END, ":{{ k }} => {{ lit(x) }}"),
+        array=items("[", ", ", "]"),
+    )
+    + TURNS.replace("CALLS", f"<ruby>{EACH}{NAME}({ARGS_})\n{{%- endfor -%}}</ruby>"),
+    "sql": literal_macro(
+        null="NULL",
+        string=SQL_STRING,
+        mapping=members("JSON_OBJECT(", ", ", ")", "'{{ k }}', {{ lit(x) }}"),
+        array=items("JSON_ARRAY(", ", ", ")"),
+        true="TRUE",
+        false="FALSE",
+    )
+    + TURNS.replace("CALLS", f"{EACH}SELECT {NAME}({ARGS_});\n{{%- endfor -%}}"),
     "php-array": literal_macro(
         null="null",
         string=PHP_SINGLE,
@@ -126,7 +148,7 @@ TEMPLATES: dict[str, str] = {
     "edn": literal_macro(
         null="nil",
         string=JSON_STRING,
-        mapping=members(BRACE, ", ", END, ":{{ k }} {{ lit(x) }}"),
+        mapping=members(BRACE, " ", END, ":{{ k }} {{ lit(x) }}"),
         array=items("[", " ", "]"),
     )
     + TURNS.replace("CALLS", f"{EACH}({NAME} {ARGS_})\n{{%- endfor -%}}"),
@@ -169,6 +191,12 @@ TOOL: dict[str, Any] = {
 CALL = {"id": "c1", "type": "function", "function": {"name": "plan_trip", "arguments": ARGS}}
 
 
+def written(text: str) -> dict[str, Any]:
+    """The call's arguments as the template wrote them: a ``None`` one it left out (TOML has
+    no null), left out."""
+    return {k: v for k, v in ARGS.items() if v is not None or k in text}
+
+
 def own_call(source: str) -> str:
     """The assistant turn the template writes for a past call (between ``<a>`` and ``</a>``)."""
     messages: list[dict[str, Any]] = [
@@ -204,13 +232,29 @@ def test_derivation_picks_the_codec_the_template_writes(name: str) -> None:
 def test_the_derived_spec_reads_the_templates_own_call(name: str) -> None:
     spec, text = derived(name), own_call(TEMPLATES[name])
     batch = parse_output(text, spec, tools=[TOOL])
-    assert [(c.name, c.arguments) for c in batch.tool_calls] == [("plan_trip", ARGS)]
+    assert [(c.name, c.arguments) for c in batch.tool_calls] == [("plan_trip", written(text))]
     assert not batch.content
     rng = random.Random(name)
     for _ in range(4):
         streamed = feed_in_random_chunks(StreamParser(spec, tools=[TOOL]), text, rng)
-        assert [(c.name, c.arguments) for c in streamed.tool_calls] == [("plan_trip", ARGS)]
+        assert [(c.name, c.arguments) for c in streamed.tool_calls] == [
+            ("plan_trip", written(text))
+        ]
         assert streamed.content == batch.content
+
+
+def test_a_codec_whose_spelling_differs_a_little_still_reads_the_call() -> None:
+    """EDN with commas between entries and items (EDN's commas are whitespace): no codec
+    writes it exactly; the EDN codec's reader reads it, so derivation keeps that codec."""
+    source = TEMPLATES["edn"].replace("{{ ' ' if not loop.last }}", "{{ ', ' if not loop.last }}")
+    text = own_call(source)
+    assert ":n 3, :ratio 2.5" in text
+    spec = derive_dialect(source)
+    assert spec is not None
+    body = spec.primary.body
+    assert isinstance(body, PythonBody) and body.value_codec == "edn"
+    got = parse_output(text, spec, tools=[TOOL]).tool_calls
+    assert [(c.name, c.arguments) for c in got] == [("plan_trip", ARGS)]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -298,3 +342,41 @@ def _escaped_tags(spec: DialectSpec) -> str:
     body = spec.primary.body
     assert isinstance(body, ElementBody)
     return markup_codec(body.text_codec).escape('["a b", "c"]')
+
+
+# -- literal codecs as element values -------------------------------------------------------------
+
+
+def _macro(name: str) -> str:
+    return TEMPLATES[name].split("{%- endmacro -%}")[0] + "{%- endmacro -%}"
+
+
+ELEMENT_LOOP = (
+    f'{EACH}<call name="{NAME}">{{%- for k, v in c.function.arguments.items() -%}}'
+    '<arg name="{{ k }}">{{ lit(v) }}</arg>{%- endfor -%}</call>{%- endfor -%}'
+)
+# YAML's plain strings are unquoted: its element values read as raw text (not covered here)
+ELEMENT_TEMPLATES = {
+    name: _macro(name) + TURNS.replace("CALLS", ELEMENT_LOOP)
+    for name in sorted(TEMPLATES)
+    if name != "yaml-flow"
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENT_TEMPLATES))
+def test_element_values_in_a_codec_derive_read_back_and_are_admitted(name: str) -> None:
+    source = ELEMENT_TEMPLATES[name]
+    spec, text = derive_dialect(source), own_call(source)
+    assert spec is not None
+    body = spec.primary.body
+    assert isinstance(body, ElementBody)
+    assert body.json_values and body.value_codec == name
+    assert spec.render_call("plan_trip", ARGS) in text
+    got = parse_output(text, spec, tools=[TOOL]).tool_calls
+    assert [(c.name, c.arguments) for c in got] == [("plan_trip", ARGS)]
+    streamed = feed_in_random_chunks(StreamParser(spec, tools=[TOOL]), text, random.Random(name))
+    assert [(c.name, c.arguments) for c in streamed.tool_calls] == [("plan_trip", ARGS)]
+    for layout in LAYOUTS:
+        grammar = build_grammar(spec, [TOOL], tool_choice="required", argument_layout=layout)
+        assert grammar is not None
+        assert GbnfAutomaton(grammar.gbnf, grammar.root).feed(text), layout

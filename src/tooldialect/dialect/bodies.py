@@ -116,8 +116,13 @@ class ElementBody(SpecModel):
     trim_value: bool = True
     """Strip one newline on each side of a value when parsing (Qwen3-Coder writes them)."""
     json_values: bool = False
-    """Values are written as JSON, strings quoted (``<arg_value>"Seoul"</arg_value>``,
-    ``k = "v"``): the parser decodes a quoted value to the string it holds."""
+    """Values are written as literals, strings quoted, in the value codec ``value_codec``
+    (JSON by default: ``<arg_value>"Seoul"</arg_value>``, ``k = "v"``; ``k={a = 1}`` in Lua):
+    the parser decodes a quoted value to the string it holds, another with the codec."""
+    value_codec: Annotated[str, AfterValidator(canonical_codec_name)] = "json"
+    """The value codec of ``json_values`` (``dialect/value_codecs``)."""
+    value_quote: str = TOKEN_QUOTE
+    """Which of its quotes ``value_codec`` writes (``PythonBody.string_quote``)."""
     type_names: dict[str, str] = Field(default_factory=dict)
     """What the template writes for ``{type}`` in ``param`` per JSON type (``string``,
     ``integer``, ``number``, ``boolean``, ``array``, ``object``, ``null``), e.g.
@@ -210,7 +215,7 @@ class PythonBody(SpecModel):
         codec, quote = value_codec(self.value_codec), self.string_quote
         inner = self.arg_separator.join(
             codec.encode_key(k, quote=quote) + self.assign + codec.encode(v, quote=quote)
-            for k, v in args.items()
+            for k, v in codec.written(args, quote=quote).items()
         )
         head = format_template(self.call_open, name=name, id=call_id, index=index)
         return head + inner + self.call_close
@@ -256,7 +261,9 @@ def _fill(template: str, **values: str) -> str:
 
 
 def _scalar(body: ElementBody, value: Any) -> str:
-    if isinstance(value, str) and not body.json_values:
+    if body.json_values:
+        return value_codec(body.value_codec).encode(value, quote=body.value_quote)
+    if isinstance(value, str):
         return markup_codec(body.text_codec).escape(value) if body.text_codec else value
     text = json.dumps(value, ensure_ascii=False)
     return markup_codec(body.text_codec).escape(text) if body.escape_json else text

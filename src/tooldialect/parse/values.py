@@ -17,6 +17,7 @@ __all__ = [
     "NAMED_CONSTANTS",
     "coerce_value",
     "fit_empty_containers",
+    "fit_empty_value",
     "literal_value",
     "parse_python_kwargs",
     "schema_types",
@@ -87,6 +88,12 @@ def fit_empty_containers(args: Mapping[str, Any], schema: Mapping[str, Any]) -> 
     whose objects and arrays share their brackets (Lua's ``{}``, PHP's ``[]``) cannot tell."""
     fitted = _fit({**args}, schema, schema)
     return fitted if isinstance(fitted, dict) else dict(args)
+
+
+def fit_empty_value(value: Any, schema: Any, root: Mapping[str, Any]) -> Any:
+    """One value as ``fit_empty_containers`` fits arguments (``root``: where ``$ref`` s
+    point)."""
+    return _fit(value, schema, root)
 
 
 def _fit(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:

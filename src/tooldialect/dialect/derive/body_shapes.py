@@ -293,7 +293,8 @@ def _coded_call(
     )
     after_name = n + len(name)
     ia = text.find(ka, after_name)
-    if ia == -1 or ia - after_name > 8:
+    # the codec's own object opener may stand between the name and the first key
+    if ia == -1 or ia - after_name > 8 + len(codec.syntax(quote).object_open):
         return None
     opener = text[after_name:ia]
     bracket = opener.rstrip()[-1:]
@@ -349,9 +350,11 @@ def _key_echo(text: str, key: str) -> str:
 
 
 def _quoted(text: str, at: int, value: str) -> bool:
-    """Whether the string value at ``text[at:]`` is written inside JSON quotes."""
+    """Whether the string value at ``text[at:]`` is written inside quotes, double (JSON's) or
+    single (a value codec's: ``'zzword'``)."""
     end = at + len(value)
-    return at > 0 and text[at - 1 : at] == '"' and text[end : end + 1] == '"'
+    q = text[at - 1 : at] if at > 0 else ""
+    return q in ('"', "'") and text[end : end + 1] == q
 
 
 def _quoted_after(text: str, at: int, key: str, value: str) -> bool:
@@ -402,8 +405,9 @@ def _find_element(
         return _find_element(text, later, name=name, args=args, call_id=call_id, index=index)
     ja = text.find(va, ia + len(ka)) if ia != -1 else -1
     json_values = _quoted(text, ja, va) and not _quoted_after(text, ja + len(va), kb, vb)
-    if json_values:  # the string is written as JSON (``"zzword"``), as every other value
-        ja, va = ja - 1, f'"{va}"'
+    if json_values:  # the string is a quoted literal (``"zzword"``), as every other value
+        q = text[ja - 1]
+        ja, va = ja - 1, f"{q}{va}{q}"
     ib = text.find(kb, ja + len(va)) if ja != -1 else -1
     jb = text.find(vb, ib + len(kb)) if ib != -1 else -1
     if jb == -1 or ia - n > _MAX_HEAD:

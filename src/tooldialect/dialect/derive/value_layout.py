@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...errors import DialectError
 from ..bodies import render_body
 from ..spec import ElementBody, format_template
-from ..value_codecs import MarkupCodec, registered_markup_codecs
+from ..value_codecs import TOKEN_QUOTE, MarkupCodec, registered_codecs, registered_markup_codecs
 from .body_shapes import escape
 from .probes import (
     PROBE_NAME,
@@ -89,13 +90,14 @@ def _call_text(probe: Probe, args: dict[str, Any]) -> str | None:
     return text[start:] if start >= 0 else None
 
 
-def _writes(body: ElementBody, args: dict[str, Any], theirs: str) -> bool:
+def _writes(body: ElementBody, args: dict[str, Any], theirs: str, *, exact: bool = False) -> bool:
     try:
         mine = render_body(body, PROBE_NAME, args, "", 0)
-    except (ValueError, TypeError, KeyError):
+    except (DialectError, ValueError, TypeError, KeyError):
         return False
     head = format_template(body.head, name=PROBE_NAME, id="", index=0)
-    return _squash(mine[len(head) :]) in _squash(theirs)
+    mine = mine[len(head) :]
+    return mine in theirs if exact else _squash(mine) in _squash(theirs)
 
 
 def _text_codec(probe: Probe, body: ElementBody) -> str:
@@ -117,10 +119,31 @@ def _text_codec(probe: Probe, body: ElementBody) -> str:
     return best.name if best is not None else ""
 
 
-def learn_values(probe: Probe, body: ElementBody) -> ElementBody:
-    """``body`` with what the template's renders show of nested values, ``None`` and escaping."""
-    if body.json_values:
+def _literal_codec(probe: Probe, body: ElementBody) -> ElementBody:
+    """``body`` (values written as literals) with the value codec and quote whose writing of
+    the rich probe call the template's render holds exactly (else modulo whitespace, else as
+    found: JSON)."""
+    text = _call_text(probe, dict(PROBE_RICH_ARGS))
+    if text is None:
         return body
+    # a syntax without null (TOML) leaves ``None`` arguments out
+    body = body.model_copy(update={"omit_none": _NONE_KEY not in text})
+    bodies = [body] + [
+        body.model_copy(update={"value_codec": codec.name, "value_quote": quote})
+        for codec in registered_codecs()
+        if not codec.token_quoted
+        for quote in codec.quotes or (TOKEN_QUOTE,)
+    ]
+    rich = dict(PROBE_RICH_ARGS)
+    exact = next((b for b in bodies if _writes(b, rich, text, exact=True)), None)
+    return exact or next((b for b in bodies if _writes(b, rich, text)), body)
+
+
+def learn_values(probe: Probe, body: ElementBody) -> ElementBody:
+    """``body`` with what the template's renders show of nested values, ``None`` and escaping
+    (or, where its values are literals, of which syntax)."""
+    if body.json_values:
+        return _literal_codec(probe, body)
     codec = _text_codec(probe, body)
     if codec:
         body = body.model_copy(update={"text_codec": codec})

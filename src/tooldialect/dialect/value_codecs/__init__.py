@@ -24,6 +24,8 @@ from .php_array import PhpArrayCodec
 from .python import PythonCodec, encode_python_value
 from .read import NotRead
 from .ruby_hash import RubyHashCodec
+from .ruby_symbols import RubySymbolsCodec
+from .sql import SqlCodec
 from .syntax import StringForm, Syntax
 from .toml_inline import TomlInlineCodec
 from .yaml_flow import YamlFlowCodec
@@ -40,6 +42,8 @@ __all__ = [
     "PhpArrayCodec",
     "PythonCodec",
     "RubyHashCodec",
+    "RubySymbolsCodec",
+    "SqlCodec",
     "StringForm",
     "Syntax",
     "TomlInlineCodec",
@@ -110,8 +114,10 @@ _BUILTIN: tuple[ValueCodec, ...] = (
     TomlInlineCodec(),
     LuaTableCodec(),
     RubyHashCodec(),
+    RubySymbolsCodec(),
     PhpArrayCodec(),
     EdnCodec(),
+    SqlCodec(),
 )
 for _codec in _BUILTIN:
     register_value_codec(_codec)

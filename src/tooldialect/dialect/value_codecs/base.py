@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .read import read_arguments, read_value
@@ -64,6 +65,12 @@ class ValueCodec(ABC):
     def encode_key(self, key: str, *, quote: str) -> str:
         """An argument's key as a call writes it before its ``assign``."""
         return key if self.keyword_arguments else self.syntax(quote).write_key(key)
+
+    def written(self, args: Mapping[str, Any], *, quote: str) -> dict[str, Any]:
+        """The arguments as a call writes them: a ``None`` one left out where the syntax has no
+        null (``Syntax.omit_null_members``)."""
+        omit = self.syntax(quote).omit_null_members
+        return {k: v for k, v in args.items() if not (omit and v is None)}
 
     def decode(self, text: str, *, quote: str) -> Any:
         """The value ``text`` spells (read leniently); ``read.NotRead`` where none."""

@@ -1,5 +1,6 @@
-"""EDN (Clojure's data notation): ``{:city "Paris", :tags ["a" "b"], :n nil}``; keys as keywords
-where they can be (else strings), vector items apart by a space, map entries by ``", "``."""
+"""EDN (Clojure's data notation): ``{:city "Paris" :tags ["a" "b"] :n nil}``; keys as keywords
+where they can be (else strings), items and entries apart by a space (commas are whitespace:
+``pr-str``'s ``", "`` between entries reads too)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class EdnCodec(ValueCodec):
 _SYNTAX = Syntax(
     strings=(backslash_form('"'),),
     key_sep=" ",
-    item_sep=" ",
+    member_sep=" ",
     keys="ident-or-quoted",
     bare_key=r"[A-Za-z_][A-Za-z0-9_-]*",
     bare_key_grammar="[A-Za-z_] [A-Za-z0-9_-]*",

@@ -123,6 +123,7 @@ class _Reader:
         cores = [s.member_sep.strip(), s.items_sep.strip(), s.key_sep.strip()]
         spaced = any(not c for c in cores)  # a whitespace separator ends a word (EDN)
         self.stops = "".join(c[:1] for c in cores) + s.object_close[:1] + s.array_close[:1]
+        self.stops += "," if s.optional_commas else ""
         self.spaced = spaced
 
     # -- characters ---------------------------------------------------------------------------

@@ -185,6 +185,9 @@ class Syntax:
     empty: Literal["object", "array"] = "object"
     """What empty brackets read as where objects and arrays share them (Lua, PHP); the parser
     retypes them by the schema."""
+    omit_null_members: bool = False
+    """It has no null: a member (or a call's argument) whose value is ``None`` is left out, as
+    TOML writers do."""
     optional_commas: bool = False
     """Commas are whitespace: a ``,`` separator may be left out (EDN)."""
     breaks: bool = False
@@ -243,11 +246,11 @@ def write_value(value: Any, syntax: Syntax) -> str:
     if isinstance(value, str):
         return syntax.write_string(value)
     if isinstance(value, Mapping):
-        if not value:
+        kept = [(k, v) for k, v in value.items() if not (v is None and syntax.omit_null_members)]
+        if not kept:
             return syntax.object_open + syntax.object_close
         members = syntax.member_sep.join(
-            syntax.write_key(str(k)) + syntax.key_sep + write_value(v, syntax)
-            for k, v in value.items()
+            syntax.write_key(str(k)) + syntax.key_sep + write_value(v, syntax) for k, v in kept
         )
         return syntax.object_open + syntax.pad + members + syntax.pad + syntax.object_close
     if isinstance(value, (list, tuple)):

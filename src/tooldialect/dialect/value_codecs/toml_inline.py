@@ -1,6 +1,7 @@
 """TOML inline values: ``{ city = "Paris", tags = ["a", "b"] }``; keys bare where TOML allows
-(letters, digits, ``_`` and ``-``), else quoted. TOML has no null: ``None`` is written
-``null``, which this codec reads back (a TOML parser would not)."""
+(letters, digits, ``_`` and ``-``), else quoted. TOML has no null: a member (or argument) whose
+value is ``None`` is left out, as TOML writers do; a ``None`` elsewhere (an array's item) is
+written ``null``, which this codec reads back (a TOML parser would not)."""
 
 from __future__ import annotations
 
@@ -31,4 +32,5 @@ _SYNTAX = Syntax(
     bare_key_grammar="[A-Za-z0-9_-]+",
     key_sep=" = ",
     pad=" ",
+    omit_null_members=True,
 )

@@ -22,11 +22,12 @@ def element_body_rule(req: BodyRequest, body: ElementBody) -> str:
     b, tool, hint, layout, exact = req.b, req.tool, req.hint, req.layout, req.exact
     head_fields = req.head_fields()
     schema = tool.parameters
-    codec = (
-        codec_for("json-in-markup", layout, string_quote=body.text_codec)
-        if body.escape_json and body.xml_escape
-        else codec_for("json", layout)
-    )
+    if body.json_values:  # every value a literal of the body's value codec
+        codec = codec_for(body.value_codec, layout, string_quote=body.value_quote)
+    elif body.escape_json and body.xml_escape:
+        codec = codec_for("json-in-markup", layout, string_quote=body.text_codec)
+    else:
+        codec = codec_for("json", layout)
     conv = SchemaConverter(b, schema, codec=codec)
     marked = format_template(body.param, value="\x00value\x00")
     pre_t, _, post = marked.partition("\x00value\x00")

@@ -8,10 +8,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...dialect.element_values import xml_unescape
+from ...dialect.element_values import json_type, xml_unescape
 from ...dialect.spec import ElementBody
+from ...dialect.value_codecs import NotRead, value_codec
 from ...dialect.value_codecs.markup import CDATA_CLOSE, CDATA_OPEN
-from ..values import coerce_value
+from ..values import coerce_value, fit_empty_value, schema_types
 from .nested_values import NOT_NESTED, read_nested
 
 __all__ = ["CDATA_CLOSE", "CDATA_OPEN", "attribute_unescape", "element_value", "trim_value"]
@@ -87,7 +88,38 @@ def _unwrapped(raw: str, body: ElementBody, flag: str | None) -> tuple[str, str 
             return raw, flag, True
         if isinstance(decoded, str):
             return decoded, "true", False
+    elif body.json_values:
+        decoded = _decoded(text, body)
+        if isinstance(decoded, str) and text[:1] in _QUOTES:
+            return decoded, "true", False
     return raw, flag, True
+
+
+_QUOTES = "'\""
+_NOTHING = object()
+
+
+def _literal(text: str, body: ElementBody, schema: Any, root: Mapping[str, Any]) -> Any:
+    """A value other than a string, written as a literal of the body's codec (Lua's
+    ``{1, 2}``) where the schema admits it, else ``_NOTHING`` (the text is typed by the
+    schema)."""
+    if not body.json_values:
+        return _NOTHING
+    decoded = _decoded(text.strip(), body)
+    if decoded is _NOTHING or isinstance(decoded, str):
+        return _NOTHING
+    types = schema_types(schema, root)
+    if types and "string" in types and json_type(decoded) not in types:
+        return _NOTHING
+    return fit_empty_value(decoded, schema, root)
+
+
+def _decoded(text: str, body: ElementBody) -> Any:
+    """``text`` read as a literal of the body's value codec, or ``_NOTHING``."""
+    try:
+        return value_codec(body.value_codec).decode(text, quote=body.value_quote)
+    except (NotRead, RecursionError):
+        return _NOTHING
 
 
 def element_value(
@@ -108,7 +140,9 @@ def element_value(
     if escaped and body.xml_escape and body.escape_json:
         # the JSON of a non-string value is escaped too (``[&#34;a&#34;]``): decoded first
         text, escaped = xml_unescape(text), False
-    value = coerce_value(text, schema, root=root, is_string=flag)
+    value = _literal(text, body, schema, root) if flag != "true" else _NOTHING
+    if value is _NOTHING:
+        value = coerce_value(text, schema, root=root, is_string=flag)
     if isinstance(value, str) and escaped and body.xml_escape:
         value = xml_unescape(value)
     if isinstance(value, str) and body.unescape_value:
