@@ -74,17 +74,19 @@ def _cached_child(n_tools: int, reps: int) -> dict[str, float]:
     import tooldialect
     from bench.mcp_tools import mcp_tools
     from tooldialect.frontend.render import render_prompt
-    from tooldialect.frontend.request import ModelSetup, prepare_request
+    from tooldialect.frontend.pipeline import FrontEnd
+    from tooldialect.frontend.request import ModelSetup
 
     info, template, spec = _template_and_spec()
     setup = ModelSetup(info=info, template=template, template_origin="gguf", spec=spec, engine=None)
     tools = mcp_tools(n_tools)
     stages: dict[str, list[float]] = {"request": [], "render": [], "detect": [], "grammar": []}
     cpu: list[float] = []
+    front = FrontEnd(adapter="bench")
     for _ in range(reps + 1):
         c0 = time.process_time()
         t0 = time.perf_counter()
-        prepare_request(setup, messages=MESSAGES, tools=tools, tool_choice="auto")
+        front.prepare_from(setup, MESSAGES, {"tools": tools, "tool_choice": "auto"}, where="bench")
         t1 = time.perf_counter()
         cpu.append((time.process_time() - c0) * 1000)
         render_prompt(template, spec, MESSAGES, tools=tools)
