@@ -73,8 +73,8 @@ def _cached_child(n_tools: int, reps: int) -> dict[str, float]:
     and of its stages measured alone (render, detection, an uncached grammar build)."""
     import tooldialect
     from bench.mcp_tools import mcp_tools
-    from tooldialect.frontend.render import render_prompt
     from tooldialect.frontend.pipeline import FrontEnd
+    from tooldialect.frontend.render import render_prompt
     from tooldialect.frontend.request import ModelSetup
 
     info, template, spec = _template_and_spec()
