@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...errors import ToolDialectError
 from .syntax import StringForm, Syntax
 
 __all__ = ["NotRead", "read_arguments", "read_string_form", "read_value"]
@@ -33,8 +34,9 @@ _ESCAPES = {
 }
 
 
-class NotRead(ValueError):
-    """The text is not a value in the syntax."""
+class NotRead(ToolDialectError, ValueError):
+    """The text is not a value in the syntax (``ValueCodec.decode``; the parser reads such
+    text otherwise or keeps it as content)."""
 
 
 def _hex(text: str, i: int, n: int) -> int:
