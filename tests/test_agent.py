@@ -29,6 +29,7 @@ from tooldialect import (
     ToolSpecError,
     tool,
 )
+from tooldialect.apps.agent import TOOL_ERROR_HINT
 
 
 @tool
@@ -86,7 +87,11 @@ def test_parallel_calls_get_results_in_order_with_their_ids() -> None:
         (calls(("add", {"a": "two", "b": 1})), "invalid_arguments", ["a:", "integer", "again"]),
         (calls(("add", '{"a": 1, "b":')), "invalid_arguments", ["not valid JSON"]),
         (calls(("add", {"a": 1})), "invalid_arguments", ["b:", "required"]),
-        (calls(("explode", {"reason": "disk"})), "tool_error", ["RuntimeError", "boom: disk"]),
+        (
+            calls(("explode", {"reason": "disk"})),
+            "tool_error",
+            ["RuntimeError", "boom: disk", TOOL_ERROR_HINT],
+        ),
     ],
     ids=["unknown-tool", "wrong-type", "broken-json", "missing-argument", "tool-raises"],
 )

@@ -37,12 +37,7 @@ from tooldialect.tool_defs import ToolChoice, ToolDef
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
-MODE_READ_DEBTS: dict[str, str] = {
-    "tooldialect.frontend.steering": (
-        "steering (its own engineer's file) compares request.choice.mode with 'none' and "
-        "'auto'; request.choice.reads_calls and request.choice.optional answer both"
-    ),
-}
+MODE_READ_DEBTS: dict[str, str] = {}
 """Modules besides ``tool_defs`` still comparing a choice's mode, with why."""
 
 

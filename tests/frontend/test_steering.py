@@ -188,6 +188,9 @@ def test_an_answered_call_is_taken_back_and_the_model_answers() -> None:
     # there, then on as asked
     assert [kind_of(j) for j in engine.jobs] == ["lazy", "lazy", "ban", "lazy"]
     assert REMINDER not in engine.jobs[0].prompt and REMINDER in engine.jobs[1].prompt
+    # the user's question comes with it: reminded of "my question" alone, a small model
+    # answered the reminder
+    assert f"{REMINDER} My question: Weather in Paris?" in engine.jobs[1].prompt
     assert engine.jobs[2].prompt == engine.jobs[1].prompt
     assert engine.jobs[3].prompt == engine.jobs[1].prompt + "It"
 
@@ -443,7 +446,11 @@ def test_the_ban_refuses_every_format_s_start_and_llama_cpp_accepts_it(name: str
     for start in starts:
         if not start.lstrip()[:1].isalnum():
             assert automaton.viable(" " + start.lstrip()) is False, start
-    assert automaton.viable("The answer") is True
+    # a call written as text (JSON, markup, a code fence) is no answer in words either
+    for text in ('{"name": "f"}', '>{"name": "f"}', "```json", "[1]", "<tool_response>"):
+        assert automaton.viable(text) is False, text
+    for answer in ("The answer", "42 degrees", "**Oslo**: 7 C", "- sleet", "Été"):
+        assert automaton.viable(answer) is True, answer
 
 
 # ---- on a real model ------------------------------------------------------------------------

@@ -91,6 +91,9 @@ ANSWER_NOW = (
 """Sent (not kept in the transcript) with the step that must answer: the last one under
 ``answer_at_limit``, or the one after the loop breaker tripped."""
 
+TOOL_ERROR_HINT = "If an argument was a guess, get the right value with another tool."
+"""Said after a tool's error: a small model that guessed an argument otherwise gives up."""
+
 AGENT_REQUEST_KEYS = REQUEST_KEYS - {"tools", "tool_choice", "stream", "functions", "function_call"}
 """The request fields an ``Agent`` passes through (it writes the others itself)."""
 
@@ -567,7 +570,8 @@ def _finished(
         text = f"Error: {exc}. Call {name!r} again with valid arguments."
         error = "invalid_arguments"
     else:  # the tool itself failed; the model may recover when it sees why
-        text, error = f"Error: {name} raised {type(exc).__name__}: {exc}", "tool_error"
+        text = f"Error: {name} raised {type(exc).__name__}: {exc}. {TOOL_ERROR_HINT}"
+        error = "tool_error"
     return CallFinished(
         step=step,
         id=call["id"],

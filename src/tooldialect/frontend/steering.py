@@ -52,21 +52,27 @@ __all__ = [
     "Steering",
     "answered_calls",
     "call_key",
+    "last_question",
     "steer",
 ]
 
 REMINDER = (
-    "You already have that tool result above; do not call it again. Answer my question in "
-    "words from the tool results, or call a different tool if one is still needed."
+    "You already have that tool result above. Answer my question from the tool results, in "
+    "words; call another tool only if a result you need is still missing."
 )
 """Said (to the model only, never kept in the conversation) when it repeats an answered call:
 Qwen2.5-Coder-0.5B, banned from writing a call after its result, writes the call as text (its
-first token after the result is ``{"`` with p = 0.97); told this, it answers."""
+first token after the result is ``{"`` with p = 0.97); told this, it answers. The user's last
+question follows (``My question: ...``): a small model reminded of "my question" without it
+answers the reminder ("Yes, I have the tool result above.")."""
 
-ANSWER = "Answer my question in words, from the tool results above."
+ANSWER = "Answer my question from the tool results above, in words."
 """Said (to the model only) when it ends its turn at once, with nothing, after tool results:
 Qwen2.5-Coder-0.5B, shown its call as ``<tool_call>`` and the result, ends the turn with no
-text at all; told this, it answers."""
+text at all; told this, it answers. The question follows, as after :data:`REMINDER`."""
+
+QUESTION_CHARS = 600
+"""How much of the user's last message a reminder repeats."""
 
 MAX_REWINDS = 3
 """Rewinds per reply; past them a repeated call ends the reply where it started."""
@@ -561,14 +567,18 @@ def steering_for(
     grammar = request.grammar
     if (
         not isinstance(grammar, ToolGrammar)
-        or request.choice.mode == "none"
+        or not request.choice.reads_calls
         or request.answer_schema is not None
         or request.prefill
         or spec.messages is not None
     ):
         return None
-    auto = request.choice.mode == "auto"
+    auto = request.choice.optional
     answered = answered_calls(messages)
+    question = last_question(messages)
+    if reminded is not None and question:
+        said = reminded
+        reminded = lambda words: said(f"{words} My question: {question}")  # noqa: E731
     return Steering(
         answered=answered,
         reminded=reminded if auto and answered else None,
@@ -579,6 +589,20 @@ def steering_for(
     )
 
 
+def last_question(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The text of the user's last message (its first ``QUESTION_CHARS`` characters; ``""``
+    when it holds no text)."""
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = [p.get("text") for p in content if isinstance(p, Mapping)]
+            content = " ".join(p for p in parts if isinstance(p, str))
+        return content.strip()[:QUESTION_CHARS] if isinstance(content, str) else ""
+    return ""
+
+
 def _native_grammar(request: Request, layout: ArgumentLayout | None) -> GrammarLike | None:
     """The forced grammar of the primary format for the request's tools, several calls as the
     request allows (``None`` where the dialect cannot force a call)."""
@@ -587,7 +611,7 @@ def _native_grammar(request: Request, layout: ArgumentLayout | None) -> GrammarL
 
     if len(request.setup.spec.formats) < 2:
         return None  # no variant format to come back from
-    required = request.choice.model_copy(update={"mode": "required"})
+    required = request.choice.requiring()
     try:
         return grammar_for(
             request.setup, request.tools, required, request.parallel, False, "", layout=layout

@@ -292,15 +292,21 @@ def trigger_pattern(
     return f"{start}{inner}[\\s\\S]*" if anchored else rf"{start}[\s\S]*?{inner}[\s\S]*"
 
 
+STRUCTURE_STARTS = "{}[]<>`"
+"""Characters no answer in words starts with, but a call written as text does: JSON, markup,
+a code fence. Qwen2.5-Coder-0.5B, banned only from ``<`` after its repeated ``<tool_call>``,
+wrote ``>{"name": ...}`` calls as text until ``max_tokens`` (bench/agent_tasks.py)."""
+
+
 def no_call_start(spec: DialectSpec) -> ToolGrammar | None:
     """A grammar of a reply whose first non-blank character starts no call in any of ``spec``'s
-    formats (``None`` when every format starts with a word character, which prose shares): what
-    a reply may begin with where a call must not. Each format starts with its opener, or, where
-    it has none (a bare JSON body), with what its body writes first."""
+    formats, nor JSON, markup or a code fence (``STRUCTURE_STARTS``): what a reply may begin
+    with where a call must not, an answer in words. Each format starts with its opener, or,
+    where it has none (a bare JSON body), with what its body writes first."""
     from ..dialect.bodies import render_body
 
     starts = [fmt.opener() or render_body(fmt.body, "f", {}, "call_0", 0) for fmt in spec.formats]
-    firsts = {s.lstrip()[:1] for s in starts} - {""}
+    firsts = ({s.lstrip()[:1] for s in starts} | set(STRUCTURE_STARTS)) - {""}
     banned = "".join(escape_char(c, "]^-[") for c in sorted(firsts) if not c.isalnum())
     if not banned:
         return None
