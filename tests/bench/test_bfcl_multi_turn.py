@@ -239,6 +239,13 @@ def test_a_failing_model_is_recorded_not_raised(case: bfcl_multi_turn.MultiTurnC
 
 
 @needs_wheel
+def test_a_case_over_its_budget_is_a_timeout(case: bfcl_multi_turn.MultiTurnCase) -> None:
+    limits = bfcl_multi_turn.Limits(case_cpu_seconds=-1.0)
+    record = bfcl_multi_turn.run_case(case, scripted(case, case.ground_truth), limits=limits)
+    assert (record["error_type"], record["model_calls"]) == ("bench:timeout", 0)
+
+
+@needs_wheel
 def test_a_refused_call_fails_like_an_unknown_name(case: bfcl_multi_turn.MultiTurnCase) -> None:
     def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         if messages[-1]["role"] == "user":
