@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -191,15 +192,61 @@ def test_raw_control_characters_in_arguments_are_re_encoded() -> None:
     assert json.loads(out.tool_calls[0].arguments_json) == {"query": "a\tb\nc"}
 
 
-def test_a_cut_header_is_framing_only_where_it_is_marked_as_one() -> None:
-    """A header the end of the text cuts is dropped as framing when it is marked (after the
-    start marker, from the channel token) or the token limit cut it; bare words stay content."""
+def test_a_cut_header_is_framing_only_where_the_token_limit_cut_it() -> None:
+    """A header the end of the text cuts is dropped as framing only where the token limit cut
+    it; a reply that itself ends inside a header keeps it as content, marked or bare."""
     marked = parse_output("<|channel|>analysis<|message|>Think.<|end|><|channel|>comm", SPEC)
-    assert marked.content is None and marked.reasoning_content == "Think."
+    assert marked.content == "<|channel|>comm" and marked.reasoning_content == "Think."
     bare = parse_output(" to=w1q", SPEC, tools=TOOLS)
     assert bare.content is not None and "w1q" in bare.content
     cut = parse_output(" to=w1q", SPEC, tools=TOOLS, truncated=True)
     assert cut.content is None
+    started = parse_output("<|start|>assistant", SPEC)
+    assert started.content is None  # a start marker alone is framing
+
+
+RECIPIENT = detect_dialect(
+    (
+        Path(__file__).parent.parent
+        / "fixtures"
+        / "templates"
+        / "invented"
+        / "recipient-constrain.jinja"
+    ).read_text(encoding="utf-8"),
+    builtins=False,
+)
+UNFINISHED = {
+    # reply: its content (the fuzz found the first dropped whole)
+    "<|lane|>w1q": "<|lane|>w1q",
+    "<|lane|>w1q ": "<|lane|>w1q ",  # the reply's end is no marker: its text stays whole
+    "<|lane|>work w1q": "<|lane|>work w1q",
+    "<|lane|>work to=fn.get_wea": "<|lane|>work to=fn.get_wea",
+    "<|lane|>w1q to=fn": "<|lane|>w1q to=fn",
+    "<|hd|>assistant<|lane|>work to=fn.w1q": "<|lane|>work to=fn.w1q",
+    "<|lane|>scratch<|txt|>Hm.<|stop|><|lane|>w2q": "<|lane|>w2q",
+}
+
+
+@pytest.mark.parametrize("read_calls", [True, False])
+@pytest.mark.parametrize("reply", list(UNFINISHED))
+def test_an_unfinished_header_message_stays_content(reply: str, read_calls: bool) -> None:
+    """A reply that ends inside a header (a derived family's channel token, then words, no body
+    marker) never became a call: its text stays content, as written, batch and streamed in
+    every chunking, calls read or not; only the token limit makes it framing."""
+    assert RECIPIENT is not None and RECIPIENT.messages is not None
+    batch = parse_output(reply, RECIPIENT, tools=TOOLS, read_calls=read_calls)
+    assert (batch.content, batch.tool_calls) == (UNFINISHED[reply], [])
+    assert "scratch" in reply or batch.reasoning_content is None
+    for size in range(1, len(reply) + 1):
+        parser = StreamParser(RECIPIENT, tools=TOOLS, read_calls=read_calls)
+        deltas = []
+        for i in range(0, len(reply), size):
+            deltas += parser.feed(reply[i : i + size])
+        deltas += parser.close()
+        assert parser.result == batch, size
+        assert "".join(d.get("content", "") for d in deltas) == UNFINISHED[reply]
+    cut = parse_output(reply, RECIPIENT, tools=TOOLS, read_calls=read_calls, truncated=True)
+    assert cut.content is None  # the token limit cut the header: framing
 
 
 def test_a_call_body_healing_would_shorten_stays_content() -> None:
